@@ -1,0 +1,3 @@
+from oracle.cli import main
+
+main()

@@ -1,0 +1,216 @@
+"""Consensus proofs: a self-contained record of a verdict that anyone can re-check.
+
+A proof holds the market, the verdict, every vote (with weight, source count and, for
+excluded agents, why), the dissent with its reasoning, tensions, blind spots, the
+source overlap, the merged sources and the effective configuration.
+
+Checksum: SHA-256 over the canonical JSON of every field except `checksum` and
+`proof_id` (which is derived from the checksum). Canonical JSON: keys sorted, no
+whitespace, UTF-8, floats rounded to 6 decimal places. The hex digest is the value the
+daemon commits on-chain as the proof hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from oracle.core.models import ConsensusInput, ConsensusResult
+from oracle.core.params import ConsensusParams, SourceThresholds
+from oracle.errors import ProofError
+
+PROOF_VERSION = 1
+_FLOAT_DECIMALS = 6
+_DERIVED_FIELDS = ("checksum", "proof_id")
+
+
+def _canonical_values(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, _FLOAT_DECIMALS)
+    if isinstance(value, dict):
+        return {str(k): _canonical_values(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_canonical_values(v) for v in value]
+    return value
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(
+        _canonical_values(value),
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        allow_nan=False,
+    )
+
+
+def compute_checksum(proof: dict[str, Any]) -> str:
+    body = {k: v for k, v in proof.items() if k not in _DERIVED_FIELDS}
+    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+
+
+def build_proof(
+    consensus_input: ConsensusInput,
+    result: ConsensusResult,
+    params: ConsensusParams,
+    thresholds: SourceThresholds,
+) -> dict[str, Any]:
+    """The proof document for `result`, as JSON-ready data with its checksum."""
+    verdict = result.model_dump(
+        mode="json",
+        include={
+            "strategy",
+            "reached",
+            "outcome",
+            "leading_outcome",
+            "confidence",
+            "agreement_ratio",
+            "weighted_ratio",
+            "strategy_score",
+            "required_agreement_fraction",
+            "valid_agents",
+            "fault_tolerance",
+            "agreement_level",
+            "requires_human_review",
+            "review_reasons",
+            "action",
+            "explanation",
+        },
+    )
+    reasoning = {r.agent_id: r.reasoning for r in consensus_input.results}
+    votes = [
+        {**vote.model_dump(mode="json"), "reasoning": reasoning[vote.agent_id]}
+        for vote in result.votes
+    ]
+    body: dict[str, Any] = _canonical_values(
+        {
+            "version": PROOF_VERSION,
+            "market": consensus_input.market.model_dump(mode="json"),
+            "verdict": verdict,
+            "votes": votes,
+            "excluded": [e.model_dump(mode="json") for e in result.excluded],
+            "failures": [f.model_dump(mode="json") for f in result.failures],
+            "dissent": [d.model_dump(mode="json") for d in result.dissent],
+            "tensions": [t.model_dump(mode="json") for t in result.tensions],
+            "blind_spots": list(result.blind_spots),
+            "overlap": result.overlap.model_dump(mode="json"),
+            "sources": [s.model_dump(mode="json") for s in result.sources],
+            "config": {
+                "consensus": params.model_dump(mode="json"),
+                "sources": thresholds.model_dump(mode="json"),
+            },
+        }
+    )
+    checksum = compute_checksum(body)
+    return {"proof_id": f"proof-{checksum[:16]}", **body, "checksum": checksum}
+
+
+def verify_proof(document: Any) -> tuple[bool, str]:
+    """Recompute a proof's checksum: (matches, the recomputed checksum).
+
+    Accepts a proof, or a consensus output that carries one under `proof`.
+    """
+    if isinstance(document, dict) and isinstance(document.get("proof"), dict):
+        document = document["proof"]
+    if not isinstance(document, dict):
+        raise ProofError("not a proof: expected a JSON object")
+    recorded = document.get("checksum")
+    if not isinstance(recorded, str):
+        raise ProofError("not a proof: no `checksum` field")
+    try:
+        recomputed = compute_checksum(document)
+    except ValueError as error:  # NaN or infinity smuggled into the file
+        raise ProofError(f"not a proof: {error}") from None
+    matches = recorded == recomputed and document.get("proof_id") == f"proof-{recomputed[:16]}"
+    return matches, recomputed
+
+
+def _pct(value: float) -> str:
+    return f"{value:.1%}"
+
+
+def render_markdown(proof: dict[str, Any]) -> str:
+    """A report for people: verdict, votes, dissent, tensions, blind spots, evidence."""
+    market, verdict = proof["market"], proof["verdict"]
+    lines = [
+        f"# Consensus proof `{proof['proof_id']}`",
+        "",
+        f"**Market** `{market['id']}`: {market['question']}",
+    ]
+    if market.get("criteria"):
+        lines.append(f"**Criteria**: {market['criteria']}")
+    headline = "Consensus reached" if verdict["reached"] else "No consensus"
+    lines += [
+        "",
+        "## Verdict",
+        "",
+        f"- {headline}: **{verdict['outcome']}** ({verdict['agreement_level']}, "
+        f"strategy `{verdict['strategy']}`)",
+        f"- Confidence {_pct(verdict['confidence'])}; "
+        f"agreement {_pct(verdict['agreement_ratio'])} of {verdict['valid_agents']} valid agents "
+        f"(quorum {verdict['required_agreement_fraction']}); "
+        f"weighted {_pct(verdict['weighted_ratio'])}; "
+        f"tolerates {verdict['fault_tolerance']} faulty",
+        f"- Action: **{verdict['action']}**",
+        f"- {verdict['explanation']}",
+    ]
+    if verdict["review_reasons"]:
+        lines += ["", "### Needs human review because", ""]
+        lines += [f"- {reason}" for reason in verdict["review_reasons"]]
+    lines += [
+        "",
+        "## Votes",
+        "",
+        "| Agent | Outcome | Confidence | Weight | Sources | Counted |",
+        "|---|---|---|---|---|---|",
+    ]
+    for vote in proof["votes"]:
+        counted = "yes" if vote["counted"] else "no: " + "; ".join(vote["excluded_reasons"])
+        lines.append(
+            f"| {vote['agent_id']} | {vote['outcome']} | {vote['confidence']:.2f} | "
+            f"{vote['weight']:.3f} | {vote['source_count']} | {counted} |"
+        )
+    if proof["failures"]:
+        lines += ["", "## Failed agents", ""]
+        lines += [f"- {f['agent_id']}: {f['error']}" for f in proof["failures"]]
+    if proof["dissent"]:
+        lines += ["", "## Dissent", ""]
+        for d in proof["dissent"]:
+            lines.append(
+                f"- **{d['agent_id']}** ({d['kind']}) voted {d['outcome']} "
+                f"with confidence {d['confidence']:.2f}: {d['reasoning']}"
+            )
+    if proof["tensions"]:
+        lines += ["", "## Unresolved tensions", ""]
+        for t in proof["tensions"]:
+            lines.append(f"- {t['description']}; follow-up: {t['suggested_followup']}")
+    if proof["blind_spots"]:
+        lines += ["", "## Blind spots", ""]
+        lines += [f"- {spot}" for spot in proof["blind_spots"]]
+    overlap = proof["overlap"]
+    lines += [
+        "",
+        "## Evidence",
+        "",
+        f"{len(proof['sources'])} merged sources; {overlap['total_unique_sources']} unique "
+        f"across valid agents; overlap {overlap['band']} (average {overlap['average']:.2f}, "
+        f"max {overlap['max']:.2f}).",
+        "",
+    ]
+    shown = proof["sources"][:20]
+    lines += [
+        f"- [{s['title'] or s['url']}]({s['url']}) ({s['category']}, credibility "
+        f"{s['credibility_score']:.2f}, cited by {', '.join(s['cited_by'])})"
+        for s in shown
+    ]
+    if len(proof["sources"]) > len(shown):
+        lines.append(f"- ... and {len(proof['sources']) - len(shown)} more in the JSON proof")
+    lines += [
+        "",
+        "## Integrity",
+        "",
+        f"SHA-256 checksum `{proof['checksum']}`; verify with `oracle proof verify FILE`.",
+        "",
+    ]
+    return "\n".join(lines)

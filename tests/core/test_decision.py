@@ -1,0 +1,53 @@
+"""The decision policy: each review reason on its own, and none when all is well."""
+
+from __future__ import annotations
+
+from oracle.core import ConsensusParams
+from oracle.testing import result_dict, source_dicts
+
+from .helpers import verdict
+
+
+def test_clean_consensus_is_submitted() -> None:
+    result = verdict([("a", "YES", 0.9), ("b", "YES", 0.8), ("c", "NO", 0.6)])
+    assert result.review_reasons == ()
+    assert not result.requires_human_review
+    assert result.action == "submit"
+
+
+def test_low_confidence_is_reviewed() -> None:
+    result = verdict([("a", "YES", 0.3), ("b", "YES", 0.4), ("c", "YES", 0.35)])
+    assert result.reached
+    assert result.review_reasons == ("confidence 0.35 is below consensus.min_confidence 0.50",)
+    assert result.action == "review"
+
+
+def test_high_source_overlap_is_reviewed() -> None:
+    shared = source_dicts("common", 45)
+    votes = [result_dict(a, "YES", 0.9, 50, shared=shared) for a in ("a", "b", "c")]
+    result = verdict(votes)
+    assert result.overlap.average > 0.8
+    assert result.overlap.band == "very high"
+    assert len(result.review_reasons) == 1
+    assert "source overlap" in result.review_reasons[0]
+
+
+def test_weighted_agreement_below_quorum_is_reviewed_only_with_weighted_voting() -> None:
+    votes = [
+        result_dict("a", "YES", 0.3, credibility=0.3),
+        result_dict("b", "YES", 0.3, credibility=0.3),
+        result_dict("c", "NO", 1.0, credibility=1.0),
+    ]
+    weighted = verdict(votes, ConsensusParams(min_confidence=0.1))
+    assert weighted.reached
+    assert weighted.outcome == "YES"
+    assert any(r.startswith("weighted agreement") for r in weighted.review_reasons)
+    unweighted = verdict(votes, ConsensusParams(min_confidence=0.1, use_weighted_voting=False))
+    assert unweighted.review_reasons == ()
+
+
+def test_reasons_accumulate() -> None:
+    shared = source_dicts("common", 48)
+    votes = [result_dict(a, "YES", 0.2, 50, shared=shared) for a in ("a", "b", "c")]
+    result = verdict(votes)
+    assert len(result.review_reasons) == 2

@@ -1,0 +1,126 @@
+"""Proof artifacts: contents, determinism, tamper detection, Markdown."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from oracle.core import (
+    ConsensusParams,
+    SourceThresholds,
+    build_proof,
+    evaluate,
+    parse_consensus_input,
+    render_markdown,
+    verify_proof,
+)
+from oracle.errors import ProofError
+from oracle.testing import consensus_document, result_dict
+
+
+def _proof(document: dict[str, Any]) -> dict[str, Any]:
+    params, thresholds = ConsensusParams(), SourceThresholds()
+    consensus_input = parse_consensus_input(document)
+    return build_proof(
+        consensus_input, evaluate(consensus_input, params, thresholds), params, thresholds
+    )
+
+
+@pytest.fixture
+def document() -> dict[str, Any]:
+    return consensus_document(
+        [
+            result_dict("alpha", "YES", 0.9),
+            result_dict("beta", "YES", 0.8),
+            result_dict("gamma", "NO", 0.75, reasoning="The official record shows no such event."),
+            result_dict("thin", "YES", 0.9, 10),
+        ],
+        failures=[{"agent_id": "delta", "error": "timeout"}],
+    )
+
+
+def test_proof_records_everything(document: dict[str, Any]) -> None:
+    proof = _proof(document)
+    assert proof["verdict"]["outcome"] == "YES"
+    assert proof["verdict"]["agreement_level"] == "majority"
+    assert {v["agent_id"]: v["counted"] for v in proof["votes"]} == {
+        "alpha": True,
+        "beta": True,
+        "gamma": True,
+        "thin": False,
+    }
+    thin = next(v for v in proof["votes"] if v["agent_id"] == "thin")
+    assert thin["excluded_reasons"][0] == "only 10 distinct sources, need 50"
+    assert proof["dissent"] == [
+        {
+            "agent_id": "gamma",
+            "outcome": "NO",
+            "confidence": 0.75,
+            "kind": "full",
+            "reasoning": "The official record shows no such event.",
+        }
+    ]
+    assert proof["tensions"][0]["options"] == ["YES", "NO"]
+    assert any("gamma dissents with high confidence" in s for s in proof["blind_spots"])
+    assert proof["failures"] == [{"agent_id": "delta", "error": "timeout"}]
+    assert proof["config"]["consensus"]["threshold"] == 0.67
+    assert proof["config"]["sources"]["min_total"] == 50
+    assert len(proof["checksum"]) == 64
+    assert proof["proof_id"] == f"proof-{proof['checksum'][:16]}"
+    assert verify_proof(proof) == (True, proof["checksum"])
+
+
+def test_checksum_is_independent_of_agent_order(document: dict[str, Any]) -> None:
+    reordered = copy.deepcopy(document)
+    reordered["results"].reverse()
+    assert _proof(reordered)["checksum"] == _proof(document)["checksum"]
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda p: p["verdict"].__setitem__("outcome", "NO"),
+        lambda p: p["votes"][0].__setitem__("confidence", 0.99),
+        lambda p: p["sources"].pop(),
+        lambda p: p["config"]["consensus"].__setitem__("threshold", 0.51),
+        lambda p: p["dissent"][0].__setitem__("reasoning", "edited"),
+        lambda p: p.__setitem__("proof_id", "proof-0000000000000000"),
+        lambda p: p.__setitem__("extra", "field"),
+    ],
+)
+def test_any_alteration_is_detected(document: dict[str, Any], tamper: Any) -> None:
+    proof = _proof(document)
+    tamper(proof)
+    matches, _ = verify_proof(proof)
+    assert not matches
+
+
+def test_verify_accepts_consensus_output_wrapping_the_proof(document: dict[str, Any]) -> None:
+    proof = _proof(document)
+    assert verify_proof({"outcome": "YES", "proof": proof})[0]
+
+
+@pytest.mark.parametrize("bad", [[], {"no": "checksum"}, "text"])
+def test_verify_rejects_non_proofs(bad: Any) -> None:
+    with pytest.raises(ProofError, match="not a proof"):
+        verify_proof(bad)
+
+
+def test_markdown_report(document: dict[str, Any]) -> None:
+    markdown = render_markdown(_proof(document))
+    assert markdown.startswith("# Consensus proof `proof-")
+    for heading in (
+        "## Verdict",
+        "## Votes",
+        "## Dissent",
+        "## Unresolved tensions",
+        "## Blind spots",
+        "## Failed agents",
+        "## Evidence",
+        "## Integrity",
+    ):
+        assert heading in markdown
+    assert "| thin | YES | 0.90 |" in markdown
+    assert "The official record shows no such event." in markdown
