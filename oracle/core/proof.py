@@ -35,19 +35,16 @@ def _canonical_values(value: Any) -> Any:
     return value
 
 
-def canonical_json(value: Any) -> str:
-    return json.dumps(
-        _canonical_values(value),
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        allow_nan=False,
+def _digest(canonical_body: dict[str, Any]) -> str:
+    text = json.dumps(
+        canonical_body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def compute_checksum(proof: dict[str, Any]) -> str:
-    body = {k: v for k, v in proof.items() if k not in _DERIVED_FIELDS}
-    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+    """The checksum of a proof document as read back, whatever its key order or spacing."""
+    return _digest(_canonical_values({k: v for k, v in proof.items() if k not in _DERIVED_FIELDS}))
 
 
 def build_proof(
@@ -102,7 +99,7 @@ def build_proof(
             },
         }
     )
-    checksum = compute_checksum(body)
+    checksum = _digest(body)
     return {"proof_id": f"proof-{checksum[:16]}", **body, "checksum": checksum}
 
 

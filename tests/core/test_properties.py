@@ -27,7 +27,7 @@ def _results(spec: list[tuple[str, float, float]]) -> list[dict[str, object]]:
     ]
 
 
-def _evaluate(results: list[dict[str, object]], params: ConsensusParams | None = None):  # type: ignore[no-untyped-def]
+def _evaluate(results: list[dict[str, object]], params: ConsensusParams | None = None):
     return evaluate(
         parse_consensus_input(consensus_document(results)), params or ConsensusParams(), THRESHOLDS
     )
@@ -35,21 +35,21 @@ def _evaluate(results: list[dict[str, object]], params: ConsensusParams | None =
 
 @settings(max_examples=150, deadline=None)
 @given(votes, st.randoms(use_true_random=False))
-def test_agent_order_never_changes_the_verdict(spec, random) -> None:  # type: ignore[no-untyped-def]
+def test_agent_order_never_changes_the_verdict(spec, random) -> None:
     results = _results(spec)
     shuffled = list(results)
     random.shuffle(shuffled)
     assert _evaluate(results) == _evaluate(shuffled)
 
 
-def _share(result, outcome):  # type: ignore[no-untyped-def]
+def _share(result, outcome):
     counted = [v for v in result.votes if v.counted]
     return sum(v.outcome == outcome for v in counted) / len(counted)
 
 
 @settings(max_examples=150, deadline=None)
 @given(votes, st.sampled_from(OUTCOMES), st.sampled_from(OUTCOMES), st.floats(0.0, 1.0))
-def test_a_dissenting_agent_never_raises_agreement(spec, target, extra_outcome, confidence) -> None:  # type: ignore[no-untyped-def]
+def test_a_dissenting_agent_never_raises_agreement(spec, target, extra_outcome, confidence) -> None:
     if extra_outcome == target:
         return
     before = _evaluate(_results(spec))
@@ -64,7 +64,7 @@ def test_a_dissenting_agent_never_raises_agreement(spec, target, extra_outcome, 
 @pytest.mark.parametrize("strategy", sorted(BUILT_IN))
 @settings(max_examples=60, deadline=None)
 @given(st.integers(4, 12), st.data())
-def test_a_coalition_under_a_third_never_wins(strategy, n, data) -> None:  # type: ignore[no-untyped-def]
+def test_a_coalition_under_a_third_never_wins(strategy, n, data) -> None:
     coalition = data.draw(st.integers(1, (n - 1) // 3))
     honest_outcome = data.draw(st.sampled_from(["NO", "UNDETERMINED"]))
     results = [

@@ -14,6 +14,7 @@ from oracle.core import (
     StrategyVerdict,
     get_strategy,
     register_strategy,
+    strategies,
     strategy_names,
 )
 from oracle.core.strategies import unregister_strategy
@@ -159,3 +160,34 @@ def test_unknown_strategy_is_a_config_error() -> None:
 def test_builtins_cannot_be_unregistered() -> None:
     with pytest.raises(ValueError, match="built in"):
         unregister_strategy("voting")
+
+
+def test_strategy_from_an_installed_package(tmp_path, monkeypatch) -> None:
+    (tmp_path / "oracle_plugin_demo.py").write_text(
+        "from oracle.core.strategies import StrategyVerdict\n"
+        "class LastVoter:\n"
+        "    name = 'last-voter'\n"
+        "    def evaluate(self, ballots, candidates, required):\n"
+        "        last = max(ballots, key=lambda b: b.agent_id)\n"
+        "        return StrategyVerdict(last.outcome, True, 1.0, 'last word')\n"
+    )
+    dist_info = tmp_path / "oracle_plugin_demo-0.1.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: oracle-plugin-demo\nVersion: 0.1\n"
+    )
+    (dist_info / "entry_points.txt").write_text(
+        "[oracle.consensus_strategies]\nlast-voter = oracle_plugin_demo:LastVoter\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    strategies._load_entry_points.cache_clear()
+    try:
+        assert "last-voter" in strategy_names()
+        result = verdict(
+            [("a", "YES", 0.9), ("b", "YES", 0.9), ("c", "NO", 0.9)],
+            ConsensusParams(strategy="last-voter"),
+        )
+        assert result.outcome == "NO"
+    finally:
+        unregister_strategy("last-voter")
+        strategies._load_entry_points.cache_clear()

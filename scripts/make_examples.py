@@ -1,0 +1,70 @@
+"""Regenerate the bundled consensus inputs in oracle/examples/ (run after changing them)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from oracle.testing import consensus_document, result_dict, source_dicts
+
+EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "oracle" / "examples"
+
+
+def examples() -> dict[str, dict[str, Any]]:
+    shared = source_dicts("fed-statement", 12, credibility=0.95)
+    return {
+        "agreement.json": consensus_document(
+            [
+                result_dict("claude-researcher", "YES", 0.91, 64, shared=shared),
+                result_dict("gpt-researcher", "YES", 0.88, 58, shared=shared),
+                result_dict("llama-researcher", "YES", 0.84, 52, shared=shared[:6]),
+                result_dict(
+                    "mistral-researcher",
+                    "NO",
+                    0.62,
+                    55,
+                    reasoning="The statement mentions a cut in a future meeting only.",
+                ),
+            ],
+            market_id="fed-cut-2026-09",
+            question="Did the Federal Reserve cut its policy rate at the September 2026 meeting?",
+        ),
+        "contested.json": consensus_document(
+            [
+                result_dict("claude-researcher", "Alice", 0.74, 60),
+                result_dict("gpt-researcher", "Bob", 0.71, 57),
+                result_dict("llama-researcher", "Alice", 0.55, 51),
+                result_dict("mistral-researcher", "Carol", 0.66, 53),
+            ],
+            market_id="mayor-2026",
+            question="Who won the 2026 mayoral election?",
+            outcomes=["Alice", "Bob", "Carol"],
+        ),
+        "thin-evidence.json": consensus_document(
+            [
+                result_dict("claude-researcher", "NO", 0.93, 61),
+                result_dict("gpt-researcher", "NO", 0.90, 22),
+                result_dict("llama-researcher", "NO", 0.85, 18),
+            ],
+            market_id="launch-2026-q3",
+            question="Did the rocket launch before the end of Q3 2026?",
+            failures=[{"agent_id": "mistral-researcher", "error": "timed out after 300 s"}],
+        ),
+    }
+
+
+def render(document: dict[str, Any]) -> str:
+    return json.dumps(document, indent=1) + "\n"
+
+
+def main() -> None:
+    EXAMPLES_DIR.mkdir(exist_ok=True)
+    for name, document in examples().items():
+        (EXAMPLES_DIR / name).write_text(render(document))
+        print(f"wrote {EXAMPLES_DIR / name}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
