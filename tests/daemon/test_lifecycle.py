@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from oracle.daemon.lifecycle import (
+    TERMINAL_STATES,
+    TRANSITIONS,
+    IllegalTransition,
+    MarketEvent,
+    MarketState,
+    allowed_events,
+    transition,
+)
+
+S, E = MarketState, MarketEvent
+
+
+def test_happy_path_to_final() -> None:
+    state = S.DISCOVERED
+    for event in (
+        E.DUE,
+        E.RESEARCH_STARTED,
+        E.RESEARCH_FINISHED,
+        E.CONSENSUS_SUBMIT,
+        E.PROPOSAL_CONFIRMED,
+        E.WINDOW_PASSED,
+    ):
+        state = transition(state, event)
+    assert state is S.FINAL
+
+
+def test_review_path() -> None:
+    state = transition(S.CONSENSUS, E.CONSENSUS_REVIEW)
+    state = transition(state, E.REVIEW_DECIDED)
+    assert transition(state, E.SUBMISSION_STARTED) is S.SUBMITTING
+
+
+def test_dispute_reset_goes_back_to_due() -> None:
+    assert transition(transition(S.SUBMITTED, E.DISPUTED), E.PROPOSAL_RESET) is S.DUE
+
+
+def test_retry_and_exhaustion() -> None:
+    assert transition(S.RESEARCHING, E.FAILED) is S.FAILED_RETRY
+    assert transition(S.FAILED_RETRY, E.RETRY) is S.DUE
+    assert transition(S.FAILED_RETRY, E.RETRIES_EXHAUSTED) is S.NEEDS_REVIEW
+
+
+def test_illegal_transition_names_state_and_allowed_events() -> None:
+    with pytest.raises(
+        IllegalTransition,
+        match=r"'consensus_submit' is not allowed in state 'due'; allowed: research_started",
+    ):
+        transition(S.DUE, E.CONSENSUS_SUBMIT)
+    with pytest.raises(IllegalTransition, match="none \\(terminal\\)"):
+        transition(S.FINAL, E.RETRY)
+
+
+def test_every_state_is_reachable_and_only_final_is_terminal() -> None:
+    reachable = {S.DISCOVERED}
+    frontier = [S.DISCOVERED]
+    while frontier:
+        state = frontier.pop()
+        for event in allowed_events(state):
+            nxt = transition(state, event)
+            if nxt not in reachable:
+                reachable.add(nxt)
+                frontier.append(nxt)
+    assert reachable == set(S)
+    assert {s for s in S if not allowed_events(s)} == set(TERMINAL_STATES)
+
+
+@given(st.lists(st.sampled_from(list(E)), max_size=40))
+def test_any_event_sequence_either_follows_the_table_or_is_refused(
+    events: list[MarketEvent],
+) -> None:
+    state = S.DISCOVERED
+    for event in events:
+        if (state, event) in TRANSITIONS:
+            state = transition(state, event)
+        else:
+            with pytest.raises(IllegalTransition):
+                transition(state, event)
+    assert state in set(S)
