@@ -1,6 +1,13 @@
 from __future__ import annotations
 
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
 import pytest
+from sqlalchemy import create_engine, text
 
 from oracle.core import ConsensusParams, SourceThresholds
 
@@ -13,3 +20,50 @@ def params() -> ConsensusParams:
 @pytest.fixture
 def thresholds() -> SourceThresholds:
     return SourceThresholds()
+
+
+POSTGRES_ADMIN_URL = os.environ.get(
+    "ORACLE_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+
+
+def _postgres_unavailable_reason() -> str | None:
+    try:
+        with psycopg.connect(
+            POSTGRES_ADMIN_URL.replace("+psycopg", ""), connect_timeout=3, autocommit=True
+        ):
+            return None
+    except Exception as error:  # any failure to connect means: skip, and say why
+        return f"PostgreSQL not reachable at {POSTGRES_ADMIN_URL}: {error}"
+
+
+@pytest.fixture(scope="session")
+def postgres_server_url() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for this test session, dropped afterwards."""
+    reason = _postgres_unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    name = f"oracle_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    admin = POSTGRES_ADMIN_URL.replace("+psycopg", "")
+    with psycopg.connect(admin, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+    base = POSTGRES_ADMIN_URL.rsplit("/", 1)[0]
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with psycopg.connect(admin, autocommit=True) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Each test using this runs once on SQLite and once on PostgreSQL, on an empty schema."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'oracle.db'}"
+        return
+    url: str = request.getfixturevalue("postgres_server_url")
+    engine = create_engine(url)
+    with engine.begin() as connection:
+        connection.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
+    engine.dispose()
+    yield url

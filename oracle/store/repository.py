@@ -1,0 +1,533 @@
+"""The daemon's persistence: markets with leases and audited transitions, research runs,
+agent results, verdicts with proofs, review items, singleton-job leases, checkpoints.
+
+Synchronous (SQLAlchemy); the daemon calls it through `asyncio.to_thread`. Every method
+is one transaction. Concurrency between replicas:
+
+- Work is claimed with row leases: `claim` takes markets whose lease has expired, with
+  `SELECT ... FOR UPDATE SKIP LOCKED` on PostgreSQL (replicas skip each other's rows
+  instead of waiting) and `BEGIN IMMEDIATE` on SQLite (one writer at a time).
+- A state change (`apply_event`) locks the row, checks the caller still holds the lease,
+  asks the pure lifecycle table for the next state, and writes the audit row in the same
+  transaction. A replica whose lease was taken over gets `LeaseLost` and stops.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Engine, func, update
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, select
+
+from oracle.core.models import AgentFailure, AgentResult, ConsensusResult, ResearchSource
+from oracle.daemon.lifecycle import MarketEvent, MarketState, transition
+from oracle.errors import OracleError
+from oracle.store.tables import (
+    AgentResultRow,
+    AgentSourceRow,
+    AuditRow,
+    CheckpointRow,
+    ConsensusRow,
+    JobLeaseRow,
+    MarketRow,
+    ResearchRunRow,
+    ReviewItemRow,
+)
+
+Clock = Callable[[], float]
+
+
+class StoreError(OracleError):
+    """A request the store cannot honour; the message says which record and why."""
+
+
+class LeaseLost(StoreError):
+    """Another replica holds (or took over) the market's lease."""
+
+
+@dataclass(frozen=True)
+class MarketSpec:
+    """A market as a source reports it, before the daemon tracks it."""
+
+    source: str
+    external_id: str
+    question: str
+    resolve_after: float
+    criteria: str = ""
+    outcomes: tuple[str, ...] = ("YES", "NO")
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def market_id(self) -> str:
+        return f"{self.source}:{self.external_id}"
+
+
+class Store:
+    def __init__(self, engine: Engine, clock: Clock = time.time) -> None:
+        self.engine = engine
+        self.clock = clock
+
+    @contextmanager
+    def _session(self) -> Iterator[Session]:
+        with Session(self.engine, expire_on_commit=False) as session, session.begin():
+            yield session
+
+    # -- markets -----------------------------------------------------------------------
+
+    def add_discovered(self, specs: Iterable[MarketSpec], actor: str) -> list[str]:
+        """Track markets not seen before; returns the ids that were new. Idempotent."""
+        added = []
+        for spec in specs:
+            now = self.clock()
+            try:
+                with self._session() as session:
+                    if session.get(MarketRow, spec.market_id) is not None:
+                        continue
+                    session.add(
+                        MarketRow(
+                            id=spec.market_id,
+                            source=spec.source,
+                            external_id=spec.external_id,
+                            question=spec.question,
+                            criteria=spec.criteria,
+                            outcomes=list(spec.outcomes),
+                            details=dict(spec.details),
+                            resolve_after=spec.resolve_after,
+                            state=MarketState.DISCOVERED,
+                            state_changed_at=now,
+                            created_at=now,
+                        )
+                    )
+                    session.add(
+                        AuditRow(
+                            market_id=spec.market_id,
+                            at=now,
+                            from_state=None,
+                            event="discovered",
+                            to_state=MarketState.DISCOVERED,
+                            reason=f"reported by source {spec.source}",
+                            actor=actor,
+                        )
+                    )
+            except IntegrityError:
+                continue  # another replica added it first
+            added.append(spec.market_id)
+        return added
+
+    def get_market(self, market_id: str) -> MarketRow:
+        with self._session() as session:
+            row = session.get(MarketRow, market_id)
+            if row is None:
+                raise StoreError(f"market {market_id!r} is not known")
+            return row
+
+    def markets(self, states: Sequence[MarketState] = (), limit: int = 1000) -> list[MarketRow]:
+        with self._session() as session:
+            query = select(MarketRow).order_by(col(MarketRow.created_at)).limit(limit)
+            if states:
+                query = query.where(col(MarketRow.state).in_(list(states)))
+            return list(session.exec(query).all())
+
+    def count_by_state(self) -> dict[str, int]:
+        with self._session() as session:
+            rows = session.exec(
+                select(MarketRow.state, func.count()).group_by(col(MarketRow.state))
+            ).all()
+            return dict(rows)
+
+    def claim(
+        self,
+        owner: str,
+        states: Sequence[MarketState],
+        limit: int,
+        lease_seconds: float,
+        due_only: bool = True,
+    ) -> list[MarketRow]:
+        """Lease up to `limit` markets in `states` whose lease has expired."""
+        now = self.clock()
+        with self._session() as session:
+            query = (
+                select(MarketRow)
+                .where(col(MarketRow.state).in_(list(states)))
+                .where(col(MarketRow.lease_expires_at) < now)
+                .order_by(col(MarketRow.next_attempt_at), col(MarketRow.resolve_after))
+                .limit(limit)
+                .with_for_update(skip_locked=True)
+            )
+            if due_only:
+                query = query.where(col(MarketRow.next_attempt_at) <= now)
+            rows = list(session.exec(query).all())
+            for row in rows:
+                row.lease_owner = owner
+                row.lease_expires_at = now + lease_seconds
+                row.version += 1
+                session.add(row)
+            return rows
+
+    def renew_lease(self, market_id: str, owner: str, lease_seconds: float) -> None:
+        now = self.clock()
+        with self._session() as session:
+            result = session.execute(
+                update(MarketRow)
+                .where(col(MarketRow.id) == market_id)
+                .where(col(MarketRow.lease_owner) == owner)
+                .where(col(MarketRow.lease_expires_at) >= now)
+                .values(lease_expires_at=now + lease_seconds)
+            )
+            if result.rowcount != 1:  # type: ignore[attr-defined]
+                raise LeaseLost(f"market {market_id!r}: lease lost by {owner}")
+
+    def release_lease(self, market_id: str, owner: str) -> None:
+        with self._session() as session:
+            session.execute(
+                update(MarketRow)
+                .where(col(MarketRow.id) == market_id)
+                .where(col(MarketRow.lease_owner) == owner)
+                .values(lease_owner=None, lease_expires_at=0.0)
+            )
+
+    def apply_event(
+        self,
+        market_id: str,
+        event: MarketEvent,
+        *,
+        actor: str,
+        reason: str = "",
+        lease_owner: str | None = None,
+        updates: dict[str, Any] | None = None,
+    ) -> MarketRow:
+        """Move a market through the lifecycle table, with an audit row, atomically.
+
+        With `lease_owner`, the caller must still hold the market's lease.
+        """
+        now = self.clock()
+        with self._session() as session:
+            row = session.exec(
+                select(MarketRow).where(col(MarketRow.id) == market_id).with_for_update()
+            ).first()
+            if row is None:
+                raise StoreError(f"market {market_id!r} is not known")
+            if lease_owner is not None and (
+                row.lease_owner != lease_owner or row.lease_expires_at < now
+            ):
+                raise LeaseLost(f"market {market_id!r}: lease lost by {lease_owner}")
+            current = MarketState(row.state)
+            new_state = transition(current, event)
+            for name, value in (updates or {}).items():
+                setattr(row, name, value)
+            row.state = new_state
+            row.state_changed_at = now
+            row.version += 1
+            session.add(row)
+            session.add(
+                AuditRow(
+                    market_id=market_id,
+                    at=now,
+                    from_state=current,
+                    event=event,
+                    to_state=new_state,
+                    reason=reason,
+                    actor=actor,
+                )
+            )
+            return row
+
+    def update_market(self, market_id: str, lease_owner: str, **values: Any) -> None:
+        """Change fields other than the state, under the caller's lease."""
+        now = self.clock()
+        with self._session() as session:
+            result = session.execute(
+                update(MarketRow)
+                .where(col(MarketRow.id) == market_id)
+                .where(col(MarketRow.lease_owner) == lease_owner)
+                .where(col(MarketRow.lease_expires_at) >= now)
+                .values(**values)
+            )
+            if result.rowcount != 1:  # type: ignore[attr-defined]
+                raise LeaseLost(f"market {market_id!r}: lease lost by {lease_owner}")
+
+    def audit(self, market_id: str) -> list[AuditRow]:
+        with self._session() as session:
+            return list(
+                session.exec(
+                    select(AuditRow)
+                    .where(col(AuditRow.market_id) == market_id)
+                    .order_by(col(AuditRow.id))
+                ).all()
+            )
+
+    # -- research ------------------------------------------------------------------------
+
+    def start_run(self, market_id: str, attempt: int, owner: str) -> int:
+        with self._session() as session:
+            run = ResearchRunRow(
+                market_id=market_id, attempt=attempt, started_at=self.clock(), owner=owner
+            )
+            session.add(run)
+            session.flush()
+            assert run.id is not None
+            return run.id
+
+    def record_answer(
+        self, run_id: int, answer: AgentResult | AgentFailure, latency_seconds: float
+    ) -> None:
+        """Store one agent's result with its sources, or its failure."""
+        with self._session() as session:
+            if isinstance(answer, AgentFailure):
+                session.add(
+                    AgentResultRow(
+                        run_id=run_id,
+                        agent_id=answer.agent_id,
+                        error=answer.error,
+                        latency_seconds=latency_seconds,
+                        created_at=self.clock(),
+                    )
+                )
+                return
+            row = AgentResultRow(
+                run_id=run_id,
+                agent_id=answer.agent_id,
+                outcome=answer.outcome,
+                confidence=answer.confidence,
+                reasoning=answer.reasoning,
+                provider=answer.provider,
+                model_family=answer.model_family,
+                latency_seconds=latency_seconds,
+                created_at=self.clock(),
+            )
+            session.add(row)
+            session.flush()
+            assert row.id is not None
+            session.add_all(
+                AgentSourceRow(
+                    agent_result_id=row.id,
+                    url=s.url,
+                    title=s.title,
+                    category=s.category,
+                    credibility_score=s.credibility_score,
+                    relevance_score=s.relevance_score,
+                    published_at=s.published_at.isoformat() if s.published_at else None,
+                )
+                for s in answer.sources
+            )
+
+    def finish_run(self, run_id: int, status: str) -> None:
+        with self._session() as session:
+            run = session.get(ResearchRunRow, run_id)
+            if run is None:
+                raise StoreError(f"research run {run_id} is not known")
+            run.status = status
+            run.finished_at = self.clock()
+            session.add(run)
+
+    def run_answers(self, run_id: int) -> tuple[list[AgentResult], list[AgentFailure]]:
+        """The answers recorded for a run, rebuilt as core models."""
+        with self._session() as session:
+            rows = session.exec(
+                select(AgentResultRow)
+                .where(col(AgentResultRow.run_id) == run_id)
+                .order_by(col(AgentResultRow.agent_id))
+            ).all()
+            ids = [r.id for r in rows if r.error is None]
+            sources: dict[int, list[AgentSourceRow]] = {i: [] for i in ids if i is not None}
+            for source in session.exec(
+                select(AgentSourceRow)
+                .where(col(AgentSourceRow.agent_result_id).in_(list(sources)))
+                .order_by(col(AgentSourceRow.id))
+            ).all():
+                sources[source.agent_result_id].append(source)
+        results, failures = [], []
+        for row in rows:
+            if row.error is not None:
+                failures.append(AgentFailure(agent_id=row.agent_id, error=row.error))
+                continue
+            assert row.id is not None
+            assert row.outcome is not None
+            assert row.confidence is not None
+            results.append(
+                AgentResult(
+                    agent_id=row.agent_id,
+                    outcome=row.outcome,
+                    confidence=row.confidence,
+                    reasoning=row.reasoning,
+                    provider=row.provider,
+                    model_family=row.model_family,
+                    sources=tuple(
+                        ResearchSource(
+                            url=s.url,
+                            title=s.title,
+                            category=s.category,
+                            credibility_score=s.credibility_score,
+                            relevance_score=s.relevance_score,
+                            published_at=s.published_at,
+                        )
+                        for s in sources[row.id]
+                    ),
+                )
+            )
+        return results, failures
+
+    def latest_run(self, market_id: str) -> ResearchRunRow | None:
+        with self._session() as session:
+            return session.exec(
+                select(ResearchRunRow)
+                .where(col(ResearchRunRow.market_id) == market_id)
+                .order_by(col(ResearchRunRow.id).desc())
+            ).first()
+
+    # -- verdicts and reviews --------------------------------------------------------------
+
+    def record_consensus(
+        self, market_id: str, run_id: int, result: ConsensusResult, proof: dict[str, Any]
+    ) -> int:
+        with self._session() as session:
+            row = ConsensusRow(
+                market_id=market_id,
+                run_id=run_id,
+                outcome=result.outcome,
+                reached=result.reached,
+                action=result.action,
+                review_reasons=list(result.review_reasons),
+                checksum=proof["checksum"],
+                proof=proof,
+                created_at=self.clock(),
+            )
+            session.add(row)
+            session.flush()
+            assert row.id is not None
+            return row.id
+
+    def consensus(self, consensus_id: int) -> ConsensusRow:
+        with self._session() as session:
+            row = session.get(ConsensusRow, consensus_id)
+            if row is None:
+                raise StoreError(f"consensus {consensus_id} is not known")
+            return row
+
+    def latest_consensus(self, market_id: str) -> ConsensusRow | None:
+        with self._session() as session:
+            return session.exec(
+                select(ConsensusRow)
+                .where(col(ConsensusRow.market_id) == market_id)
+                .order_by(col(ConsensusRow.id).desc())
+            ).first()
+
+    def open_review(self, market_id: str, consensus_id: int | None, reasons: Sequence[str]) -> int:
+        with self._session() as session:
+            row = ReviewItemRow(
+                market_id=market_id,
+                consensus_id=consensus_id,
+                reasons=list(reasons),
+                created_at=self.clock(),
+            )
+            session.add(row)
+            session.flush()
+            assert row.id is not None
+            return row.id
+
+    def reviews(self, status: str | None = "open") -> list[ReviewItemRow]:
+        with self._session() as session:
+            query = select(ReviewItemRow).order_by(col(ReviewItemRow.id))
+            if status is not None:
+                query = query.where(col(ReviewItemRow.status) == status)
+            return list(session.exec(query).all())
+
+    def review(self, review_id: int) -> ReviewItemRow:
+        with self._session() as session:
+            row = session.get(ReviewItemRow, review_id)
+            if row is None:
+                raise StoreError(f"review {review_id} does not exist")
+            return row
+
+    def decide_review(
+        self, review_id: int, outcome: str, reason: str, decided_by: str
+    ) -> MarketRow:
+        """Record a person's decision and move the market to `reviewed`, atomically."""
+        now = self.clock()
+        with self._session() as session:
+            item = session.exec(
+                select(ReviewItemRow).where(col(ReviewItemRow.id) == review_id).with_for_update()
+            ).first()
+            if item is None:
+                raise StoreError(f"review {review_id} does not exist")
+            if item.status != "open":
+                raise StoreError(
+                    f"review {review_id} was already decided by {item.decided_by} "
+                    f"({item.decided_outcome})"
+                )
+            market = session.exec(
+                select(MarketRow).where(col(MarketRow.id) == item.market_id).with_for_update()
+            ).one()
+            allowed = [*market.outcomes, "INVALID"]
+            if outcome not in allowed:
+                raise StoreError(
+                    f"outcome {outcome!r} is not one of this market's outcomes: "
+                    f"{', '.join(allowed)}"
+                )
+            current = MarketState(market.state)
+            new_state = transition(current, MarketEvent.REVIEW_DECIDED)
+            item.status = "decided"
+            item.decided_outcome = outcome
+            item.decided_reason = reason
+            item.decided_by = decided_by
+            item.decided_at = now
+            market.state = new_state
+            market.state_changed_at = now
+            market.decided_outcome = outcome
+            market.next_attempt_at = 0.0
+            market.version += 1
+            session.add_all([item, market])
+            session.add(
+                AuditRow(
+                    market_id=market.id,
+                    at=now,
+                    from_state=current,
+                    event=MarketEvent.REVIEW_DECIDED,
+                    to_state=new_state,
+                    reason=f"review {review_id}: {outcome} ({reason})",
+                    actor=decided_by,
+                )
+            )
+            return market
+
+    # -- singleton jobs and checkpoints ----------------------------------------------------
+
+    def try_acquire_job(self, name: str, owner: str, lease_seconds: float) -> bool:
+        """Hold the singleton job `name` for `lease_seconds`; True when this owner has it."""
+        now = self.clock()
+        try:
+            with self._session() as session:
+                row = session.exec(
+                    select(JobLeaseRow).where(col(JobLeaseRow.name) == name).with_for_update()
+                ).first()
+                if row is None:
+                    session.add(JobLeaseRow(name=name, owner=owner, expires_at=now + lease_seconds))
+                    return True
+                if row.owner != owner and row.expires_at >= now:
+                    return False
+                row.owner = owner
+                row.expires_at = now + lease_seconds
+                session.add(row)
+                return True
+        except IntegrityError:
+            return False  # another replica created the lease row at the same moment
+
+    def get_checkpoint(self, name: str) -> dict[str, Any] | None:
+        with self._session() as session:
+            row = session.get(CheckpointRow, name)
+            return dict(row.value) if row is not None else None
+
+    def set_checkpoint(self, name: str, value: dict[str, Any]) -> None:
+        with self._session() as session:
+            row = session.get(CheckpointRow, name)
+            if row is None:
+                session.add(CheckpointRow(name=name, value=value, updated_at=self.clock()))
+            else:
+                row.value = value
+                row.updated_at = self.clock()
+                session.add(row)

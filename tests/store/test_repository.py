@@ -1,0 +1,218 @@
+"""The store, run against SQLite and PostgreSQL alike."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import Engine
+
+from oracle.core.models import AgentFailure, AgentResult
+from oracle.daemon.lifecycle import IllegalTransition, MarketEvent, MarketState
+from oracle.store.engine import make_engine
+from oracle.store.migrate import check, upgrade
+from oracle.store.repository import LeaseLost, MarketSpec, Store, StoreError
+from oracle.testing import result
+
+
+class FakeClock:
+    def __init__(self, now: float = 1_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def engine(database_url: str) -> Iterator[Engine]:
+    engine = make_engine(database_url)
+    upgrade(engine)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def store(engine: Engine, clock: FakeClock) -> Store:
+    return Store(engine, clock)
+
+
+def spec(external_id: str, resolve_after: float = 500.0) -> MarketSpec:
+    return MarketSpec(
+        source="chain",
+        external_id=external_id,
+        question=f"Question {external_id}?",
+        resolve_after=resolve_after,
+        details={"question_id": external_id},
+    )
+
+
+def test_migrations_match_the_tables(engine: Engine) -> None:
+    check(engine)  # raises when autogenerate would find a difference
+
+
+def test_discovery_is_idempotent_and_audited(store: Store) -> None:
+    assert store.add_discovered([spec("q1"), spec("q2")], actor="poller") == [
+        "chain:q1",
+        "chain:q2",
+    ]
+    assert store.add_discovered([spec("q1"), spec("q3")], actor="poller") == ["chain:q3"]
+    market = store.get_market("chain:q1")
+    assert market.state == MarketState.DISCOVERED
+    assert market.details == {"question_id": "q1"}
+    assert market.outcomes == ["YES", "NO"]
+    [entry] = store.audit("chain:q1")
+    assert (entry.from_state, entry.event, entry.to_state) == (None, "discovered", "discovered")
+    assert store.count_by_state() == {"discovered": 3}
+
+
+def test_transition_is_recorded_with_time_reason_and_actor(store: Store, clock: FakeClock) -> None:
+    store.add_discovered([spec("q1")], actor="poller")
+    clock.now = 1_234.5
+    row = store.apply_event(
+        "chain:q1", MarketEvent.DUE, actor="scheduler", reason="resolve time passed"
+    )
+    assert row.state == MarketState.DUE
+    entry = store.audit("chain:q1")[-1]
+    assert (entry.at, entry.from_state, entry.event, entry.to_state, entry.reason, entry.actor) == (
+        1_234.5,
+        "discovered",
+        "due",
+        "due",
+        "resolve time passed",
+        "scheduler",
+    )
+
+
+def test_illegal_transition_changes_nothing(store: Store) -> None:
+    store.add_discovered([spec("q1")], actor="poller")
+    with pytest.raises(IllegalTransition):
+        store.apply_event("chain:q1", MarketEvent.CONSENSUS_SUBMIT, actor="x")
+    assert store.get_market("chain:q1").state == MarketState.DISCOVERED
+    assert len(store.audit("chain:q1")) == 1
+
+
+def test_claim_leases_and_lease_expiry(store: Store, clock: FakeClock) -> None:
+    store.add_discovered([spec("q1"), spec("q2")], actor="poller")
+    for market_id in ("chain:q1", "chain:q2"):
+        store.apply_event(market_id, MarketEvent.DUE, actor="s")
+    first = store.claim("replica-a", [MarketState.DUE], limit=10, lease_seconds=30)
+    assert sorted(m.id for m in first) == ["chain:q1", "chain:q2"]
+    assert store.claim("replica-b", [MarketState.DUE], limit=10, lease_seconds=30) == []
+    # Only the lease holder may move the market.
+    with pytest.raises(LeaseLost):
+        store.apply_event(
+            "chain:q1", MarketEvent.RESEARCH_STARTED, actor="b", lease_owner="replica-b"
+        )
+    store.apply_event("chain:q1", MarketEvent.RESEARCH_STARTED, actor="a", lease_owner="replica-a")
+    clock.now += 31  # replica-a crashed; its leases expire
+    taken = store.claim("replica-b", [MarketState.DUE, MarketState.RESEARCHING], 10, 30)
+    assert sorted(m.id for m in taken) == ["chain:q1", "chain:q2"]
+    with pytest.raises(LeaseLost):
+        store.renew_lease("chain:q1", "replica-a", 30)
+    with pytest.raises(LeaseLost):
+        store.update_market("chain:q1", "replica-a", attempts=5)
+    store.renew_lease("chain:q1", "replica-b", 30)
+
+
+def test_concurrent_claims_never_share_a_market(store: Store) -> None:
+    store.add_discovered([spec(f"q{i}") for i in range(40)], actor="poller")
+    for i in range(40):
+        store.apply_event(f"chain:q{i}", MarketEvent.DUE, actor="s")
+    claimed: dict[str, list[str]] = {}
+
+    def worker(owner: str) -> None:
+        mine: list[str] = []
+        while batch := store.claim(owner, [MarketState.DUE], limit=3, lease_seconds=60):
+            mine += [m.id for m in batch]
+        claimed[owner] = mine
+
+    threads = [threading.Thread(target=worker, args=(f"r{i}",)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    everything = [m for ids in claimed.values() for m in ids]
+    assert sorted(everything) == sorted(f"chain:q{i}" for i in range(40))
+
+
+def test_research_answers_round_trip(store: Store) -> None:
+    store.add_discovered([spec("q1")], actor="poller")
+    run_id = store.start_run("chain:q1", attempt=1, owner="a")
+    answer = result("agent-a", "YES", 0.8, 50).model_copy(
+        update={"provider": "anthropic", "model_family": "claude"}
+    )
+    store.record_answer(run_id, answer, latency_seconds=1.5)
+    store.record_answer(run_id, AgentFailure(agent_id="agent-b", error="timeout"), 300.0)
+    store.finish_run(run_id, "done")
+    results, failures = store.run_answers(run_id)
+    assert results == [answer]
+    assert failures == [AgentFailure(agent_id="agent-b", error="timeout")]
+    assert store.latest_run("chain:q1") is not None
+
+
+def test_review_decision(store: Store) -> None:
+    store.add_discovered([spec("q1")], actor="poller")
+    for event in (
+        MarketEvent.DUE,
+        MarketEvent.RESEARCH_STARTED,
+        MarketEvent.RESEARCH_FINISHED,
+        MarketEvent.CONSENSUS_REVIEW,
+    ):
+        store.apply_event("chain:q1", event, actor="s")
+    review_id = store.open_review("chain:q1", None, ["no consensus"])
+    assert [r.id for r in store.reviews()] == [review_id]
+    with pytest.raises(
+        StoreError, match="'MAYBE' is not one of this market's outcomes: YES, NO, INVALID"
+    ):
+        store.decide_review(review_id, "MAYBE", "typo", "alice")
+    market = store.decide_review(review_id, "NO", "official record", "alice")
+    assert market.state == MarketState.REVIEWED
+    assert market.decided_outcome == "NO"
+    item = store.review(review_id)
+    assert (item.status, item.decided_by, item.decided_reason) == (
+        "decided",
+        "alice",
+        "official record",
+    )
+    assert store.reviews() == []
+    with pytest.raises(StoreError, match="already decided by alice"):
+        store.decide_review(review_id, "YES", "again", "bob")
+    assert store.audit("chain:q1")[-1].actor == "alice"
+
+
+def test_singleton_job_lease(store: Store, clock: FakeClock) -> None:
+    assert store.try_acquire_job("poll", "a", 10)
+    assert not store.try_acquire_job("poll", "b", 10)
+    assert store.try_acquire_job("poll", "a", 10)  # renewal
+    clock.now += 11
+    assert store.try_acquire_job("poll", "b", 10)
+    assert not store.try_acquire_job("poll", "a", 10)
+
+
+def test_checkpoints(store: Store) -> None:
+    assert store.get_checkpoint("scan:31337") is None
+    store.set_checkpoint("scan:31337", {"block": 10})
+    store.set_checkpoint("scan:31337", {"block": 20})
+    assert store.get_checkpoint("scan:31337") == {"block": 20}
+
+
+def test_unknown_records_are_named(store: Store) -> None:
+    with pytest.raises(StoreError, match="market 'nope' is not known"):
+        store.get_market("nope")
+    with pytest.raises(StoreError, match="review 9 does not exist"):
+        store.review(9)
+
+
+def test_answers_are_core_models(store: Store) -> None:
+    store.add_discovered([spec("q1")], actor="poller")
+    run_id = store.start_run("chain:q1", 1, "a")
+    store.record_answer(run_id, result("x", "NO", 0.6, 3), 0.1)
+    [answer], _ = store.run_answers(run_id)
+    assert isinstance(answer, AgentResult)
+    assert len(answer.sources) == 3
