@@ -30,11 +30,19 @@ class Tally:
     invalid_reason: str | None = None
 
 
-def review_reasons(tally: Tally, params: ConsensusParams) -> list[str]:
+@dataclass(frozen=True)
+class ReviewReason:
+    """Why a person must look: a stable code (for metrics) and a sentence (for people)."""
+
+    code: str
+    message: str
+
+
+def review_reasons(tally: Tally, params: ConsensusParams) -> list[ReviewReason]:
     """Every reason a person must review this verdict; empty when it may be submitted."""
     required = params.required_agreement
     if tally.outcome == INVALID:
-        return [tally.invalid_reason or "the verdict is INVALID"]
+        return [ReviewReason("invalid", tally.invalid_reason or "the verdict is INVALID")]
     reasons = []
     count_ratio = (
         Fraction(tally.agreeing_agents, tally.valid_agents) if tally.valid_agents else Fraction(0)
@@ -42,12 +50,18 @@ def review_reasons(tally: Tally, params: ConsensusParams) -> list[str]:
     share = f"{tally.agreeing_agents} of {tally.valid_agents} agents"
     if not tally.reached:
         reasons.append(
-            f"no consensus: the leading outcome {tally.leading_outcome} has {share}, "
-            f"the quorum needs {required}"
+            ReviewReason(
+                "no_consensus",
+                f"no consensus: the leading outcome {tally.leading_outcome} has {share}, "
+                f"the quorum needs {required}",
+            )
         )
     elif count_ratio < required:
         reasons.append(
-            f"{tally.outcome} is backed by only {share}, below the {required} quorum of agents"
+            ReviewReason(
+                "minority_outcome",
+                f"{tally.outcome} is backed by only {share}, below the {required} quorum of agents",
+            )
         )
     if (
         tally.reached
@@ -55,23 +69,32 @@ def review_reasons(tally: Tally, params: ConsensusParams) -> list[str]:
         and tally.weighted_ratio < float(required) - 1e-9
     ):
         reasons.append(
-            f"weighted agreement {tally.weighted_ratio:.1%} is below the {required} quorum"
+            ReviewReason(
+                "weighted_agreement",
+                f"weighted agreement {tally.weighted_ratio:.1%} is below the {required} quorum",
+            )
         )
     if tally.reached and tally.confidence < params.min_confidence:
         reasons.append(
-            f"confidence {tally.confidence:.2f} is below consensus.min_confidence "
-            f"{params.min_confidence:.2f}"
+            ReviewReason(
+                "low_confidence",
+                f"confidence {tally.confidence:.2f} is below consensus.min_confidence "
+                f"{params.min_confidence:.2f}",
+            )
         )
     if tally.average_overlap > params.max_source_overlap:
         reasons.append(
-            f"average source overlap {tally.average_overlap:.2f} exceeds "
-            f"consensus.max_source_overlap {params.max_source_overlap:.2f}: "
-            "the agents' evidence is not independent"
+            ReviewReason(
+                "source_overlap",
+                f"average source overlap {tally.average_overlap:.2f} exceeds "
+                f"consensus.max_source_overlap {params.max_source_overlap:.2f}: "
+                "the agents' evidence is not independent",
+            )
         )
     return reasons
 
 
-def choose_action(reasons: list[str], outcome: str) -> Action:
+def choose_action(reasons: list[ReviewReason], outcome: str) -> Action:
     if reasons:
         return "review"
     if outcome == UNDETERMINED:

@@ -237,6 +237,7 @@ class ConsensusResult(_Frozen):
     agreement_level: AgreementLevel
     requires_human_review: bool
     review_reasons: tuple[str, ...]
+    review_codes: tuple[str, ...]
     action: Action
     explanation: str
     votes: tuple[Vote, ...]

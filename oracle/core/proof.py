@@ -71,6 +71,7 @@ def build_proof(
             "agreement_level",
             "requires_human_review",
             "review_reasons",
+            "review_codes",
             "action",
             "explanation",
         },

@@ -19,6 +19,7 @@ def test_low_confidence_is_reviewed() -> None:
     result = verdict([("a", "YES", 0.3), ("b", "YES", 0.4), ("c", "YES", 0.35)])
     assert result.reached
     assert result.review_reasons == ("confidence 0.35 is below consensus.min_confidence 0.50",)
+    assert result.review_codes == ("low_confidence",)
     assert result.action == "review"
 
 
@@ -30,6 +31,7 @@ def test_high_source_overlap_is_reviewed() -> None:
     assert result.overlap.band == "very high"
     assert len(result.review_reasons) == 1
     assert "source overlap" in result.review_reasons[0]
+    assert result.review_codes == ("source_overlap",)
 
 
 def test_weighted_agreement_below_quorum_is_reviewed_only_with_weighted_voting() -> None:
@@ -42,6 +44,7 @@ def test_weighted_agreement_below_quorum_is_reviewed_only_with_weighted_voting()
     assert weighted.reached
     assert weighted.outcome == "YES"
     assert any(r.startswith("weighted agreement") for r in weighted.review_reasons)
+    assert weighted.review_codes == ("weighted_agreement",)
     unweighted = verdict(votes, ConsensusParams(min_confidence=0.1, use_weighted_voting=False))
     assert unweighted.review_reasons == ()
 

@@ -74,6 +74,7 @@ def test_too_few_valid_agents_is_invalid_and_reviewed() -> None:
     assert not result.reached
     assert result.requires_human_review
     assert result.review_reasons == ("only 2 valid agents, consensus.min_agents needs 3",)
+    assert result.review_codes == ("invalid",)
     assert [e.agent_id for e in result.excluded] == ["c"]
 
 

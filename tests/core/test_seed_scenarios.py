@@ -72,6 +72,7 @@ def test_scenario_3_no_consensus() -> None:
     assert result.agreement_ratio == pytest.approx(1 / 3)  # seed: 33% (max)
     assert result.requires_human_review
     assert result.review_reasons[0].startswith("no consensus")
+    assert result.review_codes == ("no_consensus",)
     assert result.agreement_level == "contested"
     assert result.confidence == 0.0
 

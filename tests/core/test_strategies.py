@@ -120,6 +120,7 @@ def test_minority_winner_never_auto_submits(name: str) -> None:
     assert result.reached
     assert result.requires_human_review
     assert any("below the 2/3 quorum of agents" in r for r in result.review_reasons)
+    assert "minority_outcome" in result.review_codes
 
 
 class _FirstVoter:
