@@ -41,6 +41,9 @@ class Market(_Frozen):
     question: NonEmpty
     criteria: str = ""
     outcomes: tuple[str, ...] = BINARY_OUTCOMES
+    resolve_after: float | None = Field(
+        None, description="Epoch seconds after which the event should have happened."
+    )
 
     @field_validator("outcomes")
     @classmethod

@@ -130,6 +130,22 @@ def _pct(value: float) -> str:
 
 def render_markdown(proof: dict[str, Any]) -> str:
     """A report for people: verdict, votes, dissent, tensions, blind spots, evidence."""
+    if proof.get("kind") == "human_decision":
+        decision = proof["decision"]
+        return "\n".join(
+            [
+                f"# Decision proof `{proof['proof_id']}`",
+                "",
+                f"**Market** `{proof['market']['id']}`: {proof['market']['question']}",
+                "",
+                f"Decided **{decision['outcome']}** by {decision['decided_by']}: "
+                f"{decision['reason']}",
+                "",
+                f"SHA-256 checksum `{proof['checksum']}`; the consensus it overrides follows.",
+                "",
+                render_markdown(proof["consensus"]).replace("\n# ", "\n## ", 1),
+            ]
+        )
     market, verdict = proof["market"], proof["verdict"]
     lines = [
         f"# Consensus proof `{proof['proof_id']}`",
@@ -212,3 +228,31 @@ def render_markdown(proof: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def build_decision_proof(
+    consensus_proof: dict[str, Any],
+    *,
+    outcome: str,
+    reason: str,
+    decided_by: str,
+    decided_at: float,
+) -> dict[str, Any]:
+    """The proof for an answer a person decided: their decision, with the consensus proof
+    they decided on embedded whole, so both can be checked from one document."""
+    body: dict[str, Any] = _canonical_values(
+        {
+            "version": PROOF_VERSION,
+            "kind": "human_decision",
+            "market": consensus_proof["market"],
+            "decision": {
+                "outcome": outcome,
+                "reason": reason,
+                "decided_by": decided_by,
+                "decided_at": decided_at,
+            },
+            "consensus": consensus_proof,
+        }
+    )
+    checksum = _digest(body)
+    return {"proof_id": f"proof-{checksum[:16]}", **body, "checksum": checksum}

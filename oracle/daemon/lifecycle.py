@@ -15,6 +15,7 @@ records each transition (time, from, event, to, reason) in the audit log.
     disputed --dispute_upheld / dispute_rejected--> final
     disputed --proposal_reset--> due
     researching / consensus / submitting --failed--> failed_retry --retry--> due
+    failed_retry --retry_submission--> submitting   (the verdict stands; only delivery failed)
     consensus --consensus_research_again--> failed_retry
     failed_retry --retries_exhausted--> needs_review
 """
@@ -55,6 +56,7 @@ class MarketEvent(StrEnum):
     PROPOSAL_RESET = "proposal_reset"
     FAILED = "failed"
     RETRY = "retry"
+    RETRY_SUBMISSION = "retry_submission"
     RETRIES_EXHAUSTED = "retries_exhausted"
 
 
@@ -79,6 +81,7 @@ TRANSITIONS: dict[tuple[MarketState, MarketEvent], MarketState] = {
     (S.DISPUTED, E.DISPUTE_REJECTED): S.FINAL,
     (S.DISPUTED, E.PROPOSAL_RESET): S.DUE,
     (S.FAILED_RETRY, E.RETRY): S.DUE,
+    (S.FAILED_RETRY, E.RETRY_SUBMISSION): S.SUBMITTING,
     (S.FAILED_RETRY, E.RETRIES_EXHAUSTED): S.NEEDS_REVIEW,
 }
 

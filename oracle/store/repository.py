@@ -140,6 +140,40 @@ class Store:
             ).all()
             return dict(rows)
 
+    def promotable(self, now: float, limit: int = 1000) -> list[MarketRow]:
+        """Discovered markets whose resolution time has passed, and failed ones whose
+        back-off has run out."""
+        with self._session() as session:
+            discovered = select(MarketRow).where(
+                col(MarketRow.state) == MarketState.DISCOVERED,
+                col(MarketRow.resolve_after) <= now,
+            )
+            failed = select(MarketRow).where(
+                col(MarketRow.state) == MarketState.FAILED_RETRY,
+                col(MarketRow.next_attempt_at) <= now,
+            )
+            rows = list(session.exec(discovered.limit(limit)).all())
+            rows += list(session.exec(failed.limit(limit)).all())
+            return rows
+
+    def markets_to_settle(self, limit: int = 1000) -> list[MarketRow]:
+        """Final markets with a callback waiting that nobody has settled yet."""
+        with self._session() as session:
+            rows = session.exec(
+                select(MarketRow).where(col(MarketRow.state) == MarketState.FINAL).limit(limit)
+            ).all()
+            return [
+                r for r in rows if r.details.get("callback") and not r.submission.get("settled")
+            ]
+
+    def mark_settled(self, market_id: str, reference: str) -> None:
+        with self._session() as session:
+            row = session.exec(
+                select(MarketRow).where(col(MarketRow.id) == market_id).with_for_update()
+            ).one()
+            row.submission = {**row.submission, "settled": reference or True}
+            session.add(row)
+
     def claim(
         self,
         owner: str,
@@ -372,13 +406,16 @@ class Store:
             )
         return results, failures
 
-    def latest_run(self, market_id: str) -> ResearchRunRow | None:
+    def latest_run(self, market_id: str, status: str | None = None) -> ResearchRunRow | None:
         with self._session() as session:
-            return session.exec(
+            query = (
                 select(ResearchRunRow)
                 .where(col(ResearchRunRow.market_id) == market_id)
                 .order_by(col(ResearchRunRow.id).desc())
-            ).first()
+            )
+            if status is not None:
+                query = query.where(col(ResearchRunRow.status) == status)
+            return session.exec(query).first()
 
     # -- verdicts and reviews --------------------------------------------------------------
 
@@ -417,6 +454,25 @@ class Store:
                 .order_by(col(ConsensusRow.id).desc())
             ).first()
 
+    def record_decision_proof(self, market_id: str, outcome: str, proof: dict[str, Any]) -> int:
+        """Store the proof of a person's decision beside the verdicts it overrides."""
+        with self._session() as session:
+            row = ConsensusRow(
+                market_id=market_id,
+                run_id=None,
+                outcome=outcome,
+                reached=False,
+                action="decided",
+                review_reasons=[],
+                checksum=proof["checksum"],
+                proof=proof,
+                created_at=self.clock(),
+            )
+            session.add(row)
+            session.flush()
+            assert row.id is not None
+            return row.id
+
     def open_review(self, market_id: str, consensus_id: int | None, reasons: Sequence[str]) -> int:
         with self._session() as session:
             row = ReviewItemRow(
@@ -436,6 +492,16 @@ class Store:
             if status is not None:
                 query = query.where(col(ReviewItemRow.status) == status)
             return list(session.exec(query).all())
+
+    def decided_review(self, market_id: str) -> ReviewItemRow | None:
+        """The latest decided review item of a market."""
+        with self._session() as session:
+            return session.exec(
+                select(ReviewItemRow)
+                .where(col(ReviewItemRow.market_id) == market_id)
+                .where(col(ReviewItemRow.status) == "decided")
+                .order_by(col(ReviewItemRow.id).desc())
+            ).first()
 
     def review(self, review_id: int) -> ReviewItemRow:
         with self._session() as session:

@@ -98,7 +98,7 @@ class ConsensusRow(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     market_id: str = Field(foreign_key="market.id", index=True, max_length=200)
-    run_id: int = Field(foreign_key="research_run.id")
+    run_id: int | None = Field(default=None, foreign_key="research_run.id")
     outcome: str = Field(max_length=300)
     reached: bool
     action: str = Field(max_length=32)

@@ -16,6 +16,7 @@ from oracle.core import (
     render_markdown,
     verify_proof,
 )
+from oracle.core.proof import build_decision_proof
 from oracle.errors import ProofError
 from oracle.testing import consensus_document, result_dict
 
@@ -124,3 +125,18 @@ def test_markdown_report(document: dict[str, Any]) -> None:
         assert heading in markdown
     assert "| thin | YES | 0.90 |" in markdown
     assert "The official record shows no such event." in markdown
+
+
+def test_decision_proof_embeds_the_consensus_and_detects_tampering(
+    document: dict[str, Any],
+) -> None:
+    consensus = _proof(document)
+    decision = build_decision_proof(
+        consensus, outcome="NO", reason="official record", decided_by="alice", decided_at=1.5
+    )
+    assert decision["kind"] == "human_decision"
+    assert decision["consensus"] == consensus
+    assert verify_proof(decision)[0]
+    assert "Decided **NO** by alice" in render_markdown(decision)
+    decision["consensus"]["verdict"]["outcome"] = "NO"
+    assert not verify_proof(decision)[0]

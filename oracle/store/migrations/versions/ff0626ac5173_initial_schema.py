@@ -1,8 +1,8 @@
 """initial schema
 
-Revision ID: 8dfa26bb1a86
+Revision ID: ff0626ac5173
 Revises:
-Create Date: 2026-11-22 02:51:32.562338
+Create Date: 2026-11-22 02:57:22.661496
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 import sqlmodel.sql.sqltypes
 from alembic import op
 
-revision = "8dfa26bb1a86"
+revision = "ff0626ac5173"
 down_revision = None
 branch_labels = None
 depends_on = None
@@ -131,7 +131,7 @@ def upgrade() -> None:
         "consensus",
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("market_id", sqlmodel.sql.sqltypes.AutoString(length=200), nullable=False),
-        sa.Column("run_id", sa.Integer(), nullable=False),
+        sa.Column("run_id", sa.Integer(), nullable=True),
         sa.Column("outcome", sqlmodel.sql.sqltypes.AutoString(length=300), nullable=False),
         sa.Column("reached", sa.Boolean(), nullable=False),
         sa.Column("action", sqlmodel.sql.sqltypes.AutoString(length=32), nullable=False),

@@ -1,0 +1,87 @@
+"""The daemon's Prometheus metrics, on a registry of its own (tests build their own).
+
+Naming follows Prometheus practice: `oracle_` prefix, base units (seconds), `_total` on
+counters, and no market ids as labels (they would grow without bound).
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from oracle.daemon.lifecycle import MarketState
+
+LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
+PIPELINE_BUCKETS = (0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200)
+
+
+class DaemonMetrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        self.markets = Gauge("oracle_markets", "Markets by lifecycle state.", ["state"], registry=r)
+        for state in MarketState:
+            self.markets.labels(state.value)
+        self.reviews_open = Gauge(
+            "oracle_reviews_open", "Review items awaiting a person.", registry=r
+        )
+        self.markets_discovered = Counter(
+            "oracle_markets_discovered_total",
+            "Markets first seen, by source.",
+            ["source"],
+            registry=r,
+        )
+        self.source_errors = Counter(
+            "oracle_source_errors_total",
+            "Failed polls or malformed markets, by source.",
+            ["source", "kind"],
+            registry=r,
+        )
+        self.agent_latency = Histogram(
+            "oracle_agent_research_seconds",
+            "Time one agent took to research one market.",
+            ["agent"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.agent_answers = Counter(
+            "oracle_agent_answers_total",
+            "Agent answers, by agent and result (answered, failed).",
+            ["agent", "result"],
+            registry=r,
+        )
+        self.consensus = Counter(
+            "oracle_consensus_total",
+            "Verdicts, by action (submit, review, research_again) and whether the quorum agreed.",
+            ["action", "reached"],
+            registry=r,
+        )
+        self.review_reasons = Counter(
+            "oracle_review_reasons_total",
+            "Reasons verdicts went to review.",
+            ["reason"],
+            registry=r,
+        )
+        self.submissions = Counter(
+            "oracle_submissions_total",
+            "Answers delivered, by result (confirmed, failed).",
+            ["result"],
+            registry=r,
+        )
+        self.gas_used = Counter(
+            "oracle_gas_used_total", "Gas used by the daemon's transactions.", registry=r
+        )
+        self.due_to_submitted = Histogram(
+            "oracle_due_to_submitted_seconds",
+            "From a market's resolution time to its answer being accepted.",
+            buckets=PIPELINE_BUCKETS,
+            registry=r,
+        )
+        self.errors = Counter(
+            "oracle_errors_total",
+            "Errors handled without stopping, by stage.",
+            ["stage"],
+            registry=r,
+        )
+        self.inflight = Gauge(
+            "oracle_markets_in_flight", "Markets being worked on now.", registry=r
+        )

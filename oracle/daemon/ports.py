@@ -1,0 +1,99 @@
+"""Where the daemon meets the outside world: market sources and resolvers.
+
+Contracts:
+
+:class:`MarketSource`
+    `poll()` returns the markets the source currently knows (new or not; the store keeps
+    the first report and ignores repeats). It raises :class:`SourceError` on a transport
+    failure; a single malformed market is skipped and reported through `skipped`, never
+    allowed to hide the rest.
+
+:class:`Resolver`
+    Where a market's answer goes (the oracle contract, or an off-chain venue's webhook).
+    `propose` is idempotent: called again for the same market after a crash, it must not
+    send a second answer; it returns once the answer is accepted (for a chain: included
+    at the configured confirmation depth) or raises :class:`ResolverError`. `state`
+    reports what the outlet says about the market now. `settle` pushes a final answer to
+    whoever waits for it; calling it twice is harmless.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+from oracle.errors import OracleError
+from oracle.store.repository import MarketSpec
+
+
+class SourceError(OracleError):
+    """A market source could not be read; the message names the source."""
+
+
+class ResolverError(OracleError):
+    """An answer could not be delivered; `retryable` says whether trying later may help."""
+
+    def __init__(self, message: str, retryable: bool = True) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class ResolutionStatus(StrEnum):
+    OPEN = "open"  # asked, no answer yet
+    PROPOSED = "proposed"  # answered, challenge window running
+    DISPUTED = "disputed"  # challenged, waiting for the arbiter
+    FINAL = "final"  # settled for good
+    RESET = "reset"  # the arbiter sent it back for a new answer
+
+
+@dataclass(frozen=True)
+class MarketRef:
+    """What a resolver needs to know about a market."""
+
+    market_id: str
+    source: str
+    external_id: str
+    outcomes: tuple[str, ...]
+    details: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """An accepted answer: where it went and when it can become final."""
+
+    reference: str  # transaction hash, or the venue's acknowledgement
+    final_after: float  # epoch seconds; the end of the challenge window
+    gas_used: int = 0
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Resolution:
+    status: ResolutionStatus
+    outcome: str | None = None
+    final_after: float | None = None
+
+
+@dataclass(frozen=True)
+class PollResult:
+    markets: list[MarketSpec]
+    skipped: list[str] = field(default_factory=list)  # one line per malformed market
+
+
+class MarketSource(Protocol):
+    name: str
+
+    async def poll(self) -> PollResult: ...
+
+    async def aclose(self) -> None: ...
+
+
+class Resolver(Protocol):
+    async def propose(self, market: MarketRef, outcome: str, proof_checksum: str) -> Receipt: ...
+
+    async def state(self, market: MarketRef) -> Resolution: ...
+
+    async def settle(self, market: MarketRef) -> str | None: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,524 @@
+"""The daemon: poll sources, research due markets, decide, deliver or queue for review.
+
+Jobs (scheduled by :mod:`oracle.daemon.runner`, or run in sequence by `--once`):
+
+- `poll`      (singleton) ask every market source for markets; track new ones.
+- `promote`   (singleton) discovered markets whose time has come become due; failed
+              ones whose back-off has passed are retried, or handed to a person once
+              `daemon.max_attempts` is spent.
+- `dispatch`  (every replica) lease due or abandoned work up to the free capacity and
+              drive each market as far as it goes: research, consensus, submission.
+- `watch`     (singleton) submitted answers whose window has passed become final, or
+              disputed; final answers with a waiting callback are settled.
+- `housekeep` (every replica) refresh the state gauges.
+
+Crash safety: every step is a lifecycle transition stored with its audit row before
+the next begins, and work is held under a lease that expires. A replica that dies
+leaves its markets to be leased again, resumed at the state they reached. Delivery
+is idempotent in the resolver, so resuming `submitting` never sends a second answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import socket
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from oracle.core import build_proof, evaluate, render_markdown
+from oracle.core.models import AgentFailure, ConsensusInput, Market
+from oracle.core.params import ConsensusParams, SourceThresholds
+from oracle.core.proof import build_decision_proof
+from oracle.daemon.lifecycle import IllegalTransition, MarketEvent, MarketState
+from oracle.daemon.metrics import DaemonMetrics
+from oracle.daemon.ports import (
+    MarketRef,
+    MarketSource,
+    Resolution,
+    ResolutionStatus,
+    Resolver,
+    ResolverError,
+    SourceError,
+)
+from oracle.daemon.research import AgentPool
+from oracle.daemon.settings import DaemonSettings
+from oracle.log import emit
+from oracle.store.repository import LeaseLost, Store
+from oracle.store.tables import MarketRow
+
+logger = logging.getLogger("oracle.daemon")
+T = TypeVar("T")
+Clock = Callable[[], float]
+
+S, E = MarketState, MarketEvent
+WORK_STATES = (S.DUE, S.RESEARCHING, S.CONSENSUS, S.REVIEWED, S.SUBMITTING)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The rules a verdict is computed by (the `consensus` and `sources` settings)."""
+
+    params: ConsensusParams
+    thresholds: SourceThresholds
+
+
+def default_replica_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+def _market_ref(row: MarketRow) -> MarketRef:
+    return MarketRef(
+        market_id=row.id,
+        source=row.source,
+        external_id=row.external_id,
+        outcomes=tuple(row.outcomes),
+        details=dict(row.details),
+    )
+
+
+def _core_market(row: MarketRow) -> Market:
+    return Market(
+        id=row.id,
+        question=row.question,
+        criteria=row.criteria,
+        outcomes=tuple(row.outcomes),
+        resolve_after=row.resolve_after,
+    )
+
+
+class Daemon:
+    def __init__(
+        self,
+        *,
+        settings: DaemonSettings,
+        judgement: Judgement,
+        store: Store,
+        pool: AgentPool,
+        sources: Sequence[MarketSource],
+        resolvers: Mapping[str, Resolver],
+        metrics: DaemonMetrics,
+        clock: Clock = time.time,
+    ) -> None:
+        self.settings = settings
+        self.judgement = judgement
+        self.store = store
+        self.pool = pool
+        self.sources = list(sources)
+        self.resolvers = dict(resolvers)
+        self.metrics = metrics
+        self.clock = clock
+        self.replica = settings.replica_id or default_replica_id()
+        self.lease_seconds = judgement.params.agent_timeout + settings.lease_margin
+        self.draining = False
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def _db(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return await asyncio.to_thread(function, *args, **kwargs)
+
+    # -- poll ------------------------------------------------------------------------------
+
+    async def poll(self) -> int:
+        if not await self._db(self.store.try_acquire_job, "poll", self.replica, self._job_lease()):
+            return 0
+        added = 0
+        for source in self.sources:
+            try:
+                result = await source.poll()
+            except SourceError as error:
+                self.metrics.source_errors.labels(source.name, "poll").inc()
+                emit(logger, logging.WARNING, "source.poll_failed", source=source.name, error=error)
+                continue
+            for line in result.skipped:
+                self.metrics.source_errors.labels(source.name, "malformed").inc()
+                emit(
+                    logger,
+                    logging.WARNING,
+                    "source.market_skipped",
+                    source=source.name,
+                    reason=line,
+                )
+            new = await self._db(self.store.add_discovered, result.markets, self.replica)
+            self.metrics.markets_discovered.labels(source.name).inc(len(new))
+            for market_id in new:
+                emit(
+                    logger, logging.INFO, "market.discovered", market=market_id, source=source.name
+                )
+            added += len(new)
+        return added
+
+    def _job_lease(self) -> float:
+        return 3 * max(self.settings.poll_interval, self.settings.watch_interval)
+
+    # -- promote ---------------------------------------------------------------------------
+
+    async def promote(self) -> int:
+        if not await self._db(
+            self.store.try_acquire_job, "promote", self.replica, self._job_lease()
+        ):
+            return 0
+        now = self.clock()
+        moved = 0
+        for row in await self._db(self.store.promotable, now):
+            try:
+                if row.state == S.DISCOVERED:
+                    await self._apply(row.id, E.DUE, "resolution time has passed")
+                elif row.decided_outcome is not None and row.proof_checksum is not None:
+                    await self._apply(row.id, E.RETRY_SUBMISSION, "delivery is retried")
+                elif row.attempts >= self.settings.max_attempts:
+                    await self._apply(
+                        row.id, E.RETRIES_EXHAUSTED, f"{row.attempts} research attempts failed"
+                    )
+                    await self._db(
+                        self.store.open_review,
+                        row.id,
+                        None,
+                        [f"gave up after {row.attempts} research attempts"],
+                    )
+                else:
+                    await self._apply(row.id, E.RETRY, f"retry after attempt {row.attempts}")
+                moved += 1
+            except IllegalTransition:
+                continue  # another replica moved it first
+        return moved
+
+    # -- dispatch --------------------------------------------------------------------------
+
+    async def dispatch(self) -> int:
+        """Lease work up to the free capacity and start it; returns how many started."""
+        if self.draining:
+            return 0
+        free = self.settings.max_concurrent_markets - len(self._tasks)
+        if free <= 0:
+            return 0
+        rows = await self._db(self.store.claim, self.replica, WORK_STATES, free, self.lease_seconds)
+        for row in rows:
+            task = asyncio.create_task(self._process(row), name=f"market:{row.id}")
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        self.metrics.inflight.set(len(self._tasks))
+        return len(rows)
+
+    async def wait_idle(self) -> None:
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def _process(self, row: MarketRow) -> None:
+        market_id = row.id
+        try:
+            await self._drive(row)
+        except LeaseLost:
+            emit(logger, logging.WARNING, "market.lease_lost", market=market_id)
+        except asyncio.CancelledError:
+            emit(logger, logging.WARNING, "market.interrupted", market=market_id, state=row.state)
+            raise
+        except Exception as error:  # never let one market stop the daemon
+            self.metrics.errors.labels("process").inc()
+            emit(
+                logger,
+                logging.ERROR,
+                "market.error",
+                market=market_id,
+                error=f"{type(error).__name__}: {error}",
+            )
+            await self._fail(market_id, f"{type(error).__name__}: {error}")
+        finally:
+            await asyncio.shield(self._db(self.store.release_lease, market_id, self.replica))
+            self.metrics.inflight.set(len(self._tasks))
+
+    async def _drive(self, row: MarketRow) -> None:
+        while True:
+            state = MarketState(row.state)
+            if state is S.DUE:
+                row = await self._apply(
+                    row.id,
+                    E.RESEARCH_STARTED,
+                    f"attempt {row.attempts + 1}",
+                    updates={"attempts": row.attempts + 1},
+                )
+            elif state is S.RESEARCHING:
+                if self.draining:
+                    return  # the lease is released; another run resumes here
+                row = await self._research(row)
+            elif state is S.CONSENSUS:
+                row = await self._decide(row)
+            elif state is S.REVIEWED:
+                row = await self._prepare_reviewed(row)
+            elif state is S.SUBMITTING:
+                row = await self._deliver(row)
+            else:
+                return
+
+    async def _research(self, row: MarketRow) -> MarketRow:
+        run_id = await self._db(self.store.start_run, row.id, row.attempts, self.replica)
+        answers = await self.pool.research(_core_market(row))
+        await self._db(self.store.renew_lease, row.id, self.replica, self.lease_seconds)
+        for answer in answers:
+            await self._db(self.store.record_answer, run_id, answer.answer, answer.latency_seconds)
+            failed = isinstance(answer.answer, AgentFailure)
+            self.metrics.agent_latency.labels(answer.agent_id).observe(answer.latency_seconds)
+            self.metrics.agent_answers.labels(
+                answer.agent_id, "failed" if failed else "answered"
+            ).inc()
+        await self._db(self.store.finish_run, run_id, "done")
+        return await self._apply(
+            row.id, E.RESEARCH_FINISHED, f"run {run_id}: {len(answers)} agents asked"
+        )
+
+    async def _decide(self, row: MarketRow) -> MarketRow:
+        run = await self._db(self.store.latest_run, row.id, "done")
+        if run is None or run.id is None:
+            return await self._apply(row.id, E.FAILED, "no finished research run to judge")
+        results, failures = await self._db(self.store.run_answers, run.id)
+        consensus_input = ConsensusInput(
+            market=_core_market(row), results=tuple(results), failures=tuple(failures)
+        )
+        params, thresholds = self.judgement.params, self.judgement.thresholds
+        result = evaluate(consensus_input, params, thresholds)
+        proof = build_proof(consensus_input, result, params, thresholds)
+        consensus_id = await self._db(self.store.record_consensus, row.id, run.id, result, proof)
+        self._write_proof(row.id, proof)
+        self.metrics.consensus.labels(result.action, str(result.reached).lower()).inc()
+        for code in result.review_codes:
+            self.metrics.review_reasons.labels(code).inc()
+        emit(
+            logger,
+            logging.INFO,
+            "market.verdict",
+            market=row.id,
+            outcome=result.outcome,
+            action=result.action,
+            proof=proof["checksum"],
+            reasons="; ".join(result.review_reasons),
+        )
+        if result.action == "submit":
+            return await self._apply(
+                row.id,
+                E.CONSENSUS_SUBMIT,
+                f"{result.outcome} agreed by {result.agreement_ratio:.0%} of valid agents",
+                updates={"decided_outcome": result.outcome, "proof_checksum": proof["checksum"]},
+            )
+        if result.action == "review":
+            row = await self._apply(row.id, E.CONSENSUS_REVIEW, "; ".join(result.review_reasons))
+            review_id = await self._db(
+                self.store.open_review, row.id, consensus_id, list(result.review_reasons)
+            )
+            emit(logger, logging.INFO, "market.review_opened", market=row.id, review=review_id)
+            return row
+        return await self._apply(
+            row.id,
+            E.CONSENSUS_RESEARCH_AGAIN,
+            "agents agree the event cannot be decided yet",
+            updates={"next_attempt_at": self.clock() + self.settings.research_again_after},
+        )
+
+    async def _prepare_reviewed(self, row: MarketRow) -> MarketRow:
+        """Build the decision proof for a person's answer, then start its delivery."""
+        review = await self._db(self.store.decided_review, row.id)
+        if review is None or review.decided_outcome is None:
+            raise RuntimeError("market is reviewed but has no decided review item")
+        base = await self._db(self.store.latest_consensus, row.id)
+        proof = build_decision_proof(
+            base.proof
+            if base is not None
+            else {"market": {"id": row.id, "question": row.question}},
+            outcome=review.decided_outcome,
+            reason=review.decided_reason or "",
+            decided_by=review.decided_by or "unknown",
+            decided_at=review.decided_at or self.clock(),
+        )
+        await self._db(self.store.record_decision_proof, row.id, review.decided_outcome, proof)
+        self._write_proof(row.id, proof)
+        return await self._apply(
+            row.id,
+            E.SUBMISSION_STARTED,
+            f"decided {review.decided_outcome} by {review.decided_by}",
+            updates={
+                "decided_outcome": review.decided_outcome,
+                "proof_checksum": proof["checksum"],
+            },
+        )
+
+    async def _deliver(self, row: MarketRow) -> MarketRow:
+        resolver = self.resolvers.get(row.source)
+        if resolver is None:
+            raise ResolverError(f"no resolver for source {row.source!r}", retryable=False)
+        if row.decided_outcome is None or row.proof_checksum is None:
+            raise ResolverError("nothing decided to deliver", retryable=False)
+        try:
+            receipt = await resolver.propose(
+                _market_ref(row), row.decided_outcome, row.proof_checksum
+            )
+        except ResolverError as error:
+            self.metrics.submissions.labels("failed").inc()
+            emit(logger, logging.WARNING, "market.delivery_failed", market=row.id, error=error)
+            return await self._fail(row.id, str(error))
+        self.metrics.submissions.labels("confirmed").inc()
+        self.metrics.gas_used.inc(receipt.gas_used)
+        self.metrics.due_to_submitted.observe(max(self.clock() - row.resolve_after, 0.0))
+        emit(
+            logger,
+            logging.INFO,
+            "market.submitted",
+            market=row.id,
+            outcome=row.decided_outcome,
+            reference=receipt.reference,
+            proof=row.proof_checksum,
+        )
+        return await self._apply(
+            row.id,
+            E.PROPOSAL_CONFIRMED,
+            f"accepted as {receipt.reference}",
+            updates={
+                "submission": {
+                    "reference": receipt.reference,
+                    "final_after": receipt.final_after,
+                    "gas_used": receipt.gas_used,
+                    **receipt.details,
+                }
+            },
+        )
+
+    async def _fail(self, market_id: str, reason: str) -> MarketRow:
+        row = await self._db(self.store.get_market, market_id)
+        delay = min(
+            self.settings.retry_backoff * 2 ** max(row.attempts - 1, 0),
+            self.settings.retry_backoff_max,
+        )
+        try:
+            return await self._apply(
+                market_id,
+                E.FAILED,
+                reason[:1000],
+                updates={"next_attempt_at": self.clock() + delay},
+            )
+        except IllegalTransition:
+            return row  # nothing in flight to fail (it already moved on)
+
+    async def _apply(
+        self,
+        market_id: str,
+        event: MarketEvent,
+        reason: str,
+        updates: dict[str, Any] | None = None,
+    ) -> MarketRow:
+        return await self._db(
+            self.store.apply_event,
+            market_id,
+            event,
+            actor=self.replica,
+            reason=reason,
+            updates=updates,
+        )
+
+    def _write_proof(self, market_id: str, proof: dict[str, Any]) -> None:
+        directory = self.settings.proofs_dir / re.sub(r"[^A-Za-z0-9_.-]", "_", market_id)
+        directory.mkdir(parents=True, exist_ok=True)
+        base = directory / proof["checksum"]
+        _write_atomically(base.with_suffix(".json"), _json(proof))
+        _write_atomically(base.with_suffix(".md"), render_markdown(proof))
+
+    # -- watch and settle ------------------------------------------------------------------
+
+    async def watch(self) -> int:
+        if not await self._db(self.store.try_acquire_job, "watch", self.replica, self._job_lease()):
+            return 0
+        changed = 0
+        now = self.clock()
+        for row in await self._db(self.store.markets, (S.SUBMITTED, S.DISPUTED)):
+            if row.state == S.SUBMITTED and row.submission.get("final_after", 0) > now:
+                continue
+            resolver = self.resolvers.get(row.source)
+            if resolver is None:
+                continue
+            try:
+                resolution = await resolver.state(_market_ref(row))
+                changed += await self._follow(row, resolution)
+            except (ResolverError, IllegalTransition) as error:
+                self.metrics.errors.labels("watch").inc()
+                emit(logger, logging.WARNING, "market.watch_failed", market=row.id, error=error)
+        for row in await self._db(self.store.markets_to_settle):
+            resolver = self.resolvers.get(row.source)
+            if resolver is None:
+                continue
+            try:
+                reference = await resolver.settle(_market_ref(row))
+            except ResolverError as error:
+                self.metrics.errors.labels("settle").inc()
+                emit(logger, logging.WARNING, "market.settle_failed", market=row.id, error=error)
+                continue
+            await self._db(self.store.mark_settled, row.id, reference or "")
+            emit(logger, logging.INFO, "market.settled", market=row.id, reference=reference)
+        return changed
+
+    async def _follow(self, row: MarketRow, resolution: Resolution) -> int:
+        status = resolution.status
+        if row.state == S.SUBMITTED and status is ResolutionStatus.FINAL:
+            await self._apply(row.id, E.WINDOW_PASSED, "challenge window passed undisputed")
+        elif row.state == S.SUBMITTED and status is ResolutionStatus.DISPUTED:
+            await self._apply(row.id, E.DISPUTED, "the answer was disputed")
+        elif row.state == S.DISPUTED and status is ResolutionStatus.FINAL:
+            upheld = resolution.outcome is not None and resolution.outcome != row.decided_outcome
+            await self._apply(
+                row.id,
+                E.DISPUTE_UPHELD if upheld else E.DISPUTE_REJECTED,
+                f"arbiter settled on {resolution.outcome}",
+            )
+        elif status is ResolutionStatus.RESET:
+            await self._apply(
+                row.id,
+                E.PROPOSAL_RESET,
+                "the arbiter asked for a new answer",
+                updates={"decided_outcome": None, "proof_checksum": None, "submission": {}},
+            )
+        else:
+            return 0
+        emit(logger, logging.INFO, "market.resolution", market=row.id, status=status.value)
+        return 1
+
+    # -- housekeeping ----------------------------------------------------------------------
+
+    async def housekeep(self) -> None:
+        counts = await self._db(self.store.count_by_state)
+        for state in MarketState:
+            self.metrics.markets.labels(state.value).set(counts.get(state.value, 0))
+        self.metrics.reviews_open.set(len(await self._db(self.store.reviews, "open")))
+
+    # -- one pass --------------------------------------------------------------------------
+
+    async def run_once(self) -> None:
+        """One full pass: poll, promote, work everything that is due, watch, settle."""
+        await self.poll()
+        await self.promote()
+        while await self.dispatch() or self._tasks:
+            await self.wait_idle()
+        await self.watch()
+        await self.housekeep()
+
+    async def drain(self) -> None:
+        """Start no new work; let in-flight markets finish within the drain timeout."""
+        self.draining = True
+        pending = list(self._tasks)
+        if not pending:
+            return
+        emit(logger, logging.INFO, "daemon.draining", in_flight=len(pending))
+        _, still_running = await asyncio.wait(pending, timeout=self.settings.drain_timeout)
+        for task in still_running:
+            task.cancel()
+        await asyncio.gather(*still_running, return_exceptions=True)
+
+
+def _json(document: dict[str, Any]) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    temporary = path.with_suffix(path.suffix + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
