@@ -61,9 +61,14 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'oracle.db'}"
         return
+    yield empty_postgres_database(request)
+
+
+def empty_postgres_database(request: pytest.FixtureRequest) -> str:
+    """The session's PostgreSQL test database with its schema emptied (skips without one)."""
     url: str = request.getfixturevalue("postgres_server_url")
     engine = create_engine(url)
     with engine.begin() as connection:
         connection.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
     engine.dispose()
-    yield url
+    return url

@@ -12,7 +12,6 @@ Answers are POSTed to `result_url` as JSON with an `Idempotency-Key` header
 from __future__ import annotations
 
 import json
-import time
 from datetime import datetime
 from typing import Any, Literal
 
@@ -177,10 +176,6 @@ class HttpMarketSource(_VenueClient):
 class WebhookResolver(_VenueClient):
     """Delivers answers for an HTTP venue's markets to its `result_url`."""
 
-    def __init__(self, config: HttpSourceConfig, clock: Any = time.time) -> None:
-        super().__init__(config)
-        self.clock = clock
-
     async def propose(self, market: MarketRef, outcome: str, proof_checksum: str) -> Receipt:
         payload = {
             "market_id": market.external_id,
@@ -193,7 +188,8 @@ class WebhookResolver(_VenueClient):
                 self.config.result_url, json=payload, headers={"Idempotency-Key": key}
             ) as response:
                 if 200 <= response.status < 300:
-                    return Receipt(reference=f"webhook:{key}", final_after=self.clock())
+                    # Accepted by the venue: no challenge window of ours to wait out.
+                    return Receipt(reference=f"webhook:{key}", final_after=0.0)
                 retryable = response.status >= 500 or response.status == 429
                 raise ResolverError(
                     f"source {self.config.name}: result webhook answered HTTP {response.status}",

@@ -236,7 +236,7 @@ class Daemon:
         while True:
             state = MarketState(row.state)
             if state is S.DUE:
-                row = await self._apply(
+                row = await self._step(
                     row.id,
                     E.RESEARCH_STARTED,
                     f"attempt {row.attempts + 1}",
@@ -267,14 +267,14 @@ class Daemon:
                 answer.agent_id, "failed" if failed else "answered"
             ).inc()
         await self._db(self.store.finish_run, run_id, "done")
-        return await self._apply(
+        return await self._step(
             row.id, E.RESEARCH_FINISHED, f"run {run_id}: {len(answers)} agents asked"
         )
 
     async def _decide(self, row: MarketRow) -> MarketRow:
         run = await self._db(self.store.latest_run, row.id, "done")
         if run is None or run.id is None:
-            return await self._apply(row.id, E.FAILED, "no finished research run to judge")
+            return await self._step(row.id, E.FAILED, "no finished research run to judge")
         results, failures = await self._db(self.store.run_answers, run.id)
         consensus_input = ConsensusInput(
             market=_core_market(row), results=tuple(results), failures=tuple(failures)
@@ -298,20 +298,20 @@ class Daemon:
             reasons="; ".join(result.review_reasons),
         )
         if result.action == "submit":
-            return await self._apply(
+            return await self._step(
                 row.id,
                 E.CONSENSUS_SUBMIT,
                 f"{result.outcome} agreed by {result.agreement_ratio:.0%} of valid agents",
                 updates={"decided_outcome": result.outcome, "proof_checksum": proof["checksum"]},
             )
         if result.action == "review":
-            row = await self._apply(row.id, E.CONSENSUS_REVIEW, "; ".join(result.review_reasons))
+            row = await self._step(row.id, E.CONSENSUS_REVIEW, "; ".join(result.review_reasons))
             review_id = await self._db(
                 self.store.open_review, row.id, consensus_id, list(result.review_reasons)
             )
             emit(logger, logging.INFO, "market.review_opened", market=row.id, review=review_id)
             return row
-        return await self._apply(
+        return await self._step(
             row.id,
             E.CONSENSUS_RESEARCH_AGAIN,
             "agents agree the event cannot be decided yet",
@@ -335,7 +335,7 @@ class Daemon:
         )
         await self._db(self.store.record_decision_proof, row.id, review.decided_outcome, proof)
         self._write_proof(row.id, proof)
-        return await self._apply(
+        return await self._step(
             row.id,
             E.SUBMISSION_STARTED,
             f"decided {review.decided_outcome} by {review.decided_by}",
@@ -371,7 +371,7 @@ class Daemon:
             reference=receipt.reference,
             proof=row.proof_checksum,
         )
-        return await self._apply(
+        return await self._step(
             row.id,
             E.PROPOSAL_CONFIRMED,
             f"accepted as {receipt.reference}",
@@ -392,14 +392,14 @@ class Daemon:
             self.settings.retry_backoff_max,
         )
         try:
-            return await self._apply(
+            return await self._step(
                 market_id,
                 E.FAILED,
                 reason[:1000],
                 updates={"next_attempt_at": self.clock() + delay},
             )
-        except IllegalTransition:
-            return row  # nothing in flight to fail (it already moved on)
+        except (IllegalTransition, LeaseLost):
+            return row  # it already moved on, or another replica holds it now
 
     async def _apply(
         self,
@@ -408,12 +408,31 @@ class Daemon:
         reason: str,
         updates: dict[str, Any] | None = None,
     ) -> MarketRow:
+        """A transition of a market nobody leases (singleton jobs)."""
         return await self._db(
             self.store.apply_event,
             market_id,
             event,
             actor=self.replica,
             reason=reason,
+            updates=updates,
+        )
+
+    async def _step(
+        self,
+        market_id: str,
+        event: MarketEvent,
+        reason: str,
+        updates: dict[str, Any] | None = None,
+    ) -> MarketRow:
+        """A transition of a market this replica leases; LeaseLost if it no longer does."""
+        return await self._db(
+            self.store.apply_event,
+            market_id,
+            event,
+            actor=self.replica,
+            reason=reason,
+            lease_owner=self.replica,
             updates=updates,
         )
 

@@ -73,7 +73,8 @@ class Store:
         self.clock = clock
 
     @contextmanager
-    def _session(self) -> Iterator[Session]:
+    def session(self) -> Iterator[Session]:
+        """One transaction: committed when the block ends, rolled back if it raises."""
         with Session(self.engine, expire_on_commit=False) as session, session.begin():
             yield session
 
@@ -85,7 +86,7 @@ class Store:
         for spec in specs:
             now = self.clock()
             try:
-                with self._session() as session:
+                with self.session() as session:
                     if session.get(MarketRow, spec.market_id) is not None:
                         continue
                     session.add(
@@ -120,21 +121,21 @@ class Store:
         return added
 
     def get_market(self, market_id: str) -> MarketRow:
-        with self._session() as session:
+        with self.session() as session:
             row = session.get(MarketRow, market_id)
             if row is None:
                 raise StoreError(f"market {market_id!r} is not known")
             return row
 
     def markets(self, states: Sequence[MarketState] = (), limit: int = 1000) -> list[MarketRow]:
-        with self._session() as session:
+        with self.session() as session:
             query = select(MarketRow).order_by(col(MarketRow.created_at)).limit(limit)
             if states:
                 query = query.where(col(MarketRow.state).in_(list(states)))
             return list(session.exec(query).all())
 
     def count_by_state(self) -> dict[str, int]:
-        with self._session() as session:
+        with self.session() as session:
             rows = session.exec(
                 select(MarketRow.state, func.count()).group_by(col(MarketRow.state))
             ).all()
@@ -143,7 +144,7 @@ class Store:
     def promotable(self, now: float, limit: int = 1000) -> list[MarketRow]:
         """Discovered markets whose resolution time has passed, and failed ones whose
         back-off has run out."""
-        with self._session() as session:
+        with self.session() as session:
             discovered = select(MarketRow).where(
                 col(MarketRow.state) == MarketState.DISCOVERED,
                 col(MarketRow.resolve_after) <= now,
@@ -158,7 +159,7 @@ class Store:
 
     def markets_to_settle(self, limit: int = 1000) -> list[MarketRow]:
         """Final markets with a callback waiting that nobody has settled yet."""
-        with self._session() as session:
+        with self.session() as session:
             rows = session.exec(
                 select(MarketRow).where(col(MarketRow.state) == MarketState.FINAL).limit(limit)
             ).all()
@@ -167,7 +168,7 @@ class Store:
             ]
 
     def mark_settled(self, market_id: str, reference: str) -> None:
-        with self._session() as session:
+        with self.session() as session:
             row = session.exec(
                 select(MarketRow).where(col(MarketRow.id) == market_id).with_for_update()
             ).one()
@@ -184,7 +185,7 @@ class Store:
     ) -> list[MarketRow]:
         """Lease up to `limit` markets in `states` whose lease has expired."""
         now = self.clock()
-        with self._session() as session:
+        with self.session() as session:
             query = (
                 select(MarketRow)
                 .where(col(MarketRow.state).in_(list(states)))
@@ -205,7 +206,7 @@ class Store:
 
     def renew_lease(self, market_id: str, owner: str, lease_seconds: float) -> None:
         now = self.clock()
-        with self._session() as session:
+        with self.session() as session:
             result = session.execute(
                 update(MarketRow)
                 .where(col(MarketRow.id) == market_id)
@@ -217,7 +218,7 @@ class Store:
                 raise LeaseLost(f"market {market_id!r}: lease lost by {owner}")
 
     def release_lease(self, market_id: str, owner: str) -> None:
-        with self._session() as session:
+        with self.session() as session:
             session.execute(
                 update(MarketRow)
                 .where(col(MarketRow.id) == market_id)
@@ -240,7 +241,7 @@ class Store:
         With `lease_owner`, the caller must still hold the market's lease.
         """
         now = self.clock()
-        with self._session() as session:
+        with self.session() as session:
             row = session.exec(
                 select(MarketRow).where(col(MarketRow.id) == market_id).with_for_update()
             ).first()
@@ -274,7 +275,7 @@ class Store:
     def update_market(self, market_id: str, lease_owner: str, **values: Any) -> None:
         """Change fields other than the state, under the caller's lease."""
         now = self.clock()
-        with self._session() as session:
+        with self.session() as session:
             result = session.execute(
                 update(MarketRow)
                 .where(col(MarketRow.id) == market_id)
@@ -286,7 +287,7 @@ class Store:
                 raise LeaseLost(f"market {market_id!r}: lease lost by {lease_owner}")
 
     def audit(self, market_id: str) -> list[AuditRow]:
-        with self._session() as session:
+        with self.session() as session:
             return list(
                 session.exec(
                     select(AuditRow)
@@ -298,7 +299,7 @@ class Store:
     # -- research ------------------------------------------------------------------------
 
     def start_run(self, market_id: str, attempt: int, owner: str) -> int:
-        with self._session() as session:
+        with self.session() as session:
             run = ResearchRunRow(
                 market_id=market_id, attempt=attempt, started_at=self.clock(), owner=owner
             )
@@ -311,7 +312,7 @@ class Store:
         self, run_id: int, answer: AgentResult | AgentFailure, latency_seconds: float
     ) -> None:
         """Store one agent's result with its sources, or its failure."""
-        with self._session() as session:
+        with self.session() as session:
             if isinstance(answer, AgentFailure):
                 session.add(
                     AgentResultRow(
@@ -351,7 +352,7 @@ class Store:
             )
 
     def finish_run(self, run_id: int, status: str) -> None:
-        with self._session() as session:
+        with self.session() as session:
             run = session.get(ResearchRunRow, run_id)
             if run is None:
                 raise StoreError(f"research run {run_id} is not known")
@@ -361,7 +362,7 @@ class Store:
 
     def run_answers(self, run_id: int) -> tuple[list[AgentResult], list[AgentFailure]]:
         """The answers recorded for a run, rebuilt as core models."""
-        with self._session() as session:
+        with self.session() as session:
             rows = session.exec(
                 select(AgentResultRow)
                 .where(col(AgentResultRow.run_id) == run_id)
@@ -407,7 +408,7 @@ class Store:
         return results, failures
 
     def latest_run(self, market_id: str, status: str | None = None) -> ResearchRunRow | None:
-        with self._session() as session:
+        with self.session() as session:
             query = (
                 select(ResearchRunRow)
                 .where(col(ResearchRunRow.market_id) == market_id)
@@ -422,7 +423,7 @@ class Store:
     def record_consensus(
         self, market_id: str, run_id: int, result: ConsensusResult, proof: dict[str, Any]
     ) -> int:
-        with self._session() as session:
+        with self.session() as session:
             row = ConsensusRow(
                 market_id=market_id,
                 run_id=run_id,
@@ -440,14 +441,14 @@ class Store:
             return row.id
 
     def consensus(self, consensus_id: int) -> ConsensusRow:
-        with self._session() as session:
+        with self.session() as session:
             row = session.get(ConsensusRow, consensus_id)
             if row is None:
                 raise StoreError(f"consensus {consensus_id} is not known")
             return row
 
     def latest_consensus(self, market_id: str) -> ConsensusRow | None:
-        with self._session() as session:
+        with self.session() as session:
             return session.exec(
                 select(ConsensusRow)
                 .where(col(ConsensusRow.market_id) == market_id)
@@ -456,7 +457,7 @@ class Store:
 
     def record_decision_proof(self, market_id: str, outcome: str, proof: dict[str, Any]) -> int:
         """Store the proof of a person's decision beside the verdicts it overrides."""
-        with self._session() as session:
+        with self.session() as session:
             row = ConsensusRow(
                 market_id=market_id,
                 run_id=None,
@@ -474,7 +475,7 @@ class Store:
             return row.id
 
     def open_review(self, market_id: str, consensus_id: int | None, reasons: Sequence[str]) -> int:
-        with self._session() as session:
+        with self.session() as session:
             row = ReviewItemRow(
                 market_id=market_id,
                 consensus_id=consensus_id,
@@ -487,7 +488,7 @@ class Store:
             return row.id
 
     def reviews(self, status: str | None = "open") -> list[ReviewItemRow]:
-        with self._session() as session:
+        with self.session() as session:
             query = select(ReviewItemRow).order_by(col(ReviewItemRow.id))
             if status is not None:
                 query = query.where(col(ReviewItemRow.status) == status)
@@ -495,7 +496,7 @@ class Store:
 
     def decided_review(self, market_id: str) -> ReviewItemRow | None:
         """The latest decided review item of a market."""
-        with self._session() as session:
+        with self.session() as session:
             return session.exec(
                 select(ReviewItemRow)
                 .where(col(ReviewItemRow.market_id) == market_id)
@@ -504,7 +505,7 @@ class Store:
             ).first()
 
     def review(self, review_id: int) -> ReviewItemRow:
-        with self._session() as session:
+        with self.session() as session:
             row = session.get(ReviewItemRow, review_id)
             if row is None:
                 raise StoreError(f"review {review_id} does not exist")
@@ -515,7 +516,7 @@ class Store:
     ) -> MarketRow:
         """Record a person's decision and move the market to `reviewed`, atomically."""
         now = self.clock()
-        with self._session() as session:
+        with self.session() as session:
             item = session.exec(
                 select(ReviewItemRow).where(col(ReviewItemRow.id) == review_id).with_for_update()
             ).first()
@@ -567,7 +568,7 @@ class Store:
         """Hold the singleton job `name` for `lease_seconds`; True when this owner has it."""
         now = self.clock()
         try:
-            with self._session() as session:
+            with self.session() as session:
                 row = session.exec(
                     select(JobLeaseRow).where(col(JobLeaseRow.name) == name).with_for_update()
                 ).first()
@@ -584,12 +585,12 @@ class Store:
             return False  # another replica created the lease row at the same moment
 
     def get_checkpoint(self, name: str) -> dict[str, Any] | None:
-        with self._session() as session:
+        with self.session() as session:
             row = session.get(CheckpointRow, name)
             return dict(row.value) if row is not None else None
 
     def set_checkpoint(self, name: str, value: dict[str, Any]) -> None:
-        with self._session() as session:
+        with self.session() as session:
             row = session.get(CheckpointRow, name)
             if row is None:
                 session.add(CheckpointRow(name=name, value=value, updated_at=self.clock()))

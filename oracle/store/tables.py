@@ -141,13 +141,19 @@ class AuditRow(SQLModel, table=True):
 
 
 class TxIntentRow(SQLModel, table=True):
-    """A transaction the daemon intends to send, recorded before it is broadcast."""
+    """A transaction the daemon intends to send, recorded before it is broadcast
+    (the chain layer's `Intent`, whole, in `data`)."""
 
     __tablename__ = "tx_intent"
+    __table_args__ = (Index("ix_tx_intent_unfinished", "chain_id", "sender", "final"),)
 
     key: str = Field(primary_key=True, max_length=200)
+    chain_id: int
+    sender: str = Field(max_length=42)
+    nonce: int | None = None
+    state: str = Field(max_length=32)
+    final: bool
     data: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
-    status: str = Field(max_length=32, index=True)
     updated_at: float
 
 

@@ -1,8 +1,8 @@
 """initial schema
 
-Revision ID: ff0626ac5173
+Revision ID: 1e57e53838e3
 Revises:
-Create Date: 2026-11-22 02:57:22.661496
+Create Date: 2026-11-22 03:01:47.708909
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 import sqlmodel.sql.sqltypes
 from alembic import op
 
-revision = "ff0626ac5173"
+revision = "1e57e53838e3"
 down_revision = None
 branch_labels = None
 depends_on = None
@@ -78,13 +78,19 @@ def upgrade() -> None:
     op.create_table(
         "tx_intent",
         sa.Column("key", sqlmodel.sql.sqltypes.AutoString(length=200), nullable=False),
+        sa.Column("chain_id", sa.Integer(), nullable=False),
+        sa.Column("sender", sqlmodel.sql.sqltypes.AutoString(length=42), nullable=False),
+        sa.Column("nonce", sa.Integer(), nullable=True),
+        sa.Column("state", sqlmodel.sql.sqltypes.AutoString(length=32), nullable=False),
+        sa.Column("final", sa.Boolean(), nullable=False),
         sa.Column("data", sa.JSON(), nullable=False),
-        sa.Column("status", sqlmodel.sql.sqltypes.AutoString(length=32), nullable=False),
         sa.Column("updated_at", sa.Float(), nullable=False),
         sa.PrimaryKeyConstraint("key"),
     )
     with op.batch_alter_table("tx_intent", schema=None) as batch_op:
-        batch_op.create_index(batch_op.f("ix_tx_intent_status"), ["status"], unique=False)
+        batch_op.create_index(
+            "ix_tx_intent_unfinished", ["chain_id", "sender", "final"], unique=False
+        )
 
     op.create_table(
         "research_run",
@@ -228,7 +234,7 @@ def downgrade() -> None:
 
     op.drop_table("research_run")
     with op.batch_alter_table("tx_intent", schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f("ix_tx_intent_status"))
+        batch_op.drop_index("ix_tx_intent_unfinished")
 
     op.drop_table("tx_intent")
     with op.batch_alter_table("market", schema=None) as batch_op:
