@@ -1,0 +1,615 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.30;
+
+import {OracleBase} from "./utils/OracleBase.sol";
+import {AgentOracle} from "../src/AgentOracle.sol";
+import {IAgentOracle} from "../src/interfaces/IAgentOracle.sol";
+import {QuestionLib} from "../src/libraries/QuestionLib.sol";
+import {MockConsumer, EthRejecter} from "./mocks/MockConsumer.sol";
+import {Vm} from "forge-std/Vm.sol";
+
+/// @notice Requests, proposals, finality by time, settlement, withdrawals and views.
+contract AgentOracleTest is OracleBase {
+    // ---------------------------------------------------------------------------------------------------------
+    // constructor
+    // ---------------------------------------------------------------------------------------------------------
+
+    function test_Constructor_SetsConfigAndEmits() public {
+        vm.expectEmit();
+        emit IAgentOracle.OwnershipTransferred(address(0), owner);
+        AgentOracle o = new AgentOracle(owner, treasury, address(token), 5, 10 minutes);
+        assertEq(o.owner(), owner);
+        assertEq(o.treasury(), treasury);
+        (address t, uint96 a) = o.bond();
+        assertEq(t, address(token));
+        assertEq(a, 5);
+        (bool paused, uint8 k, uint8 n, uint32 minL, uint32 cbGas, uint32 safety) = o.config();
+        assertFalse(paused);
+        assertEq(k, 0);
+        assertEq(n, 0);
+        assertEq(minL, 10 minutes);
+        assertEq(cbGas, 500_000);
+        assertEq(safety, 2 days);
+        assertEq(o.INVALID_OUTCOME(), 65535);
+        assertEq(o.MAX_LIVENESS(), 90 days);
+    }
+
+    function test_RevertWhen_ConstructorOwnerIsZero() public {
+        vm.expectRevert(IAgentOracle.ZeroAddress.selector);
+        new AgentOracle(address(0), treasury, address(0), BOND, MIN_LIVENESS);
+    }
+
+    function test_RevertWhen_ConstructorTreasuryIsZero() public {
+        vm.expectRevert(IAgentOracle.ZeroAddress.selector);
+        new AgentOracle(owner, address(0), address(0), BOND, MIN_LIVENESS);
+    }
+
+    function test_RevertWhen_ConstructorMinLivenessTooLong() public {
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.ValueOutOfRange.selector, 90 days + 1, 0, 90 days));
+        new AgentOracle(owner, treasury, address(0), BOND, 90 days + 1);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // request
+    // ---------------------------------------------------------------------------------------------------------
+
+    function test_Request_StoresAndEmits() public {
+        bytes32 expected =
+            oracle.questionIdOf(requester, keccak256(TEXT), 3, T0 + 100, LIVENESS, address(0), bytes32("s"));
+        vm.expectEmit(address(oracle));
+        emit IAgentOracle.QuestionRequested(expected, requester, 3, T0 + 100, LIVENESS, TEXT);
+        vm.prank(requester);
+        bytes32 id = oracle.request(TEXT, 3, T0 + 100, LIVENESS, address(0), bytes32("s"));
+        assertEq(id, expected);
+        IAgentOracle.QuestionView memory q = oracle.getQuestion(id);
+        assertEq(q.status, IAgentOracle.Status.Requested);
+        assertEq(q.outcomeCount, 3);
+        assertEq(q.earliestTime, T0 + 100);
+        assertEq(q.liveness, LIVENESS);
+        assertEq(q.round, 0);
+        assertEq(q.callback, address(0));
+        assertEq(q.proposer, address(0));
+        assertEq(q.deadline, 0);
+        assertEq(q.finalizedAt, 0);
+    }
+
+    function test_Request_StoresCallback() public {
+        address cb = makeAddr("cb");
+        bytes32 id = _askWith(2, 0, LIVENESS, cb);
+        assertEq(oracle.getQuestion(id).callback, cb);
+    }
+
+    function test_Request_WorksWhilePaused() public {
+        vm.prank(pauser);
+        oracle.pause();
+        bytes32 id = _ask();
+        assertEq(_status(id), IAgentOracle.Status.Requested);
+    }
+
+    function test_Request_SameParamsDifferentRequestersDoNotCollide() public {
+        bytes32 a = _ask();
+        vm.prank(stranger);
+        bytes32 b = oracle.request(TEXT, 2, 0, LIVENESS, address(0), bytes32(0));
+        assertTrue(a != b);
+    }
+
+    function test_Request_Accepts256Outcomes() public {
+        bytes32 id = _askWith(256, 0, LIVENESS, address(0));
+        assertEq(oracle.getQuestion(id).outcomeCount, 256);
+        _propose(id, 255);
+        assertEq(oracle.getQuestion(id).outcome, 255);
+    }
+
+    function test_Request_LivenessBelowMinimumIsRaisedAtProposal() public {
+        bytes32 id = _askWith(2, 0, 1, address(0));
+        _propose(id, 0);
+        assertEq(oracle.getQuestion(id).deadline, T0 + MIN_LIVENESS);
+    }
+
+    function testFuzz_Request_IdMatchesLibraryAndView(
+        address who,
+        bytes calldata text,
+        uint16 outcomes,
+        uint32 earliest,
+        uint32 liveness,
+        address callback,
+        bytes32 salt
+    ) public {
+        vm.assume(text.length > 0);
+        outcomes = uint16(bound(outcomes, 2, 256));
+        liveness = uint32(bound(liveness, 0, 90 days));
+        vm.recordLogs();
+        vm.prank(who);
+        bytes32 id = oracle.request(text, outcomes, earliest, liveness, callback, salt);
+        assertEq(id, QuestionLib.questionId(who, keccak256(text), outcomes, earliest, liveness, callback, salt));
+        assertEq(id, oracle.questionIdOf(who, keccak256(text), outcomes, earliest, liveness, callback, salt));
+        // The hand-encoded event decodes like the declared one.
+        Vm.Log[] memory logs = vm.getRecordedLogs();
+        assertEq(logs.length, 1);
+        assertEq(logs[0].topics[0], IAgentOracle.QuestionRequested.selector);
+        assertEq(logs[0].topics[1], id);
+        assertEq(logs[0].topics[2], bytes32(uint256(uint160(who))));
+        assertEq(logs[0].data, abi.encode(outcomes, earliest, liveness, text), "event data must equal abi.encode");
+        IAgentOracle.QuestionView memory q = oracle.getQuestion(id);
+        assertEq(q.outcomeCount, outcomes);
+        assertEq(q.earliestTime, earliest);
+        assertEq(q.liveness, liveness);
+        assertEq(q.callback, callback);
+    }
+
+    function test_RevertWhen_RequestTextEmpty() public {
+        vm.expectRevert(IAgentOracle.EmptyText.selector);
+        oracle.request("", 2, 0, LIVENESS, address(0), bytes32(0));
+    }
+
+    function test_RevertWhen_RequestOutcomeCountBelowTwo() public {
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidOutcomeCount.selector, 1));
+        oracle.request(TEXT, 1, 0, LIVENESS, address(0), bytes32(0));
+    }
+
+    function test_RevertWhen_RequestOutcomeCountAbove256() public {
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidOutcomeCount.selector, 257));
+        oracle.request(TEXT, 257, 0, LIVENESS, address(0), bytes32(0));
+    }
+
+    function testFuzz_RevertWhen_RequestOutcomeCountOutOfRange(uint16 outcomes) public {
+        vm.assume(outcomes < 2 || outcomes > 256);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidOutcomeCount.selector, outcomes));
+        oracle.request(TEXT, outcomes, 0, LIVENESS, address(0), bytes32(0));
+    }
+
+    function test_RevertWhen_RequestLivenessAboveMax() public {
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidLiveness.selector, 90 days + 1, 90 days));
+        oracle.request(TEXT, 2, 0, 90 days + 1, address(0), bytes32(0));
+    }
+
+    function test_RevertWhen_RequestQuestionExists() public {
+        bytes32 id = _ask();
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.QuestionExists.selector, id));
+        _ask();
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // propose
+    // ---------------------------------------------------------------------------------------------------------
+
+    function test_Propose_RecordsAndEmits() public {
+        bytes32 id = _ask();
+        vm.expectEmit(address(oracle));
+        emit IAgentOracle.AnswerProposed(id, reporter, 1, PROOF, T0 + LIVENESS);
+        _propose(id, 1);
+        IAgentOracle.QuestionView memory q = oracle.getQuestion(id);
+        assertEq(q.status, IAgentOracle.Status.Proposed);
+        assertEq(q.outcome, 1);
+        assertEq(q.proposer, reporter);
+        assertEq(q.proofHash, PROOF);
+        assertEq(q.deadline, T0 + LIVENESS);
+        assertEq(q.finalizedAt, 0);
+        assertEq(q.earliestTime, 0);
+    }
+
+    function test_Propose_ByNonPrimaryReporter() public {
+        bytes32 id = _ask();
+        vm.prank(reporter2);
+        oracle.propose(id, 0, PROOF);
+        assertEq(oracle.getQuestion(id).proposer, reporter2);
+    }
+
+    function test_Propose_Invalid() public {
+        bytes32 id = _askAndPropose(INVALID);
+        vm.warp(T0 + LIVENESS);
+        (uint16 outcome,,) = _final(id);
+        assertEq(outcome, INVALID);
+    }
+
+    function test_Propose_AtEarliestTime() public {
+        bytes32 id = _askWith(2, T0 + 1 days, LIVENESS, address(0));
+        vm.warp(T0 + 1 days);
+        _propose(id, 0);
+        assertEq(_status(id), IAgentOracle.Status.Proposed);
+    }
+
+    function testFuzz_Propose_ValidOutcomes(uint16 outcomes, uint16 outcome) public {
+        outcomes = uint16(bound(outcomes, 2, 256));
+        vm.assume(outcome < outcomes || outcome == INVALID);
+        bytes32 id = _askWith(outcomes, 0, LIVENESS, address(0));
+        _propose(id, outcome);
+        assertEq(oracle.getQuestion(id).outcome, outcome);
+    }
+
+    function testFuzz_RevertWhen_ProposeOutcomeOutOfRange(uint16 outcomes, uint16 outcome) public {
+        outcomes = uint16(bound(outcomes, 2, 256));
+        vm.assume(outcome >= outcomes && outcome != INVALID);
+        bytes32 id = _askWith(outcomes, 0, LIVENESS, address(0));
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidOutcome.selector, id, outcome));
+        _propose(id, outcome);
+    }
+
+    function testFuzz_Propose_EarliestTime(uint32 earliest, uint32 at) public {
+        earliest = uint32(bound(earliest, T0, T0 + 365 days));
+        at = uint32(bound(at, T0, T0 + 400 days));
+        bytes32 id = _askWith(2, earliest, LIVENESS, address(0));
+        vm.warp(at);
+        if (at < earliest) {
+            vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TooEarly.selector, id, earliest));
+        }
+        _propose(id, 0);
+    }
+
+    function test_RevertWhen_ProposePaused() public {
+        bytes32 id = _ask();
+        vm.prank(pauser);
+        oracle.pause();
+        vm.expectRevert(IAgentOracle.ContractPaused.selector);
+        _propose(id, 0);
+    }
+
+    function test_RevertWhen_ProposeInMultiOperatorMode() public {
+        bytes32 id = _ask();
+        vm.startPrank(owner);
+        oracle.grantRole(makeAddr("op"), IAgentOracle.Role.Operator);
+        oracle.setThreshold(1);
+        vm.stopPrank();
+        vm.expectRevert(IAgentOracle.SignaturesRequired.selector);
+        _propose(id, 0);
+    }
+
+    function test_RevertWhen_ProposeCallerNotReporter() public {
+        bytes32 id = _ask();
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.MissingRole.selector, stranger, IAgentOracle.Role.Reporter));
+        vm.prank(stranger);
+        oracle.propose(id, 0, PROOF);
+    }
+
+    function test_RevertWhen_ProposeCallerIsRevokedPrimaryReporter() public {
+        bytes32 id = _ask();
+        vm.prank(owner);
+        oracle.revokeRole(reporter, IAgentOracle.Role.Reporter);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.MissingRole.selector, reporter, IAgentOracle.Role.Reporter));
+        _propose(id, 0);
+    }
+
+    function test_RevertWhen_ProposeUnknownQuestion() public {
+        vm.expectRevert(
+            abi.encodeWithSelector(IAgentOracle.InvalidStatus.selector, bytes32("nope"), IAgentOracle.Status.None)
+        );
+        _propose(bytes32("nope"), 0);
+    }
+
+    function test_RevertWhen_ProposeTwice() public {
+        bytes32 id = _askAndPropose(0);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidStatus.selector, id, IAgentOracle.Status.Proposed));
+        _propose(id, 1);
+    }
+
+    function test_RevertWhen_ProposeAfterFinal() public {
+        bytes32 id = _askAndPropose(0);
+        vm.warp(T0 + LIVENESS);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidStatus.selector, id, IAgentOracle.Status.Final));
+        _propose(id, 1);
+    }
+
+    function test_RevertWhen_ProposeTooEarly() public {
+        bytes32 id = _askWith(2, T0 + 1, LIVENESS, address(0));
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TooEarly.selector, id, T0 + 1));
+        _propose(id, 0);
+    }
+
+    function test_RevertWhen_ProposeInvalidOutcome() public {
+        bytes32 id = _ask();
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidOutcome.selector, id, 2));
+        _propose(id, 2);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // proposeBatch
+    // ---------------------------------------------------------------------------------------------------------
+
+    function _batch(uint256 n) internal returns (IAgentOracle.ProposalInput[] memory ps) {
+        ps = new IAgentOracle.ProposalInput[](n);
+        for (uint256 i; i < n; ++i) {
+            ps[i] = IAgentOracle.ProposalInput(_ask(bytes32(i)), uint16(i % 2), bytes20(keccak256(abi.encode(i))));
+        }
+    }
+
+    function test_ProposeBatch_ProposesAll() public {
+        IAgentOracle.ProposalInput[] memory ps = _batch(5);
+        vm.prank(reporter);
+        oracle.proposeBatch(ps);
+        for (uint256 i; i < 5; ++i) {
+            IAgentOracle.QuestionView memory q = oracle.getQuestion(ps[i].questionId);
+            assertEq(q.status, IAgentOracle.Status.Proposed);
+            assertEq(q.outcome, ps[i].outcome);
+            assertEq(q.proofHash, ps[i].proofHash);
+        }
+    }
+
+    function test_RevertWhen_ProposeBatchEmpty() public {
+        vm.expectRevert(IAgentOracle.EmptyBatch.selector);
+        vm.prank(reporter);
+        oracle.proposeBatch(new IAgentOracle.ProposalInput[](0));
+    }
+
+    function test_RevertWhen_ProposeBatchHasDuplicate() public {
+        IAgentOracle.ProposalInput[] memory ps = _batch(3);
+        ps[2] = ps[0];
+        vm.expectRevert(
+            abi.encodeWithSelector(IAgentOracle.InvalidStatus.selector, ps[0].questionId, IAgentOracle.Status.Proposed)
+        );
+        vm.prank(reporter);
+        oracle.proposeBatch(ps);
+        // all or nothing
+        assertEq(_status(ps[1].questionId), IAgentOracle.Status.Requested);
+    }
+
+    function test_RevertWhen_ProposeBatchCallerNotReporter() public {
+        IAgentOracle.ProposalInput[] memory ps = _batch(1);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.MissingRole.selector, stranger, IAgentOracle.Role.Reporter));
+        vm.prank(stranger);
+        oracle.proposeBatch(ps);
+    }
+
+    function test_RevertWhen_ProposeBatchPaused() public {
+        IAgentOracle.ProposalInput[] memory ps = _batch(1);
+        vm.prank(owner);
+        oracle.pause();
+        vm.expectRevert(IAgentOracle.ContractPaused.selector);
+        vm.prank(reporter);
+        oracle.proposeBatch(ps);
+    }
+
+    function test_RevertWhen_ProposeBatchInMultiOperatorMode() public {
+        IAgentOracle.ProposalInput[] memory ps = _batch(1);
+        vm.startPrank(owner);
+        oracle.grantRole(makeAddr("op"), IAgentOracle.Role.Operator);
+        oracle.setThreshold(1);
+        vm.stopPrank();
+        vm.expectRevert(IAgentOracle.SignaturesRequired.selector);
+        vm.prank(reporter);
+        oracle.proposeBatch(ps);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // finality by time
+    // ---------------------------------------------------------------------------------------------------------
+
+    function testFuzz_FinalityByTime(uint32 elapsed) public {
+        elapsed = uint32(bound(elapsed, 0, 365 days));
+        bytes32 id = _askAndPropose(1);
+        vm.warp(T0 + elapsed);
+        if (elapsed < LIVENESS) {
+            assertEq(_status(id), IAgentOracle.Status.Proposed);
+            vm.expectRevert(
+                abi.encodeWithSelector(IAgentOracle.InvalidStatus.selector, id, IAgentOracle.Status.Proposed)
+            );
+            oracle.finalResult(id);
+        } else {
+            assertEq(_status(id), IAgentOracle.Status.Final);
+            (uint16 outcome, bytes20 proofHash, uint32 finalizedAt) = _final(id);
+            assertEq(outcome, 1);
+            assertEq(proofHash, PROOF);
+            assertEq(finalizedAt, T0 + LIVENESS);
+            IAgentOracle.QuestionView memory q = oracle.getQuestion(id);
+            assertEq(q.finalizedAt, T0 + LIVENESS);
+            assertEq(q.proposer, reporter);
+        }
+    }
+
+    function test_RevertWhen_FinalResultNotFinal() public {
+        bytes32 id = _ask();
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidStatus.selector, id, IAgentOracle.Status.Requested));
+        oracle.finalResult(id);
+    }
+
+    function test_RevertWhen_FinalResultUnknown() public {
+        vm.expectRevert(
+            abi.encodeWithSelector(IAgentOracle.InvalidStatus.selector, bytes32(0), IAgentOracle.Status.None)
+        );
+        oracle.finalResult(bytes32(0));
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // settle
+    // ---------------------------------------------------------------------------------------------------------
+
+    function test_Settle_NoCallback() public {
+        bytes32 id = _askAndPropose(0);
+        vm.warp(T0 + LIVENESS);
+        vm.expectEmit(address(oracle));
+        emit IAgentOracle.Settled(id, address(0), 0, true);
+        vm.prank(stranger);
+        oracle.settle(id);
+        assertTrue(oracle.getQuestion(id).settled);
+        // settling never changes the answer
+        (uint16 outcome,, uint32 at) = _final(id);
+        assertEq(outcome, 0);
+        assertEq(at, T0 + LIVENESS);
+    }
+
+    function test_Settle_CallsCallback() public {
+        MockConsumer c = new MockConsumer(address(oracle));
+        bytes32 id = _askWith(2, 0, LIVENESS, address(c));
+        _propose(id, 1);
+        vm.warp(T0 + LIVENESS);
+        vm.expectEmit(address(oracle));
+        emit IAgentOracle.Settled(id, address(c), 1, true);
+        oracle.settle(id);
+        assertEq(c.calls(), 1);
+        assertEq(c.lastQuestionId(), id);
+        assertEq(c.lastOutcome(), 1);
+    }
+
+    function test_Settle_RecordsRevertingCallback() public {
+        MockConsumer c = new MockConsumer(address(oracle));
+        c.setMode(MockConsumer.Mode.Revert);
+        bytes32 id = _askWith(2, 0, LIVENESS, address(c));
+        _propose(id, 1);
+        vm.warp(T0 + LIVENESS);
+        vm.expectEmit(address(oracle));
+        emit IAgentOracle.Settled(id, address(c), 1, false);
+        oracle.settle(id);
+        assertTrue(oracle.getQuestion(id).settled);
+    }
+
+    function test_Settle_RecordsGasBurningCallback() public {
+        MockConsumer c = new MockConsumer(address(oracle));
+        c.setMode(MockConsumer.Mode.BurnGas);
+        bytes32 id = _askWith(2, 0, LIVENESS, address(c));
+        _propose(id, 1);
+        vm.warp(T0 + LIVENESS);
+        vm.expectEmit(address(oracle));
+        emit IAgentOracle.Settled(id, address(c), 1, false);
+        oracle.settle{gas: 1_000_000}(id);
+    }
+
+    function test_Settle_RecordsReturnBombCallback() public {
+        MockConsumer c = new MockConsumer(address(oracle));
+        c.setMode(MockConsumer.Mode.HugeRevert);
+        bytes32 id = _askWith(2, 0, LIVENESS, address(c));
+        _propose(id, 1);
+        vm.warp(T0 + LIVENESS);
+        uint256 before = gasleft();
+        oracle.settle{gas: 1_000_000}(id);
+        assertLt(before - gasleft(), 700_000);
+        assertTrue(oracle.getQuestion(id).settled);
+    }
+
+    function test_Settle_AfterArbiterResolution() public {
+        bytes32 id = _askProposeDispute(0);
+        vm.prank(arbiter);
+        oracle.overturn(id, 1);
+        oracle.settle(id);
+        assertTrue(oracle.getQuestion(id).settled);
+    }
+
+    function test_Settle_WhilePaused() public {
+        bytes32 id = _askAndPropose(0);
+        vm.prank(owner);
+        oracle.pause();
+        vm.warp(T0 + LIVENESS);
+        oracle.settle(id);
+        assertTrue(oracle.getQuestion(id).settled);
+    }
+
+    function test_RevertWhen_SettleNotFinal() public {
+        bytes32 id = _askAndPropose(0);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidStatus.selector, id, IAgentOracle.Status.Proposed));
+        oracle.settle(id);
+    }
+
+    function test_RevertWhen_SettleTwice() public {
+        bytes32 id = _askAndPropose(0);
+        vm.warp(T0 + LIVENESS);
+        oracle.settle(id);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.AlreadySettled.selector, id));
+        oracle.settle(id);
+    }
+
+    function test_RevertWhen_SettleWithTooLittleGasForCallback() public {
+        MockConsumer c = new MockConsumer(address(oracle));
+        bytes32 id = _askWith(2, 0, LIVENESS, address(c));
+        _propose(id, 1);
+        vm.warp(T0 + LIVENESS);
+        vm.expectPartialRevert(IAgentOracle.InsufficientGasForCallback.selector);
+        oracle.settle{gas: 200_000}(id);
+        assertFalse(oracle.getQuestion(id).settled);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // withdraw
+    // ---------------------------------------------------------------------------------------------------------
+
+    function test_Withdraw_PaysCredit() public {
+        bytes32 id = _askProposeDispute(0);
+        vm.prank(arbiter);
+        oracle.reopen(id);
+        assertEq(oracle.credits(disputer, address(0)), BOND);
+        address payable to = payable(makeAddr("to"));
+        vm.expectEmit(address(oracle));
+        emit IAgentOracle.Withdrawn(disputer, address(0), to, BOND);
+        vm.prank(disputer);
+        oracle.withdraw(address(0), to);
+        assertEq(to.balance, BOND);
+        assertEq(oracle.credits(disputer, address(0)), 0);
+        assertEq(address(oracle).balance, 0);
+    }
+
+    function test_Withdraw_TokenCredit() public {
+        _useTokenBond(7 ether);
+        bytes32 id = _askAndPropose(0);
+        vm.prank(disputer);
+        oracle.dispute(id);
+        vm.prank(arbiter);
+        oracle.confirm(id);
+        vm.prank(treasury);
+        oracle.withdraw(address(token), treasury);
+        assertEq(token.balanceOf(treasury), 7 ether);
+    }
+
+    function test_Withdraw_TokenReturningNothing() public {
+        _useTokenBond(7 ether);
+        token.setReturnNothing(true);
+        bytes32 id = _askAndPropose(0);
+        vm.prank(disputer);
+        oracle.dispute(id);
+        vm.prank(arbiter);
+        oracle.overturn(id, 1);
+        vm.prank(disputer);
+        oracle.withdraw(address(token), disputer);
+        assertEq(token.balanceOf(disputer), 1000 ether);
+    }
+
+    function test_RevertWhen_WithdrawToZero() public {
+        vm.expectRevert(IAgentOracle.ZeroAddress.selector);
+        oracle.withdraw(address(0), address(0));
+    }
+
+    function test_RevertWhen_WithdrawNothing() public {
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.NothingToWithdraw.selector, stranger, address(0)));
+        vm.prank(stranger);
+        oracle.withdraw(address(0), stranger);
+    }
+
+    function test_RevertWhen_WithdrawEthRejected() public {
+        bytes32 id = _askProposeDispute(0);
+        vm.prank(arbiter);
+        oracle.reopen(id);
+        EthRejecter r = new EthRejecter();
+        vm.expectRevert(
+            abi.encodeWithSelector(IAgentOracle.TransferFailed.selector, address(0), address(r), uint256(BOND))
+        );
+        vm.prank(disputer);
+        oracle.withdraw(address(0), address(r));
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // views
+    // ---------------------------------------------------------------------------------------------------------
+
+    function test_GetQuestion_Unknown() public view {
+        IAgentOracle.QuestionView memory q = oracle.getQuestion(bytes32("x"));
+        assertEq(q.status, IAgentOracle.Status.None);
+        assertEq(q.outcomeCount, 0);
+    }
+
+    function test_Views_Roles() public view {
+        assertTrue(oracle.hasRole(reporter, IAgentOracle.Role.Reporter));
+        assertFalse(oracle.hasRole(reporter, IAgentOracle.Role.Arbiter));
+        assertTrue(oracle.hasRole(arbiter, IAgentOracle.Role.Arbiter));
+        assertTrue(oracle.hasRole(pauser, IAgentOracle.Role.Pauser));
+        assertEq(oracle.reporterIdOf(reporter), 1);
+        assertEq(oracle.reporterIdOf(reporter2), 2);
+        assertEq(oracle.reporterIdOf(stranger), 0);
+        assertEq(oracle.reporterById(1), reporter);
+        assertEq(oracle.reporterById(2), reporter2);
+        assertEq(oracle.primaryReporter(), reporter);
+        assertEq(oracle.pendingOwner(), address(0));
+    }
+
+    function test_GetDispute_AndEmergency_Empty() public view {
+        IAgentOracle.DisputeInfo memory d = oracle.getDispute(bytes32(0));
+        assertEq(d.disputer, address(0));
+        IAgentOracle.EmergencyInfo memory e = oracle.getEmergency(bytes32(0));
+        assertEq(e.resolvableAt, 0);
+    }
+}
