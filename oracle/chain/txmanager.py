@@ -1,0 +1,844 @@
+"""TxManager: gets transactions of one signer on-chain exactly once, whatever happens.
+
+    manager = TxManager(pool, signer, store, settings.chain.tx, decoder=ErrorDecoder(abi))
+    await manager.recover()                       # finish what a previous process left
+    intent = await manager.submit(TxRequest(key="propose:0x..", to=oracle, data=calldata,
+                                            already_done=question_has_our_proposal))
+    intent.state  # CONFIRMED, REVERTED (intent.error_name == "QuestionExists"), SKIPPED, FAILED
+
+How (see docs/chain.md for the long version):
+
+* Idempotency: `submit` with a key that already has an intent resumes or returns it;
+  a new intent first runs the request's pre-send check (`already_done`) and is skipped
+  when the action is already on-chain.
+* Gas: estimated (a revert there raises `TxReverted` with the decoded custom error and
+  nothing is sent), times `gas_limit_multiplier`, at most `max_gas_limit`.
+* Fees: from `eth_feeHistory` (`oracle.chain.fees`). While the next base fee plus the
+  tip is above `max_fee_per_gas_gwei`, nothing is signed and `tx.fee_above_cap` is
+  logged; the transaction waits instead of overpaying.
+* Nonces: planned under a lock from the node's pending count and the store's unfinished
+  intents (`oracle.chain.nonces`), so concurrent submissions never collide; "nonce too
+  low" resyncs and re-signs.
+* Record, then broadcast: the signed transaction is `put` into the `IntentStore` before
+  it is sent, and every replacement is recorded before it is sent.
+* Monitoring, once per `poll_interval`: a receipt in a canonical block -> MINED, and at
+  `confirmations` deep -> CONFIRMED, or REVERTED with the revert decoded; a receipt whose
+  block left the chain (reorg) -> back to BROADCAST and sent again; a transaction the
+  node no longer knows (dropped) -> sent again; not mined after `resend_after_blocks` ->
+  replaced with fees bumped by `fee_bump_percent` (at least the market's), never above
+  the cap (`tx.fee_cap_reached` is logged and it waits); nonces below ours that nothing
+  will fill (a gap) -> filled with zero-value self-transfers; our nonce used by a
+  transaction we never signed -> the pre-send check runs again, then a fresh nonce.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from eth_typing import ChecksumAddress
+from eth_utils.address import to_checksum_address
+from hexbytes import HexBytes
+from web3.exceptions import BlockNotFound, TransactionNotFound, Web3RPCError
+
+from oracle.chain.errors import ChainError, RpcUnavailable, TxError, TxReverted
+from oracle.chain.fees import FeeChoice, Fees, bump_fees, choose_fees, gas_limit
+from oracle.chain.intents import Attempt, Inclusion, Intent, IntentState, IntentStore
+from oracle.chain.keys import Signer
+from oracle.chain.log import emit
+from oracle.chain.nonces import NonceBook, plan_nonce
+from oracle.chain.revert import DecodedError, ErrorDecoder, is_revert, revert_data
+from oracle.chain.rpc import RpcPool, Web3, describe_failure, is_node_failure, rpc_error_message
+from oracle.chain.settings import TxSettings
+
+logger = logging.getLogger(__name__)
+
+Precheck = Callable[[], Awaitable[bool]]
+IntentCheck = Callable[[Intent], Awaitable[bool]]
+NONCE_FILL_PREFIX = "nonce-fill:"
+PLAIN_TRANSFER_GAS = 21_000
+_FEE_LOG_EVERY = 10  # polls between repeated "waiting for fees" events
+
+_ALREADY_KNOWN = ("already known", "already imported", "known transaction", "alreadyknown")
+_NONCE_TOO_LOW = ("nonce too low", "nonce has already been used", "oldnonce")
+_UNDERPRICED = ("underpriced", "fee too low", "less than block base fee", "feecap")
+
+Outcome = Literal["sent", "nonce_low", "underpriced", "refused"]
+
+
+@dataclass(frozen=True)
+class TxRequest:
+    """One logical action. `key` makes it idempotent; `to=None` deploys `data`."""
+
+    key: str
+    to: str | None
+    data: bytes | str = b""
+    value: int = 0
+    gas_limit: int | None = None
+    already_done: Precheck | None = None
+
+    @property
+    def data_hex(self) -> str:
+        return HexBytes(self.data).to_0x_hex() if self.data else "0x"
+
+
+def _gwei(wei: int) -> float:
+    return round(wei / 10**9, 4)
+
+
+class TxManager:
+    """Sends and follows the transactions of one signer on one chain (one manager each)."""
+
+    def __init__(
+        self,
+        pool: RpcPool,
+        signer: Signer,
+        store: IntentStore,
+        settings: TxSettings | None = None,
+        *,
+        decoder: ErrorDecoder | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._pool = pool
+        self._signer = signer
+        self._store = store
+        self._settings = settings or TxSettings()
+        self._policy = self._settings.fee_policy()
+        self._decoder = decoder or ErrorDecoder()
+        self._clock = clock
+        self._book = NonceBook()
+        self._nonce_lock = asyncio.Lock()
+        self._key_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._tasks: dict[str, asyncio.Task[Intent]] = {}
+        self._prechecks: dict[str, Precheck] = {}
+        self._prefix_checks: dict[str, IntentCheck] = {}
+        self._cap_logged_at: dict[str, int] = {}
+        self._dropped_logged: dict[str, str] = {}
+
+    def __repr__(self) -> str:
+        return f"TxManager({self._signer.address})"
+
+    @property
+    def address(self) -> ChecksumAddress:
+        return self._signer.address
+
+    @property
+    def pool(self) -> RpcPool:
+        return self._pool
+
+    @property
+    def chain_id(self) -> int:
+        return self._pool.chain_id
+
+    # -- public API -------------------------------------------------------------------------
+
+    def register_precheck(self, prefix: str, check: IntentCheck) -> None:
+        """The pre-send check for recorded intents whose key starts with `prefix`.
+
+        Used when a request's own `already_done` is not at hand, i.e. for intents found in
+        the store after a restart; register before `recover()`.
+        """
+        self._prefix_checks[prefix] = check
+
+    async def submit(self, request: TxRequest) -> Intent:
+        """Send (or resume) `request` and wait until it is final."""
+        await self.send(request)
+        return await self.wait(request.key)
+
+    async def send(self, request: TxRequest) -> Intent:
+        """Record and broadcast `request` (or find its existing intent); do not wait.
+
+        A key whose intent is unfinished is resumed; CONFIRMED or SKIPPED is returned as
+        is; REVERTED or FAILED is tried again as a new transaction (pre-send check first).
+        Raises `TxReverted` when the gas estimate reverts (nothing is recorded or sent).
+        """
+        async with self._key_locks[request.key]:
+            if request.already_done is not None:
+                self._prechecks[request.key] = request.already_done
+            existing = await self._store.get(request.key)
+            if existing is not None:
+                if (
+                    existing.data != request.data_hex
+                    or (existing.to or "").lower() != (request.to or "").lower()
+                ):
+                    emit(logger, logging.WARNING, "tx.key_reused", key=request.key)
+                if not existing.final:
+                    self._follow(existing)
+                    return existing
+                if existing.state in (IntentState.CONFIRMED, IntentState.SKIPPED):
+                    return existing
+            intent = await self._create(request, existing)
+            if not intent.final:
+                self._follow(intent)
+            return intent
+
+    async def wait(self, key: str) -> Intent:
+        """Wait until the intent under `key` is final and return it."""
+        task = self._tasks.get(key)
+        if task is not None:
+            return await asyncio.shield(task)
+        intent = await self._store.get(key)
+        if intent is None:
+            raise TxError(f"{key}: no such intent")
+        if intent.final:
+            return intent
+        return await asyncio.shield(self._follow(intent))
+
+    async def resume(self) -> list[str]:
+        """Start following every unfinished intent of this signer; returns their keys."""
+        unfinished = await self._store.unfinished(self.chain_id, self.address)
+        if unfinished:
+            emit(
+                logger,
+                logging.INFO,
+                "tx.recovering",
+                count=len(unfinished),
+                keys=[i.key for i in unfinished],
+            )
+        for intent in unfinished:
+            self._follow(intent)
+        return [i.key for i in unfinished]
+
+    async def recover(self) -> list[Intent]:
+        """Reconcile every unfinished intent against the chain and wait until all are final."""
+        keys = await self.resume()
+        return [await self.wait(key) for key in keys]
+
+    async def close(self) -> None:
+        """Stop following (intents stay in the store; `recover()` continues them later)."""
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._tasks.clear()
+
+    # -- chain reads ------------------------------------------------------------------------
+
+    async def _head(self) -> int:
+        return int(await self._pool.call("eth_blockNumber", lambda w3: w3.eth.block_number))
+
+    async def _nonce_at(self, block: Literal["latest", "pending"]) -> int:
+        async def run(w3: Web3) -> int:
+            return int(await w3.eth.get_transaction_count(self.address, block))
+
+        return await self._pool.call("eth_getTransactionCount", run)
+
+    async def market(self) -> FeeChoice:
+        """What the fee policy would pay now (fees None: above the cap)."""
+
+        async def run(w3: Web3) -> Any:
+            return await w3.eth.fee_history(
+                self._settings.fee_history_blocks,
+                "latest",
+                [self._settings.priority_fee_percentile],
+            )
+
+        history = await self._pool.call("eth_feeHistory", run)
+        base_fees = [int(b) for b in history["baseFeePerGas"]]
+        rewards = [int(r[0]) for r in history.get("reward") or () if r]
+        return choose_fees(base_fees, rewards, self._policy)
+
+    async def _known(self, tx_hash: str) -> bool:
+        async def run(w3: Web3) -> bool:
+            try:
+                await w3.eth.get_transaction(HexBytes(tx_hash))
+            except TransactionNotFound:
+                return False
+            return True
+
+        return await self._pool.call("eth_getTransactionByHash", run)
+
+    async def _inclusion(self, intent: Intent) -> Inclusion | None:
+        """The canonical inclusion of any of the intent's attempts, newest first."""
+
+        async def run(w3: Web3) -> Inclusion | None:
+            for tx_hash in reversed(intent.hashes):
+                try:
+                    receipt = await w3.eth.get_transaction_receipt(HexBytes(tx_hash))
+                except TransactionNotFound:
+                    continue
+                if receipt is None or receipt.get("blockNumber") is None:
+                    continue
+                try:
+                    block = await w3.eth.get_block(receipt["blockNumber"])
+                except BlockNotFound:
+                    continue
+                if HexBytes(block["hash"]) != HexBytes(receipt["blockHash"]):
+                    continue  # a stale receipt from a block that left the chain
+                contract = receipt.get("contractAddress")
+                return Inclusion(
+                    tx_hash=tx_hash,
+                    block_number=int(receipt["blockNumber"]),
+                    block_hash=HexBytes(receipt["blockHash"]).to_0x_hex(),
+                    status=int(receipt["status"]),
+                    gas_used=int(receipt["gasUsed"]),
+                    effective_gas_price=int(receipt.get("effectiveGasPrice", 0)),
+                    contract_address=str(contract) if contract else None,
+                )
+            return None
+
+        return await self._pool.call("eth_getTransactionReceipt", run)
+
+    # -- building blocks --------------------------------------------------------------------
+
+    def _now(self) -> float:
+        return self._clock()
+
+    async def _save(self, intent: Intent, **changes: Any) -> Intent:
+        updated = intent.model_copy(update={**changes, "updated_at": self._now()})
+        await self._store.put(updated)
+        return updated
+
+    async def _estimate(self, request: TxRequest) -> int:
+        call: dict[str, Any] = {"from": self.address, "data": request.data_hex}
+        if request.to is not None:
+            call["to"] = request.to
+        if request.value:
+            call["value"] = request.value
+
+        async def run(w3: Web3) -> int:
+            return int(await w3.eth.estimate_gas(call))  # type: ignore[arg-type]
+
+        failure: BaseException | None = None
+        try:
+            estimate = await self._pool.call("eth_estimateGas", run)
+        except RpcUnavailable:
+            raise
+        except Exception as error:
+            if is_node_failure(error):
+                raise
+            failure = error
+        if failure is not None:
+            if is_revert(failure):
+                decoded = self._decoder.decode(revert_data(failure))
+                raise TxReverted(request.key, str(decoded), decoded.name)
+            reason = (
+                rpc_error_message(failure)
+                if isinstance(failure, Web3RPCError)
+                else describe_failure(failure)
+            )
+            raise TxError(f"{request.key}: gas estimation failed: {reason}")
+        try:
+            return gas_limit(
+                estimate, self._settings.gas_multiplier(), self._settings.max_gas_limit
+            )
+        except ValueError as error:
+            raise TxError(f"{request.key}: {error}") from None
+
+    async def _fees_for_new(self, key: str) -> Fees:
+        """Market fees; while they are above the cap, wait and say so."""
+        polls = 0
+        while True:
+            choice = await self.market()
+            if choice.fees is not None:
+                if polls:
+                    emit(logger, logging.INFO, "tx.fee_wait_over", key=key, polls=polls)
+                return choice.fees
+            if polls % _FEE_LOG_EVERY == 0:
+                emit(
+                    logger,
+                    logging.WARNING,
+                    "tx.fee_above_cap",
+                    key=key,
+                    required_gwei=_gwei(choice.required),
+                    base_fee_gwei=_gwei(choice.base_fee),
+                    cap_gwei=_gwei(self._policy.max_fee_per_gas),
+                )
+            polls += 1
+            await asyncio.sleep(self._settings.poll_interval)
+
+    async def _next_nonce(self, exclude: str | None = None) -> int:
+        """Plan and take a nonce; the caller holds the nonce lock."""
+        pending = await self._nonce_at("pending")
+        unfinished = await self._store.unfinished(self.chain_id, self.address)
+        live = {i.nonce for i in unfinished if i.nonce is not None and i.key != exclude}
+        before = self._book.next_nonce
+        plan = self._book.plan(pending, live)
+        if plan.resynced:
+            emit(
+                logger,
+                logging.INFO,
+                "tx.nonce_resync",
+                address=self.address,
+                local=before,
+                chain_pending=pending,
+                next=plan.next_nonce,
+            )
+        return self._book.take()
+
+    async def _sign(self, intent_like: Intent, nonce: int, fees: Fees) -> Attempt:
+        tx: dict[str, Any] = {
+            "chainId": self.chain_id,
+            "nonce": nonce,
+            "value": intent_like.value,
+            "data": intent_like.data,
+            "gas": intent_like.gas_limit,
+            "maxFeePerGas": fees.max_fee_per_gas,
+            "maxPriorityFeePerGas": fees.max_priority_fee_per_gas,
+            "type": 2,
+        }
+        if intent_like.to is not None:
+            tx["to"] = to_checksum_address(intent_like.to)
+        signed = await self._signer.sign_transaction(tx)
+        return Attempt(
+            tx_hash=signed.hash_hex,
+            raw_tx="0x" + signed.raw.hex(),
+            max_fee_per_gas=fees.max_fee_per_gas,
+            max_priority_fee_per_gas=fees.max_priority_fee_per_gas,
+        )
+
+    async def _broadcast(self, intent: Intent) -> tuple[Outcome, str]:
+        raw = HexBytes(intent.latest.raw_tx)
+
+        async def run(w3: Web3) -> Any:
+            return await w3.eth.send_raw_transaction(raw)
+
+        try:
+            await self._pool.call("eth_sendRawTransaction", run)
+        except Web3RPCError as error:
+            message = rpc_error_message(error)
+            lowered = message.lower()
+            if any(m in lowered for m in _ALREADY_KNOWN):
+                return "sent", message
+            if any(m in lowered for m in _NONCE_TOO_LOW):
+                return "nonce_low", message
+            if any(m in lowered for m in _UNDERPRICED):
+                return "underpriced", message
+            return "refused", message
+        return "sent", ""
+
+    def _sent(self, intent: Intent, head: int) -> tuple[Attempt, ...]:
+        latest = intent.latest.model_copy(update={"sent_at_block": head})
+        return (*intent.attempts[:-1], latest)
+
+    async def _record_skipped(self, request: TxRequest) -> Intent:
+        now = self._now()
+        intent = Intent(
+            key=request.key,
+            chain_id=self.chain_id,
+            sender=self.address,
+            to=request.to,
+            data=request.data_hex,
+            value=request.value,
+            state=IntentState.SKIPPED,
+            error="the pre-send check found the action already done on-chain",
+            created_at=now,
+            updated_at=now,
+        )
+        await self._store.put(intent)
+        emit(logger, logging.INFO, "tx.skipped", key=request.key)
+        return intent
+
+    async def _precheck(self, intent: Intent) -> bool | None:
+        """Whether the intent's action is already done; None when no check is known."""
+        if intent.key.startswith(NONCE_FILL_PREFIX):
+            return True  # a filler is never re-sent with another nonce
+        check = self._prechecks.get(intent.key)
+        if check is not None:
+            return await check()
+        for prefix, by_intent in self._prefix_checks.items():
+            if intent.key.startswith(prefix):
+                return await by_intent(intent)
+        return None
+
+    # -- creating and first broadcast -------------------------------------------------------
+
+    async def _create(self, request: TxRequest, previous: Intent | None) -> Intent:
+        if request.already_done is not None and await request.already_done():
+            return await self._record_skipped(request)
+        gas = request.gas_limit or await self._estimate(request)
+        fees = await self._fees_for_new(request.key)
+        now = self._now()
+        draft = Intent(
+            key=request.key,
+            chain_id=self.chain_id,
+            sender=self.address,
+            to=request.to,
+            data=request.data_hex,
+            value=request.value,
+            gas_limit=gas,
+            state=IntentState.SIGNED,
+            superseded_hashes=previous.hashes + previous.superseded_hashes if previous else (),
+            created_at=now,
+            updated_at=now,
+        )
+        async with self._nonce_lock:
+            nonce = await self._next_nonce(exclude=request.key)
+            attempt = await self._sign(draft, nonce, fees)
+            intent = draft.model_copy(update={"nonce": nonce, "attempts": (attempt,)})
+            await self._store.put(intent)  # recorded before it is broadcast
+            emit(
+                logger,
+                logging.INFO,
+                "tx.signed",
+                key=intent.key,
+                nonce=nonce,
+                tx_hash=attempt.tx_hash,
+                max_fee_gwei=_gwei(fees.max_fee_per_gas),
+                tip_gwei=_gwei(fees.max_priority_fee_per_gas),
+                gas=gas,
+            )
+            return await self._first_broadcast(intent)
+
+    async def _first_broadcast(self, intent: Intent) -> Intent:
+        """Broadcast a freshly signed intent; the caller holds the nonce lock."""
+        for _ in range(5):
+            try:
+                outcome, message = await self._broadcast(intent)
+                head = await self._head()
+            except RpcUnavailable as error:
+                emit(logger, logging.WARNING, "tx.broadcast_deferred", key=intent.key, why=error)
+                return intent  # stays SIGNED; the monitor broadcasts it later
+            assert intent.nonce is not None
+            nonce: int = intent.nonce
+            if outcome == "sent":
+                intent = await self._save(
+                    intent, state=IntentState.BROADCAST, attempts=self._sent(intent, head)
+                )
+                emit(
+                    logger,
+                    logging.INFO,
+                    "tx.broadcast",
+                    key=intent.key,
+                    nonce=intent.nonce,
+                    tx_hash=intent.latest.tx_hash,
+                )
+                return intent
+            if outcome == "nonce_low":
+                emit(
+                    logger, logging.WARNING, "tx.nonce_too_low", key=intent.key, nonce=intent.nonce
+                )
+                nonce = await self._next_nonce(exclude=intent.key)
+                fees = self._fees_of(intent.latest)
+            elif outcome == "underpriced":
+                market = await self.market()
+                fees = market.fees or self._fees_of(intent.latest)
+                bumped = bump_fees(self._fees_of(intent.latest), market, self._policy)
+                fees = bumped or fees
+            else:
+                self._book.give_back(nonce)
+                emit(logger, logging.ERROR, "tx.refused", key=intent.key, reason=message)
+                return await self._save(
+                    intent, state=IntentState.FAILED, error=f"node refused it: {message}"
+                )
+            attempt = await self._sign(intent, nonce, fees)
+            intent = await self._save(
+                intent,
+                nonce=nonce,
+                attempts=(attempt,),
+                superseded_hashes=intent.superseded_hashes + intent.hashes,
+            )
+        return intent  # still SIGNED: the monitor keeps trying
+
+    @staticmethod
+    def _fees_of(attempt: Attempt) -> Fees:
+        return Fees(attempt.max_fee_per_gas, attempt.max_priority_fee_per_gas)
+
+    # -- following --------------------------------------------------------------------------
+
+    def _follow(self, intent: Intent) -> asyncio.Task[Intent]:
+        task = self._tasks.get(intent.key)
+        if task is None or task.done():
+            task = asyncio.create_task(self._drive(intent), name=f"tx:{intent.key}")
+            self._tasks[intent.key] = task
+        return task
+
+    async def _drive(self, intent: Intent) -> Intent:
+        try:
+            while not intent.final:
+                try:
+                    intent = await self._step(intent)
+                except RpcUnavailable as error:
+                    emit(logger, logging.WARNING, "tx.rpc_unavailable", key=intent.key, why=error)
+                except ChainError as error:
+                    emit(logger, logging.WARNING, "tx.step_failed", key=intent.key, why=error)
+                except Exception as error:
+                    why = (
+                        describe_failure(error)
+                        if is_node_failure(error)
+                        else f"{type(error).__name__}: {error}"
+                    )
+                    emit(logger, logging.ERROR, "tx.step_failed", key=intent.key, why=why)
+                if not intent.final:
+                    await asyncio.sleep(self._settings.poll_interval)
+            return intent
+        finally:
+            if self._tasks.get(intent.key) is asyncio.current_task():
+                del self._tasks[intent.key]
+
+    async def _step(self, intent: Intent) -> Intent:
+        """One look at the chain; returns the intent as it now stands (already stored)."""
+        head = await self._head()
+        if intent.state == IntentState.SIGNED:
+            return await self._rebroadcast(intent, head, reason="recorded, not yet broadcast")
+        inclusion = await self._inclusion(intent)
+        if inclusion is not None:
+            return await self._included(intent, inclusion, head)
+        if intent.state == IntentState.MINED:
+            assert intent.inclusion is not None
+            emit(
+                logger,
+                logging.WARNING,
+                "tx.reorged",
+                key=intent.key,
+                tx_hash=intent.inclusion.tx_hash,
+                block_number=intent.inclusion.block_number,
+                block_hash=intent.inclusion.block_hash,
+            )
+            intent = await self._save(intent, state=IntentState.BROADCAST, inclusion=None)
+            return await self._rebroadcast(intent, head, reason="reorg")
+        assert intent.nonce is not None
+        if await self._nonce_at("latest") > intent.nonce:
+            inclusion = await self._inclusion(intent)  # mined between the two reads?
+            if inclusion is not None:
+                return await self._included(intent, inclusion, head)
+            return await self._nonce_consumed(intent)
+        if not await self._known(intent.latest.tx_hash):
+            emit(
+                logger, logging.WARNING, "tx.dropped", key=intent.key, tx_hash=intent.latest.tx_hash
+            )
+            return await self._rebroadcast(intent, head, reason="dropped")
+        sent_at = intent.latest.sent_at_block if intent.latest.sent_at_block is not None else head
+        if head - sent_at >= self._settings.resend_after_blocks:
+            await self._fill_gaps(intent)
+            return await self._replace(intent, head)
+        return intent
+
+    async def _included(self, intent: Intent, inclusion: Inclusion, head: int) -> Intent:
+        if intent.inclusion is not None and intent.inclusion.block_hash != inclusion.block_hash:
+            emit(
+                logger,
+                logging.WARNING,
+                "tx.reorged",
+                key=intent.key,
+                tx_hash=intent.inclusion.tx_hash,
+                block_number=intent.inclusion.block_number,
+                block_hash=intent.inclusion.block_hash,
+                now_in_block=inclusion.block_number,
+            )
+        depth = head - inclusion.block_number + 1
+        if depth >= self._settings.confirmations:
+            return await self._finish(intent, inclusion)
+        if intent.state != IntentState.MINED or intent.inclusion != inclusion:
+            intent = await self._save(intent, state=IntentState.MINED, inclusion=inclusion)
+            emit(
+                logger,
+                logging.INFO,
+                "tx.mined",
+                key=intent.key,
+                tx_hash=inclusion.tx_hash,
+                block_number=inclusion.block_number,
+                confirmations=depth,
+            )
+        return intent
+
+    async def _finish(self, intent: Intent, inclusion: Inclusion) -> Intent:
+        if inclusion.status == 1:
+            intent = await self._save(intent, state=IntentState.CONFIRMED, inclusion=inclusion)
+            emit(
+                logger,
+                logging.INFO,
+                "tx.confirmed",
+                key=intent.key,
+                tx_hash=inclusion.tx_hash,
+                block_number=inclusion.block_number,
+                gas_used=inclusion.gas_used,
+            )
+            return intent
+        decoded = await self._why_reverted(intent, inclusion)
+        intent = await self._save(
+            intent,
+            state=IntentState.REVERTED,
+            inclusion=inclusion,
+            error=str(decoded),
+            error_name=decoded.name,
+        )
+        emit(
+            logger,
+            logging.ERROR,
+            "tx.reverted",
+            key=intent.key,
+            tx_hash=inclusion.tx_hash,
+            error=str(decoded),
+        )
+        return intent
+
+    async def _why_reverted(self, intent: Intent, inclusion: Inclusion) -> DecodedError:
+        """Replay the reverted transaction: an exact trace if the node offers one, else a call."""
+        try:
+            trace = await self._pool.request(
+                "debug_traceTransaction", [inclusion.tx_hash, {"tracer": "callTracer"}]
+            )
+            output = trace.get("output") if isinstance(trace, dict) else None
+            if output:
+                return self._decoder.decode(output)
+        except Exception as error:  # tracing is optional on many nodes
+            logger.debug("trace unavailable for %s: %s", intent.key, type(error).__name__)
+        call: dict[str, Any] = {
+            "from": self.address,
+            "data": intent.data,
+            "value": intent.value,
+            "gas": intent.gas_limit,
+        }
+        if intent.to is not None:
+            call["to"] = intent.to
+
+        async def run(w3: Web3) -> Any:
+            return await w3.eth.call(call, inclusion.block_number - 1)  # type: ignore[arg-type]
+
+        try:
+            await self._pool.call("eth_call", run)
+        except Exception as error:
+            if is_revert(error):
+                return self._decoder.decode(revert_data(error))
+        return DecodedError("Empty")
+
+    async def _rebroadcast(self, intent: Intent, head: int, *, reason: str) -> Intent:
+        outcome, message = await self._broadcast(intent)
+        if outcome == "sent":
+            intent = await self._save(
+                intent, state=IntentState.BROADCAST, attempts=self._sent(intent, head)
+            )
+            emit(
+                logger,
+                logging.INFO,
+                "tx.rebroadcast",
+                key=intent.key,
+                tx_hash=intent.latest.tx_hash,
+                reason=reason,
+            )
+            return intent
+        if outcome == "underpriced":
+            if intent.state == IntentState.SIGNED:
+                intent = await self._save(intent, state=IntentState.BROADCAST)
+            return await self._replace(intent, head, because="the node wants higher fees")
+        if outcome == "nonce_low":
+            # Mined (the next look finds the receipt) or consumed by someone else.
+            if intent.state == IntentState.SIGNED:
+                intent = await self._save(
+                    intent, state=IntentState.BROADCAST, attempts=self._sent(intent, head)
+                )
+            return intent
+        emit(logger, logging.WARNING, "tx.rebroadcast_refused", key=intent.key, reason=message)
+        return intent
+
+    async def _replace(self, intent: Intent, head: int, *, because: str = "not mined") -> Intent:
+        assert intent.nonce is not None
+        previous = self._fees_of(intent.latest)
+        market = await self.market()
+        fees = bump_fees(previous, market, self._policy)
+        if fees is None:
+            last = self._cap_logged_at.get(intent.key)
+            if last is None or head - last >= self._settings.resend_after_blocks:
+                self._cap_logged_at[intent.key] = head
+                emit(
+                    logger,
+                    logging.WARNING,
+                    "tx.fee_cap_reached",
+                    key=intent.key,
+                    nonce=intent.nonce,
+                    max_fee_gwei=_gwei(previous.max_fee_per_gas),
+                    required_gwei=_gwei(market.required),
+                    cap_gwei=_gwei(self._policy.max_fee_per_gas),
+                )
+            return intent
+        attempt = await self._sign(intent, intent.nonce, fees)
+        intent = await self._save(intent, attempts=(*intent.attempts, attempt))
+        emit(
+            logger,
+            logging.INFO,
+            "tx.replaced",
+            key=intent.key,
+            nonce=intent.nonce,
+            because=because,
+            tx_hash=attempt.tx_hash,
+            max_fee_gwei=_gwei(fees.max_fee_per_gas),
+            tip_gwei=_gwei(fees.max_priority_fee_per_gas),
+        )
+        outcome, _ = await self._broadcast(intent)
+        if outcome == "sent":
+            intent = await self._save(intent, attempts=self._sent(intent, head))
+        return intent
+
+    async def _nonce_consumed(self, intent: Intent) -> Intent:
+        emit(
+            logger,
+            logging.WARNING,
+            "tx.nonce_consumed",
+            key=intent.key,
+            nonce=intent.nonce,
+            hashes=list(intent.hashes),
+        )
+        done = await self._precheck(intent)
+        if done is None:
+            # Without a way to tell whether the action happened, never sign it again on
+            # our own: the caller decides (submitting the key again runs its check).
+            return await self._save(
+                intent,
+                state=IntentState.FAILED,
+                superseded_hashes=intent.superseded_hashes + intent.hashes,
+                error="nonce used by another transaction and no pre-send check is known",
+            )
+        if done:
+            return await self._save(
+                intent,
+                state=IntentState.SKIPPED,
+                superseded_hashes=intent.superseded_hashes + intent.hashes,
+                error="nonce used by another transaction; the action is already done",
+            )
+        fees = await self._fees_for_new(intent.key)
+        async with self._nonce_lock:
+            nonce = await self._next_nonce(exclude=intent.key)
+            attempt = await self._sign(intent, nonce, fees)
+            intent = await self._save(
+                intent,
+                state=IntentState.SIGNED,
+                nonce=nonce,
+                attempts=(attempt,),
+                inclusion=None,
+                superseded_hashes=intent.superseded_hashes + intent.hashes,
+            )
+            return await self._first_broadcast(intent)
+
+    async def _fill_gaps(self, intent: Intent) -> None:
+        """Fill nonces below `intent`'s that nothing will fill (else it waits forever)."""
+        assert intent.nonce is not None
+        # Against the mined nonce, not the pending one: a node may count our own queued
+        # transaction as pending although the nonce below it is missing.
+        mined = await self._nonce_at("latest")
+        if mined >= intent.nonce:
+            return
+        unfinished = await self._store.unfinished(self.chain_id, self.address)
+        live = {i.nonce for i in unfinished if i.nonce is not None}
+        holes = [h for h in plan_nonce(mined, live, None).holes if h < intent.nonce]
+        for hole in holes:
+            key = f"{NONCE_FILL_PREFIX}{self.address}:{hole}"
+            existing = await self._store.get(key)
+            if existing is not None and not existing.final:
+                continue
+            market = await self.market()
+            if market.fees is None:
+                return
+            now = self._now()
+            filler = Intent(
+                key=key,
+                chain_id=self.chain_id,
+                sender=self.address,
+                to=self.address,
+                gas_limit=PLAIN_TRANSFER_GAS,
+                nonce=hole,
+                state=IntentState.SIGNED,
+                created_at=now,
+                updated_at=now,
+            )
+            filler = filler.model_copy(
+                update={"attempts": (await self._sign(filler, hole, market.fees),)}
+            )
+            await self._store.put(filler)
+            emit(logger, logging.WARNING, "tx.nonce_gap", address=self.address, nonce=hole)
+            self._follow(filler)
