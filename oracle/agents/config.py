@@ -1,4 +1,7 @@
-"""Agent configuration (`agents:` in config.yaml): a name, a kind, kind-specific settings."""
+"""Agent configuration (`agents:` in config.yaml): a name, a kind, kind-specific settings.
+
+Kinds: `replay` (below), `llm` (oracle/agents/llm.py), `data` (oracle/agents/data.py).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from oracle.agents.base import ResearchAgent
+from oracle.agents.data import DataAgent, DataAgentConfig
+from oracle.agents.llm import LlmAgent, LlmAgentConfig
 from oracle.agents.replay import ReplayAgent
 
 AgentName = Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")]
@@ -28,11 +33,17 @@ class ReplayAgentConfig(BaseModel):
     model_family: str | None = None
 
 
-AgentConfig = Annotated[ReplayAgentConfig, Field(discriminator="kind")]
+AgentConfig = Annotated[
+    ReplayAgentConfig | LlmAgentConfig | DataAgentConfig, Field(discriminator="kind")
+]
 
 
 def build_agent(config: AgentConfig) -> ResearchAgent:
     """A fresh, isolated agent for `config`."""
+    if isinstance(config, LlmAgentConfig):
+        return LlmAgent(config)
+    if isinstance(config, DataAgentConfig):
+        return DataAgent(config)
     return ReplayAgent(
         config.name,
         config.directory,

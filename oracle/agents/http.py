@@ -1,0 +1,100 @@
+"""JSON over HTTP for search providers and data endpoints: bounded, retried on 429.
+
+Errors name the service and the problem, never a header or a key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import aiohttp
+
+from oracle.agents.tools import RateLimited, ToolError
+
+MAX_JSON_BYTES = 5_000_000
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """Seconds from a Retry-After header (seconds or an HTTP date); None when absent or bad."""
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    parsed = email.utils.parsedate_tz(value)
+    if parsed is None:
+        return None
+    return max(email.utils.mktime_tz(parsed) - (time.time() if now is None else now), 0.0)
+
+
+async def request_json(
+    session: aiohttp.ClientSession,
+    service: str,
+    method: str,
+    url: str,
+    *,
+    params: Mapping[str, str | int] | None = None,
+    json_body: Any = None,
+    headers: Mapping[str, str] | None = None,
+    timeout_seconds: float = 15.0,
+    max_retries: int = 2,
+    max_retry_wait_seconds: float = 10.0,
+    max_bytes: int = MAX_JSON_BYTES,
+) -> Any:
+    """The decoded JSON body; ToolError (RateLimited for 429) naming `service` otherwise."""
+    for attempt in range(max_retries + 1):
+        try:
+            async with asyncio.timeout(timeout_seconds):
+                async with session.request(
+                    method,
+                    url,
+                    params=params,
+                    json=json_body,
+                    headers=headers,
+                    allow_redirects=False,
+                ) as response:
+                    if response.status == 429:
+                        wait = retry_after_seconds(response.headers.get("Retry-After"))
+                        wait = 1.0 * 2**attempt if wait is None else wait
+                        if attempt == max_retries or wait > max_retry_wait_seconds:
+                            raise RateLimited(
+                                f"{service}: rate limited (429), retry after {wait:g} s"
+                            )
+                        await asyncio.sleep(wait)
+                        continue
+                    if response.status >= 500 and attempt < max_retries:
+                        await asyncio.sleep(0.5 * 2**attempt)
+                        continue
+                    if response.status != 200:
+                        raise ToolError(f"{service}: HTTP {response.status}")
+                    body = await _read_capped(response, max_bytes, service)
+        except TimeoutError:
+            raise ToolError(f"{service}: timed out after {timeout_seconds:g} s") from None
+        except aiohttp.ClientError as error:
+            raise ToolError(f"{service}: {type(error).__name__}") from None
+        try:
+            return json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            first_line = body[:200].decode("utf-8", "replace").splitlines()
+            hint = f": {first_line[0]}" if first_line else ""
+            raise ToolError(f"{service}: the answer is not JSON{hint}") from None
+    raise ToolError(f"{service}: no answer")  # pragma: no cover (the loop always returns)
+
+
+async def _read_capped(response: aiohttp.ClientResponse, max_bytes: int, service: str) -> bytes:
+    if response.content_length is not None and response.content_length > max_bytes:
+        raise ToolError(f"{service}: the answer is larger than {max_bytes} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_chunked(65536):
+        size += len(chunk)
+        if size > max_bytes:
+            raise ToolError(f"{service}: the answer is larger than {max_bytes} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)

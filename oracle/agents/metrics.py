@@ -1,0 +1,84 @@
+"""Per-run statistics of research agents and their Prometheus metrics.
+
+The metrics live on a registry of their own, `AGENT_METRICS.registry` (the daemon's
+exporter can serve it beside its own); tests build their own `AgentMetrics`. Labels are
+agent names, tools and results, never market ids.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prometheus_client import CollectorRegistry, Counter
+
+
+@dataclass
+class RunStats:
+    """What one research run used: recorded on the agent (`last_run`) and in metrics."""
+
+    agent: str
+    market_id: str
+    model: str = ""
+    result: str = "failed"  # answered, failed, too_early
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    tool_calls: int = 0
+    searches: int = 0
+    pages_opened: int = 0
+    tool_errors: int = 0
+    answer_retries: int = 0
+    sources_dropped: int = 0
+    wall_seconds: float = 0.0
+    error: str | None = None
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class AgentMetrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        self.runs = Counter(
+            "oracle_agent_runs_total",
+            "Research runs, by agent and result (answered, failed, too_early).",
+            ["agent", "result"],
+            registry=r,
+        )
+        self.tokens = Counter(
+            "oracle_agent_tokens_total",
+            "Model tokens used, by agent and direction (input, output).",
+            ["agent", "direction"],
+            registry=r,
+        )
+        self.cost = Counter(
+            "oracle_agent_cost_usd_total",
+            "Estimated model cost in US dollars, by agent (from the configured prices).",
+            ["agent"],
+            registry=r,
+        )
+        self.tool_calls = Counter(
+            "oracle_agent_tool_calls_total",
+            "Tool calls, by agent, tool and result (ok, error).",
+            ["agent", "tool", "result"],
+            registry=r,
+        )
+        self.model_calls = Counter(
+            "oracle_agent_model_calls_total", "Model requests, by agent.", ["agent"], registry=r
+        )
+
+    def record_run(self, stats: RunStats) -> None:
+        self.runs.labels(stats.agent, stats.result).inc()
+        self.tokens.labels(stats.agent, "input").inc(stats.input_tokens)
+        self.tokens.labels(stats.agent, "output").inc(stats.output_tokens)
+        self.cost.labels(stats.agent).inc(stats.cost_usd)
+        self.model_calls.labels(stats.agent).inc(stats.model_calls)
+
+    def record_tool(self, agent: str, tool: str, ok: bool) -> None:
+        self.tool_calls.labels(agent, tool, "ok" if ok else "error").inc()
+
+
+AGENT_METRICS = AgentMetrics()

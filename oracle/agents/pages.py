@@ -1,0 +1,295 @@
+"""Reading web pages for agents: bounded in size and time, and never inside the network.
+
+Every hop of a fetch is checked before a connection is made: the scheme must be http(s),
+and the host is resolved and **every** address it resolves to must be public. Private,
+loopback, link-local, shared, multicast and reserved addresses are refused (IPv4-mapped
+IPv6 included) unless `allow_private_addresses` is set or the address is in
+`allowed_networks`; both exist for tests and must stay off in production. The connector
+resolves through the same check, so a name that changes its answer between the check and
+the connection (DNS rebinding) is refused too. Redirects are followed by hand, at most
+`max_redirects`, each target checked again. Pages must declare an allowed content type,
+may be at most `max_bytes` long, and the whole fetch must finish within `timeout_seconds`
+(a server that trickles bytes is cut off). Text is decoded by the declared charset, else
+the page's `<meta charset>`, else detected, and extracted with trafilatura.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import re
+import socket
+from dataclasses import dataclass
+from typing import Annotated
+from urllib.parse import urljoin, urlsplit
+
+import aiohttp
+from aiohttp.abc import AbstractResolver, ResolveResult
+from pydantic import BaseModel, ConfigDict, Field
+
+from oracle.agents.tools import ToolError
+
+IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
+Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+
+
+class PageSettings(BaseModel):
+    """`pages:` of an agent."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_bytes: int = Field(3_000_000, ge=1024, description="Largest page read, in bytes.")
+    timeout_seconds: Seconds = Field(20.0, description="Whole fetch, redirects included.")
+    connect_timeout_seconds: Seconds = 5.0
+    max_redirects: int = Field(5, ge=0, le=20)
+    content_types: tuple[str, ...] = ("text/html", "application/xhtml+xml", "text/plain")
+    allow_private_addresses: bool = Field(
+        False, description="Tests only: fetch private, loopback and link-local addresses."
+    )
+    allowed_networks: tuple[IpNetwork, ...] = Field(
+        (), description="Tests only: networks exempt from the private-address block."
+    )
+    max_text_chars: int = Field(200_000, ge=1000, description="Extracted text kept per page.")
+    user_agent: str = "oracle-research-agent/0.1 (+https://github.com/oracle)"
+
+
+class BlockedAddress(ToolError):
+    """The URL leads to an address the agent may not fetch."""
+
+
+def _plain(address: IpAddress) -> IpAddress:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def address_allowed(address: IpAddress, settings: PageSettings) -> bool:
+    """True for a public unicast address, or one the settings explicitly exempt."""
+    if settings.allow_private_addresses:
+        return True
+    address = _plain(address)
+    if any(address in network for network in settings.allowed_networks):
+        return True
+    return address.is_global and not address.is_multicast
+
+
+class GuardedResolver(AbstractResolver):
+    """Resolves through `inner` and refuses a name if any of its addresses is not allowed."""
+
+    def __init__(self, settings: PageSettings, inner: AbstractResolver | None = None) -> None:
+        self._settings = settings
+        self._inner = inner  # the system resolver is made on first use, inside the loop
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        try:
+            literal: IpAddress | None = ipaddress.ip_address(host.strip("[]"))
+        except ValueError:
+            literal = None
+        if literal is not None:
+            self._check(host, [literal])
+            return [
+                ResolveResult(
+                    hostname=host,
+                    host=str(literal),
+                    port=port,
+                    family=socket.AF_INET6 if literal.version == 6 else socket.AF_INET,
+                    proto=0,
+                    flags=socket.AI_NUMERICHOST,
+                )
+            ]
+        if self._inner is None:
+            self._inner = aiohttp.ThreadedResolver()
+        try:
+            results = await self._inner.resolve(host, port, family)
+        except OSError:
+            raise ToolError(f"cannot resolve host {host}") from None
+        self._check(host, [ipaddress.ip_address(r["host"]) for r in results])
+        return results
+
+    def _check(self, host: str, addresses: list[IpAddress]) -> None:
+        if not addresses:
+            raise ToolError(f"cannot resolve host {host}")
+        for address in addresses:
+            if not address_allowed(address, self._settings):
+                raise BlockedAddress(
+                    f"refused: {host} resolves to {address}, a private, loopback or "
+                    "link-local address"
+                )
+
+    async def close(self) -> None:
+        if self._inner is not None:
+            await self._inner.close()
+
+
+class _ConnectorResolver(GuardedResolver):
+    """The connector's copy: raises OSError, which aiohttp reports as a connection error."""
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        try:
+            return await super().resolve(host, port, family)
+        except ToolError as error:
+            raise OSError(str(error)) from None
+
+
+@dataclass(frozen=True)
+class Page:
+    url: str
+    requested_url: str
+    title: str
+    published: str | None
+    text: str
+    content_type: str
+    size_bytes: int
+
+
+class PageReader:
+    """Fetches and extracts pages for one agent, on a session of its own."""
+
+    def __init__(self, settings: PageSettings, resolver: AbstractResolver | None = None) -> None:
+        self.settings = settings
+        self._guard = GuardedResolver(settings, resolver)
+        self._connector_resolver = _ConnectorResolver(settings, resolver)
+        self._session: aiohttp.ClientSession | None = None
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(
+                    limit=4, resolver=self._connector_resolver, use_dns_cache=False
+                ),
+                cookie_jar=aiohttp.DummyCookieJar(),
+                headers={"User-Agent": self.settings.user_agent},
+                timeout=aiohttp.ClientTimeout(
+                    total=None,
+                    sock_connect=self.settings.connect_timeout_seconds,
+                    sock_read=self.settings.timeout_seconds,
+                ),
+            )
+        return self._session
+
+    async def fetch(self, url: str) -> Page:
+        """The page at `url` after redirects; ToolError (BlockedAddress) says what went wrong."""
+        try:
+            async with asyncio.timeout(self.settings.timeout_seconds):
+                return await self._fetch(url)
+        except TimeoutError:
+            raise ToolError(f"{url}: timed out after {self.settings.timeout_seconds:g} s") from None
+
+    async def _fetch(self, url: str) -> Page:
+        current = url
+        for _hop in range(self.settings.max_redirects + 1):
+            host, port = self._target(current)
+            await self._guard.resolve(host, port)
+            try:
+                async with self.session.get(current, allow_redirects=False) as response:
+                    if response.status in REDIRECTS:
+                        location = response.headers.get("Location")
+                        if not location:
+                            raise ToolError(f"{current}: redirect without a Location")
+                        current = urljoin(current, location)
+                        continue
+                    if response.status != 200:
+                        raise ToolError(f"{current}: HTTP {response.status}")
+                    content_type = response.content_type.lower()
+                    if content_type not in self.settings.content_types:
+                        raise ToolError(
+                            f"{current}: content type {content_type or '(none)'} is not "
+                            f"readable (allowed: {', '.join(self.settings.content_types)})"
+                        )
+                    body = await self._read(response, current)
+                    charset = response.charset
+            except aiohttp.ClientConnectorError as error:
+                if "refused:" in str(error):  # the connector's guard (rebinding)
+                    raise BlockedAddress(f"{current}: refused: private address") from None
+                raise ToolError(f"{current}: cannot connect") from None
+            except aiohttp.ClientError as error:
+                raise ToolError(f"{current}: {type(error).__name__}") from None
+            return await asyncio.to_thread(self._extract, url, current, body, charset, content_type)
+        raise ToolError(f"{url}: more than {self.settings.max_redirects} redirects")
+
+    @staticmethod
+    def _target(url: str) -> tuple[str, int]:
+        try:
+            parts = urlsplit(url)
+            port = parts.port
+        except ValueError:
+            raise ToolError(f"{url!r} is not a valid URL") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ToolError(f"{url!r} is not an http(s) URL")
+        return parts.hostname, port or (443 if parts.scheme == "https" else 80)
+
+    async def _read(self, response: aiohttp.ClientResponse, url: str) -> bytes:
+        cap = self.settings.max_bytes
+        if response.content_length is not None and response.content_length > cap:
+            raise ToolError(f"{url}: the page is larger than the {cap}-byte cap")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.content.iter_chunked(65536):
+            size += len(chunk)
+            if size > cap:
+                raise ToolError(f"{url}: the page is larger than the {cap}-byte cap")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _extract(
+        self, requested: str, url: str, body: bytes, charset: str | None, content_type: str
+    ) -> Page:
+        import trafilatura  # noqa: PLC0415 (slow to import; only agents that read pages need it)
+
+        text = decode(body, charset)
+        title, published = "", None
+        if content_type == "text/plain":
+            extracted = text
+        else:
+            # deduplicate=False: trafilatura's de-duplication cache is process-wide, so a
+            # page read twice (by two runs or two agents) would come back empty.
+            extracted = trafilatura.extract(
+                text, url=url, include_comments=False, include_tables=True, deduplicate=False
+            ) or trafilatura.html2txt(text)
+            metadata = trafilatura.extract_metadata(text, default_url=url)
+            if metadata is not None:
+                title = metadata.title or ""
+                published = metadata.date or None
+        return Page(
+            url=url,
+            requested_url=requested,
+            title=" ".join(title.split()),
+            published=published,
+            text=extracted[: self.settings.max_text_chars],
+            content_type=content_type,
+            size_bytes=len(body),
+        )
+
+    async def aclose(self) -> None:
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+
+
+def decode(body: bytes, charset: str | None) -> str:
+    """Bytes to text: declared charset, else <meta charset>, else UTF-8, else detected."""
+    candidates = [charset] if charset else []
+    meta = _META_CHARSET.search(body[:4096])
+    if meta is not None:
+        candidates.append(meta.group(1).decode("ascii", "ignore"))
+    for name in candidates:
+        try:
+            return body.decode(name, errors="replace")
+        except LookupError:
+            continue
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        import charset_normalizer  # noqa: PLC0415
+
+        best = charset_normalizer.from_bytes(body[:200_000]).best()
+        if best is not None and best.encoding:
+            return body.decode(best.encoding, errors="replace")
+        return body.decode("cp1252", errors="replace")

@@ -1,0 +1,189 @@
+"""`oracle backtest`: recorded answers with known outcomes through consensus and policy."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+
+from oracle.backtest import brier, load_recordings, run_backtest
+from oracle.cli import main
+from oracle.core import ConsensusParams, SourceThresholds
+from oracle.core.models import AgentResult
+from oracle.errors import InputError
+from oracle.testing import consensus_document, result, result_dict
+
+
+@dataclass
+class Outcome:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def oracle(*args: str) -> Outcome:
+    """The real entry point, in-process (a subprocess per call would cost seconds)."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    code = 0
+    with (
+        mock.patch.object(sys, "argv", ["oracle", *args]),
+        contextlib.redirect_stdout(stdout),
+        contextlib.redirect_stderr(stderr),
+    ):
+        try:
+            main()
+        except SystemExit as exit_request:
+            code = int(exit_request.code or 0)
+    return Outcome(code, stdout.getvalue(), stderr.getvalue())
+
+
+def vote(agent: str, outcome: str, confidence: float, family: str) -> dict[str, Any]:
+    return {**result_dict(agent, outcome, confidence), "model_family": family}
+
+
+def write(
+    directory: Path, name: str, votes: list[dict[str, Any]], final: str, **failures: str
+) -> None:
+    document = consensus_document(
+        votes, market_id=name, failures=[{"agent_id": a, "error": e} for a, e in failures.items()]
+    )
+    (directory / f"{name}.json").write_text(json.dumps({**document, "final_outcome": final}))
+
+
+@pytest.fixture
+def recordings(tmp_path: Path) -> Path:
+    # m1: unanimous, confident, right.  m2: unanimous, confident, WRONG.
+    # m3: 2 of 3 at middling confidence (0.65), right.  m4: split: review.
+    write(
+        tmp_path,
+        "m1",
+        [
+            vote("gpt", "YES", 0.95, "gpt"),
+            vote("claude", "YES", 0.9, "claude"),
+            vote("llama", "YES", 0.9, "llama"),
+        ],
+        "YES",
+    )
+    write(
+        tmp_path,
+        "m2",
+        [
+            vote("gpt", "YES", 0.9, "gpt"),
+            vote("claude", "YES", 0.9, "claude"),
+            vote("llama", "YES", 0.9, "llama"),
+        ],
+        "NO",
+    )
+    write(
+        tmp_path,
+        "m3",
+        [
+            vote("gpt", "NO", 0.65, "gpt"),
+            vote("claude", "NO", 0.65, "claude"),
+            vote("llama", "YES", 0.6, "llama"),
+        ],
+        "NO",
+    )
+    write(
+        tmp_path,
+        "m4",
+        [vote("gpt", "YES", 0.8, "gpt"), vote("claude", "NO", 0.8, "claude")],
+        "NO",
+        llama="timed out",
+    )
+    return tmp_path
+
+
+def test_brier_scores() -> None:
+    outcomes = ("YES", "NO")
+    assert brier(result("a", "YES", 1.0), outcomes, "YES") == 0.0
+    assert brier(result("a", "YES", 1.0), outcomes, "NO") == 1.0
+    assert brier(result("a", "YES", 0.8), outcomes, "YES") == pytest.approx(0.04)
+    assert brier(result("a", "UNDETERMINED", 0.9), outcomes, "NO") == pytest.approx(0.25)
+    three = ("A", "B", "C")
+    answer = AgentResult.model_validate({**result_dict("a", "A", 0.6), "outcome": "A"})
+    assert brier(answer, three, "A") == pytest.approx(((0.4) ** 2 + 2 * 0.2**2) / 2)
+
+
+def test_policy_figures_and_forecasters(recordings: Path) -> None:
+    report = run_backtest(
+        load_recordings(recordings), ConsensusParams(), SourceThresholds(), (0.67, 1.0), (0.5, 0.7)
+    )
+    p = report.policy
+    assert (p.markets, p.submitted, p.correct, p.wrong, p.reviewed) == (4, 3, 2, 1, 1)
+    assert p.coverage == 0.75
+    assert p.accuracy == pytest.approx(2 / 3)
+    assert p.wrong_submission_rate == 0.25
+    agents = {a.name: a for a in report.agents}
+    assert agents["llama"].failures == 1
+    assert agents["llama"].answers == 3
+    assert agents["gpt"].brier == pytest.approx((0.05**2 + 0.9**2 + 0.35**2 + 0.8**2) / 4)
+    assert {f.name for f in report.families} == {"gpt", "claude", "llama"}
+    sweep = {(s.threshold, s.min_confidence): s for s in report.sweep}
+    assert len(sweep) == 4
+    assert sweep[(0.67, 0.7)].submitted == 2  # m3 (0.65) now goes to review
+    assert sweep[(1.0, 0.5)].submitted == 2  # m3 was 2 of 3, not unanimous
+
+
+def test_bad_recordings_are_named(tmp_path: Path) -> None:
+    write(tmp_path, "m1", [vote("a", "YES", 0.9, "gpt")], "MAYBE")
+    with pytest.raises(
+        InputError, match=r"^m1\.json: final_outcome: must be one of YES, NO \(got 'MAYBE'\)$"
+    ):
+        load_recordings(tmp_path)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(InputError, match=r"empty: no \*\.json recordings"):
+        load_recordings(empty)
+
+
+def test_cli_text_and_json(recordings: Path) -> None:
+    text = oracle("backtest", str(recordings), "--thresholds", "0.67,1", "--min-confidences", "0.5")
+    assert text.returncode == 0, text.stderr
+    assert "coverage 75.0%" in text.stdout
+    assert "accuracy of auto-submitted answers: 66.7%  (2 right, 1 wrong)" in text.stdout
+    assert "wrong-submission rate: 25.0% of all markets" in text.stdout
+    assert "threshold  min_confidence  coverage  accuracy  wrong-submission rate" in text.stdout
+    as_json = oracle("backtest", str(recordings), "--format", "json")
+    assert as_json.returncode == 0, as_json.stderr
+    document = json.loads(as_json.stdout)
+    assert document["policy"]["wrong_submission_rate"] == 0.25
+    assert len(document["sweep"]) == 30
+    assert {a["name"] for a in document["agents"]} == {"gpt", "claude", "llama"}
+
+
+def test_cli_errors_exit_2(recordings: Path, tmp_path: Path) -> None:
+    bad = oracle("backtest", str(recordings), "--thresholds", "0.4")
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("error: sweep: consensus.threshold: must be between 0.5 and 1")
+    missing = oracle("backtest", str(tmp_path / "nope"))
+    assert missing.returncode == 2
+    assert "not a directory" in missing.stderr
+
+
+def test_config_check_warns_about_model_families(tmp_path: Path) -> None:
+    config = tmp_path / "oracle.yaml"
+    config.write_text(
+        "agents:\n"
+        + "".join(
+            f"  - {{name: {n}, kind: replay, directory: {tmp_path}, model_family: gpt}}\n"
+            for n in ("a", "b", "c")
+        )
+    )
+    checked = oracle("config", "check", "--config", str(config))
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stderr == (
+        "warning: consensus.min_model_families is 2 but the configured agents come from 1 "
+        "model family (gpt): every consensus they reach will go to review\n"
+    )
+    config.write_text(
+        config.read_text().replace("model_family: gpt}\n", "model_family: claude}\n", 1)
+    )
+    assert oracle("config", "check", "--config", str(config)).stderr == ""

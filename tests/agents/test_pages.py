@@ -1,0 +1,159 @@
+"""Page reading: extraction, charsets, and every way a page can be hostile or too big."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from oracle.agents.pages import BlockedAddress, Page, PageReader, PageSettings, address_allowed
+from oracle.agents.tools import ToolError
+
+from .fakes import LOCAL_NAMES, Internet, StaticResolver, serve
+
+LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"),)
+
+
+def read(
+    path: str,
+    *,
+    host: str = "127.0.0.1",
+    settings: PageSettings | None = None,
+    resolver: bool = True,
+) -> Page:
+    async def main(internet: Internet) -> Page:
+        reader = PageReader(
+            settings or PageSettings(allowed_networks=LOOPBACK, timeout_seconds=3),
+            StaticResolver(LOCAL_NAMES) if resolver else None,
+        )
+        try:
+            url = path if "://" in path else f"http://{host}:{internet.port}/pages/{path}"
+            return await reader.fetch(url)
+        finally:
+            await reader.aclose()
+
+    return run(main)
+
+
+def run(main: Callable[[Internet], Awaitable[Any]]) -> Any:
+    async def wrapper() -> Any:
+        async with serve(Internet()) as internet:
+            return await main(internet)
+
+    return asyncio.run(wrapper())
+
+
+def test_article_text_title_and_date_are_extracted() -> None:
+    page = read("election", host="www.reuters.com")
+    assert page.title == "Candidate wins election"
+    assert page.published == "2024-11-06"
+    assert "The candidate won the election" in page.text
+    assert "Menu Home About" not in page.text  # boilerplate removed
+    assert page.content_type == "text/html"
+
+
+def test_declared_charset_is_used() -> None:
+    page = read("latin1")
+    assert "Bürgermeister eröffnete das Café" in page.text
+    assert page.title == "Café in Zürich"
+
+
+def test_meta_charset_is_used_when_the_header_has_none() -> None:
+    page = read("cp1252-meta")
+    assert "He said \u201cyes\u201d \u2013 na\u00efve." in page.text
+
+
+def test_plain_text_is_read_as_is() -> None:
+    assert read("plain").text.startswith("plain text page")
+
+
+def test_other_content_types_are_refused() -> None:
+    with pytest.raises(ToolError, match=r"content type application/pdf is not readable"):
+        read("pdf")
+
+
+def test_http_errors_are_reported() -> None:
+    with pytest.raises(ToolError, match=r"/pages/missing: HTTP 404"):
+        read("missing")
+
+
+def test_redirects_are_followed_and_bounded() -> None:
+    page = read("to-election")
+    assert page.url.endswith("/pages/election")
+    assert page.requested_url.endswith("/pages/to-election")
+    settings = PageSettings(allowed_networks=LOOPBACK, max_redirects=3, timeout_seconds=3)
+    with pytest.raises(ToolError, match=r"more than 3 redirects"):
+        read("loop", settings=settings)
+
+
+def test_a_50_mb_page_is_cut_off_at_the_cap() -> None:
+    settings = PageSettings(allowed_networks=LOOPBACK, max_bytes=1_000_000, timeout_seconds=5)
+    started = time.monotonic()
+    with pytest.raises(ToolError, match=r"larger than the 1000000-byte cap"):
+        read("huge", settings=settings)  # chunked: discovered while reading
+    with pytest.raises(ToolError, match=r"larger than the 1000000-byte cap"):
+        read("declared-huge", settings=settings)  # Content-Length: refused before reading
+    assert time.monotonic() - started < 5
+
+
+def test_a_trickling_server_is_cut_off_by_the_timeout() -> None:
+    settings = PageSettings(allowed_networks=LOOPBACK, timeout_seconds=0.8)
+    started = time.monotonic()
+    with pytest.raises(ToolError, match=r"timed out after 0.8 s"):
+        read("trickle", settings=settings)
+    assert time.monotonic() - started < 3
+
+
+def test_private_addresses_are_refused_by_default() -> None:
+    production = PageSettings(timeout_seconds=3)
+    # The test server itself is on loopback: refused without the test-only exemption.
+    with pytest.raises(BlockedAddress, match=r"resolves to 127\.0\.0\.1"):
+        read("election", settings=production)
+    # A real name that resolves to loopback, through the system resolver.
+    with pytest.raises(BlockedAddress, match=r"localhost resolves to"):
+        read("http://localhost:9/x", settings=production, resolver=False)
+    for literal in (
+        "http://10.0.0.1/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[::1]:8080/",
+        "http://[::ffff:127.0.0.1]/",
+        "http://100.64.0.1/",
+        "http://0.0.0.0/",
+    ):
+        with pytest.raises(BlockedAddress):
+            read(literal, settings=production)
+
+
+def test_a_name_resolving_to_a_private_address_is_refused() -> None:
+    settings = PageSettings(allowed_networks=LOOPBACK, timeout_seconds=3)
+    with pytest.raises(BlockedAddress, match=r"intranet\.example resolves to 10\.1\.2\.3"):
+        read("http://intranet.example/secret", settings=settings)
+    # One private address among several is enough to refuse.
+    with pytest.raises(BlockedAddress, match=r"192\.168\.1\.20"):
+        read("election", host="mixed.example", settings=settings)
+
+
+def test_a_redirect_to_a_private_address_is_refused() -> None:
+    settings = PageSettings(allowed_networks=LOOPBACK, timeout_seconds=3)
+    with pytest.raises(BlockedAddress, match=r"intranet\.example resolves to 10\.1\.2\.3"):
+        read("to-private", settings=settings)
+
+
+def test_only_an_explicit_setting_allows_private_addresses() -> None:
+    assert not address_allowed(ipaddress.ip_address("192.168.0.1"), PageSettings())
+    assert address_allowed(ipaddress.ip_address("93.184.216.34"), PageSettings())
+    assert address_allowed(
+        ipaddress.ip_address("192.168.0.1"), PageSettings(allow_private_addresses=True)
+    )
+    assert PageSettings().allow_private_addresses is False
+    assert PageSettings().allowed_networks == ()
+
+
+def test_other_schemes_are_refused() -> None:
+    for url in ("file:///etc/passwd", "ftp://example.com/x", "gopher://x"):
+        with pytest.raises(ToolError, match="not an http"):
+            read(url)

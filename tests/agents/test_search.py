@@ -1,0 +1,142 @@
+"""Search providers against local servers speaking each provider's JSON (and RSS/Atom)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import aiohttp
+import pytest
+from pydantic import TypeAdapter
+
+from oracle.agents.search import SearchConfig, SearchHit, build_search_provider
+from oracle.agents.search.feeds import parse_feed
+from oracle.agents.tools import RateLimited, ToolError
+from oracle.errors import ConfigError
+
+from .fakes import Internet, serve
+
+CONFIG: TypeAdapter[Any] = TypeAdapter(SearchConfig)
+
+
+def search(
+    config: dict[str, Any], internet: Internet | None = None, query: str = "election results"
+) -> tuple[list[SearchHit], Internet]:
+    internet = internet or Internet()
+
+    async def main() -> list[SearchHit]:
+        async with serve(internet), aiohttp.ClientSession() as session:
+            document = {
+                key: value.replace("{url}", internet.url) if isinstance(value, str) else value
+                for key, value in config.items()
+            }
+            if "feeds" in document:
+                document["feeds"] = [f.replace("{url}", internet.url) for f in document["feeds"]]
+            provider = build_search_provider(
+                CONFIG.validate_python(document), lambda: session, "agents[a].search[0]"
+            )
+            return await provider.search(query, 2)
+
+    return asyncio.run(main()), internet
+
+
+def test_tavily(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TAVILY_TEST_KEY", "tvly-secret")
+    hits, internet = search(
+        {"kind": "tavily", "base_url": "{url}/tavily", "api_key_env": "TAVILY_TEST_KEY"}
+    )
+    assert [h.title for h in hits] == ["Candidate wins election", "Official certified results"]
+    assert hits[0].published == "2024-11-06T10:00:00+00:00"
+    assert hits[0].snippet == "Results are in."
+    assert hits[0].provider == "tavily"
+    request = internet.search_requests[0]
+    assert request["auth"] == "Bearer tvly-secret"
+    assert request["query"] == "election results"
+    assert request["max_results"] == 2
+
+
+def test_brave(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BRAVE_TEST_KEY", "brave-secret")
+    hits, internet = search(
+        {
+            "kind": "brave",
+            "base_url": "{url}/brave/res/v1/web/search",
+            "api_key_env": "BRAVE_TEST_KEY",
+        }
+    )
+    assert len(hits) == 2
+    assert hits[1].url.startswith("http://www.fec.gov:")
+    assert internet.search_requests[0]["token"] == "brave-secret"
+    assert internet.search_requests[0]["q"] == "election results"
+
+
+def test_searxng() -> None:
+    hits, internet = search({"kind": "searxng", "base_url": "{url}/searx"})
+    assert hits[0].title == "Candidate wins election"
+    assert internet.search_requests[0]["format"] == "json"
+
+
+def test_gdelt_json_served_as_html() -> None:
+    hits, internet = search(
+        {"kind": "gdelt", "base_url": "{url}/gdelt/api/v2/doc/doc", "timespan": "1w"}
+    )
+    assert hits[0].published == "2024-11-06T10:00:00+00:00"
+    assert hits[0].snippet == "reuters.com United States"
+    assert internet.search_requests[0]["mode"] == "ArtList"
+    assert internet.search_requests[0]["timespan"] == "1w"
+
+
+def test_rss_and_atom_feeds_are_searched_by_words() -> None:
+    config = {"kind": "rss", "feeds": ["{url}/feeds/rss.xml", "{url}/feeds/atom.xml"]}
+    hits, _ = search(config, query="certified official results")
+    assert hits[0].title == "Official certified results"
+    assert hits[0].published == "2024-11-06T10:00:00+00:00"
+    assert all("<b>" not in h.snippet for h in hits)
+    nothing, _ = search(config, query="zzz qqq")
+    assert nothing == []
+
+
+def test_feed_parser_rejects_non_xml() -> None:
+    with pytest.raises(ToolError, match="not XML"):
+        parse_feed(b"<html><body>oops")
+
+
+def test_429_with_retry_after_is_retried() -> None:
+    internet = Internet(search_failures={"searxng": [429]})
+    hits, _ = search({"kind": "searxng", "base_url": "{url}/searx"}, internet)
+    assert len(hits) == 2
+    assert internet.hits["searxng"] == 2
+
+
+def test_429_beyond_the_budget_fails_with_a_clear_error() -> None:
+    internet = Internet(search_failures={"searxng": [429, 429, 429]})
+    with pytest.raises(RateLimited, match=r"searxng: rate limited \(429\)"):
+        search({"kind": "searxng", "base_url": "{url}/searx", "max_retries": 1}, internet)
+
+
+def test_http_errors_name_the_provider_but_never_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BRAVE_TEST_KEY", "brave-secret")
+    internet = Internet(search_failures={"brave": [403]})
+    with pytest.raises(ToolError) as caught:
+        search(
+            {
+                "kind": "brave",
+                "base_url": "{url}/brave/res/v1/web/search",
+                "api_key_env": "BRAVE_TEST_KEY",
+            },
+            internet,
+        )
+    assert str(caught.value) == "brave: HTTP 403"
+
+
+def test_a_missing_key_is_a_config_error_naming_the_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_SUCH_KEY", raising=False)
+    with pytest.raises(
+        ConfigError,
+        match=r"agents\[a\]\.search\[0\]\.api_key_env: environment variable NO_SUCH_KEY is not set",
+    ):
+        search({"kind": "tavily", "api_key_env": "NO_SUCH_KEY"})
+    with pytest.raises(
+        ConfigError, match=r"agents\[a\]\.search\[0\]: needs api_key_env or api_key_file"
+    ):
+        search({"kind": "tavily"})
