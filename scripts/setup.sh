@@ -17,3 +17,16 @@ if [ -f contracts/package-lock.json ]; then
   fi
   export PATH="$PWD/contracts/node_modules/.bin:$PATH"
 fi
+# Prometheus' server and promtool, for tests/deploy (Debian's package), only when missing.
+# Without apt (or root) this warns instead of failing, and those tests skip saying why.
+if ! command -v promtool >/dev/null 2>&1; then
+  apt_get=(env DEBIAN_FRONTEND=noninteractive apt-get)
+  if [ "$(id -u)" -ne 0 ]; then apt_get=(sudo -n "${apt_get[@]}"); fi
+  if command -v apt-get >/dev/null 2>&1 \
+    && "${apt_get[@]}" update -qq >/dev/null 2>&1 \
+    && "${apt_get[@]}" install -y -qq --no-install-recommends prometheus >/dev/null 2>&1; then
+    echo "installed Debian's prometheus package (promtool, prometheus) for tests/deploy"
+  else
+    echo "warning: could not install Debian's prometheus package; tests/deploy will skip" >&2
+  fi
+fi
