@@ -6,18 +6,24 @@ Exit codes: 0 success; 1 a check failed (for example a proof that was altered);
 
 from __future__ import annotations
 
+import asyncio
+import getpass
 import json
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 import yaml
 
 from oracle import __version__
-from oracle.config import effective_config, load_settings
+from oracle.chain import cli as chain_cli
+from oracle.config import effective_config, load_settings, mask_url_password
 from oracle.core import build_proof, evaluate, parse_consensus_input, render_markdown, verify_proof
 from oracle.errors import OracleError
+
+if TYPE_CHECKING:
+    from oracle.store.repository import Store
 
 EXIT_CHECK_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -67,8 +73,12 @@ def config() -> None:
 @_config_option
 def config_check(config_path: str | None) -> None:
     """Validate the configuration and print the effective values, secrets masked."""
+    from oracle.agents.diversity import config_warnings
+
     settings = load_settings(config_path)
     click.echo(yaml.safe_dump(effective_config(settings), sort_keys=False), nl=False)
+    for warning in config_warnings(settings.agents, settings.consensus):
+        click.echo(f"warning: {warning}", err=True)
 
 
 @cli.command("consensus")
@@ -123,6 +133,180 @@ def proof_verify(proof_file: str) -> None:
         return
     click.echo(f"ALTERED: the content's checksum is {recomputed}, not the recorded one", err=True)
     sys.exit(EXIT_CHECK_FAILED)
+
+
+@cli.command("run")
+@_config_option
+@click.option("--once", is_flag=True, help="Make one full pass and exit (for cron or serverless).")
+def run(config_path: str | None, once: bool) -> None:
+    """Run the oracle daemon: poll, research, decide, submit or queue for review."""
+    from oracle.daemon.app import assemble
+    from oracle.daemon.runner import run_forever
+    from oracle.log import configure_logging
+
+    settings = load_settings(config_path)
+    configure_logging(settings.log.level, settings.log.format)
+    assembly = assemble(settings)
+
+    async def main() -> None:
+        try:
+            if once:
+                await assembly.daemon.run_once()
+            else:
+                await run_forever(assembly.daemon, settings.metrics)
+        finally:
+            await assembly.close()
+
+    asyncio.run(main())
+
+
+@cli.group()
+def db() -> None:
+    """Manage the database."""
+
+
+@db.command("upgrade")
+@_config_option
+def db_upgrade(config_path: str | None) -> None:
+    """Apply every pending schema migration to `database.url`."""
+    from oracle.daemon.app import open_store
+
+    settings = load_settings(config_path)
+    store = open_store(settings)
+    store.engine.dispose()
+    click.echo(f"database at {mask_url_password(settings.database.url)} is up to date")
+
+
+@cli.group()
+def review() -> None:
+    """The queue of markets a person must decide."""
+
+
+def _review_store(config_path: str | None) -> Store:
+    from oracle.daemon.app import open_store
+
+    return open_store(load_settings(config_path))
+
+
+@review.command("list")
+@_config_option
+@click.option("--all", "show_all", is_flag=True, help="Include decided items.")
+def review_list(config_path: str | None, show_all: bool) -> None:
+    """Review items, oldest first."""
+    store = _review_store(config_path)
+    items = store.reviews(None if show_all else "open")
+    if not items:
+        click.echo("no review items" if show_all else "no open review items")
+    for item in items:
+        market = store.get_market(item.market_id)
+        decided = f" -> {item.decided_outcome} by {item.decided_by}" if item.decided_outcome else ""
+        click.echo(f"{item.id:>5}  {item.status:<8} {market.id}  {market.question}{decided}")
+        for reason in item.reasons:
+            click.echo(f"       - {reason}")
+
+
+@review.command("show")
+@click.argument("review_id", type=int)
+@_config_option
+def review_show(review_id: int, config_path: str | None) -> None:
+    """One review item: the market, the reasons, and the proof's report."""
+    store = _review_store(config_path)
+    item = store.review(review_id)
+    market = store.get_market(item.market_id)
+    click.echo(f"review {item.id} ({item.status}) for market {market.id}")
+    click.echo(f"question: {market.question}")
+    click.echo(f"outcomes: {', '.join(market.outcomes)} (or INVALID)")
+    click.echo("reasons:")
+    for reason in item.reasons:
+        click.echo(f"  - {reason}")
+    if item.decided_outcome:
+        click.echo(f"decided: {item.decided_outcome} by {item.decided_by}: {item.decided_reason}")
+    if item.consensus_id is not None:
+        click.echo("")
+        click.echo(render_markdown(store.consensus(item.consensus_id).proof), nl=False)
+
+
+@review.command("decide")
+@click.argument("review_id", type=int)
+@click.option("--outcome", required=True, help="One of the market's outcomes, or INVALID.")
+@click.option("--reason", required=True, help="Why; recorded with the decision.")
+@click.option("--by", "decided_by", default=None, help="Who decides (default: the OS user).")
+@_config_option
+def review_decide(
+    review_id: int, outcome: str, reason: str, decided_by: str | None, config_path: str | None
+) -> None:
+    """Decide a review item; the daemon then delivers the answer."""
+    if not reason.strip():
+        _fail("--reason: must not be empty")
+    store = _review_store(config_path)
+    market = store.decide_review(
+        review_id, outcome, reason.strip(), decided_by or getpass.getuser()
+    )
+    click.echo(f"review {review_id}: {market.id} decided {outcome}; the daemon will submit it")
+
+
+def _numbers(option: str, text: str | None) -> tuple[float, ...] | None:
+    if text is None:
+        return None
+    try:
+        return tuple(float(item) for item in text.split(",") if item.strip())
+    except ValueError:
+        _fail(f"{option}: expected numbers separated by commas, got {text!r}")
+
+
+@cli.command("backtest")
+@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
+@_config_option
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+)
+@click.option("--thresholds", default=None, help="Sweep of consensus.threshold, e.g. 0.67,0.8,1.")
+@click.option(
+    "--min-confidences", default=None, help="Sweep of consensus.min_confidence, e.g. 0.5,0.8."
+)
+def backtest(
+    directory: str,
+    config_path: str | None,
+    output_format: str,
+    thresholds: str | None,
+    min_confidences: str | None,
+) -> None:
+    """Run recorded answers with known outcomes (`final_outcome`) in DIR through the policy."""
+    from pydantic import ValidationError
+
+    from oracle._pydantic_errors import describe
+    from oracle.backtest import (
+        DEFAULT_MIN_CONFIDENCES,
+        DEFAULT_THRESHOLDS,
+        load_recordings,
+        render_text,
+        run_backtest,
+    )
+
+    settings = load_settings(config_path)
+    recordings = load_recordings(Path(directory))
+    try:
+        report = run_backtest(
+            recordings,
+            settings.consensus,
+            settings.sources,
+            _numbers("--thresholds", thresholds) or DEFAULT_THRESHOLDS,
+            _numbers("--min-confidences", min_confidences) or DEFAULT_MIN_CONFIDENCES,
+        )
+    except ValidationError as error:
+        _fail("sweep: " + "; ".join(describe(error, "consensus")))
+    if output_format == "json":
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        click.echo(render_text(report), nl=False)
+
+
+cli.add_command(chain_cli.keys)
+cli.add_command(chain_cli.chain)
 
 
 def main() -> None:

@@ -10,20 +10,25 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from oracle._pydantic_errors import describe
+from oracle.agents.config import AgentConfig
+from oracle.chain.settings import ChainSettings
 from oracle.core.params import ConsensusParams, SourceThresholds
+from oracle.daemon.chain_venue import ChainSourceConfig
+from oracle.daemon.http_venue import HttpSourceConfig
+from oracle.daemon.settings import DaemonSettings, MetricsSettings
 from oracle.errors import ConfigError
 
 DEFAULT_CONFIG_FILE = Path("config.yaml")
 CONFIG_FILE_ENV = "ORACLE_CONFIG"
-MASK = "********"
+MASK = "**********"  # what pydantic shows for a SecretStr
 
 
 class DatabaseSettings(BaseModel):
@@ -42,6 +47,9 @@ class LogSettings(BaseModel):
     format: Literal["json", "text"] = "json"
 
 
+MarketSourceConfig = Annotated[HttpSourceConfig | ChainSourceConfig, Field(discriminator="kind")]
+
+
 class Settings(BaseSettings):
     """The whole effective configuration of one oracle process."""
 
@@ -56,6 +64,21 @@ class Settings(BaseSettings):
     sources: SourceThresholds = SourceThresholds()
     database: DatabaseSettings = DatabaseSettings()
     log: LogSettings = LogSettings()
+    daemon: DaemonSettings = DaemonSettings()
+    metrics: MetricsSettings = MetricsSettings()
+    agents: tuple[AgentConfig, ...] = ()
+    market_sources: tuple[MarketSourceConfig, ...] = ()
+
+    @field_validator("agents", "market_sources")
+    @classmethod
+    def _unique_names(cls, value: tuple[Any, ...]) -> tuple[Any, ...]:
+        names = [item.name for item in value]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"names must be unique; repeated: {', '.join(duplicates)}")
+        return value
+
+    chain: ChainSettings = ChainSettings()
 
     @classmethod
     def settings_customise_sources(
@@ -123,21 +146,20 @@ def mask_url_password(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{parts.username}:{MASK}@{host}"))
 
 
-def _masked(value: Any) -> Any:
-    if isinstance(value, SecretStr):
-        return MASK if value.get_secret_value() else ""
-    if isinstance(value, BaseModel):
-        return {name: _masked(getattr(value, name)) for name in type(value).model_fields}
+def _mask_urls(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _masked(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_masked(v) for v in value]
+        return {k: _mask_urls(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask_urls(v) for v in value]
     if isinstance(value, str) and "://" in value:
         return mask_url_password(value)
     return value
 
 
 def effective_config(settings: Settings) -> dict[str, Any]:
-    """The configuration as plain data with every secret masked, for display."""
-    masked: dict[str, Any] = _masked(settings)
+    """The configuration as plain data with every secret masked, for display.
+
+    `SecretStr` values serialize as the mask; passwords inside URLs are masked here.
+    """
+    masked: dict[str, Any] = _mask_urls(settings.model_dump(mode="json"))
     return masked

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,8 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from oracle.core import ConsensusParams, SourceThresholds
+
+from .anvil import Anvil, AnvilFactory, anvil_binary, free_port
 
 
 @pytest.fixture
@@ -72,3 +75,35 @@ def empty_postgres_database(request: pytest.FixtureRequest) -> str:
         connection.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
     engine.dispose()
     return url
+
+
+@pytest.fixture
+def anvil_factory(tmp_path: Path) -> Iterator[AnvilFactory]:
+    binary = anvil_binary()
+    if binary is None:
+        pytest.skip("anvil not found: run `cd contracts && npm ci` (or install Foundry)")
+    started: list[Anvil] = []
+
+    def make(*args: str, state: Path | None = None, start: bool = True) -> Anvil:
+        node = Anvil(binary, list(args), state)
+        started.append(node)
+        if start:
+            for attempt in range(3):
+                try:
+                    node.start()
+                    break
+                except RuntimeError:
+                    if attempt == 2:
+                        raise
+                    node.port = free_port()
+        return node
+
+    yield make
+    for node in started:
+        node.stop(signal.SIGKILL)
+
+
+@pytest.fixture
+def anvil(anvil_factory: AnvilFactory) -> Anvil:
+    """An automining anvil."""
+    return anvil_factory()

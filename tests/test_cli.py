@@ -198,7 +198,7 @@ def test_config_check_prints_effective_config(tmp_path: Path) -> None:
     assert run.returncode == 0
     assert "threshold: 0.67" in run.stdout
     assert "topsecret" not in run.stdout
-    assert "postgresql://u:********@h/db" in run.stdout
+    assert "postgresql://u:**********@h/db" in run.stdout
 
 
 def test_config_check_reports_bad_value(tmp_path: Path) -> None:

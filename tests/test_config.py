@@ -33,6 +33,7 @@ def test_defaults_match_the_documented_keys() -> None:
         "min_confidence": 0.5,
         "max_source_overlap": 0.8,
         "agent_timeout": 300.0,
+        "min_model_families": 2,
         "strategy": "bft-weighted",
     }
     assert settings.sources.model_dump() == {
@@ -119,7 +120,7 @@ def test_passwords_are_masked(tmp_path: Path) -> None:
         _write(tmp_path, "database:\n  url: postgresql+psycopg://oracle:hunter2@db:5432/oracle\n")
     )
     shown = effective_config(settings)
-    assert shown["database"]["url"] == "postgresql+psycopg://oracle:********@db:5432/oracle"
+    assert shown["database"]["url"] == "postgresql+psycopg://oracle:**********@db:5432/oracle"
     assert "hunter2" not in repr(shown)
 
 

@@ -52,6 +52,11 @@ def agreement_level(ratio: float) -> AgreementLevel:
     return "contested"
 
 
+def model_families(results: Sequence[AgentResult]) -> int:
+    """Distinct model families; an agent with no recorded family is a family of its own."""
+    return len({r.model_family or f"\x00unknown:{r.agent_id}" for r in results})
+
+
 def final_confidence(agreeing: Sequence[AgentResult]) -> float:
     """Agreeing agents' confidence averaged with weight source_quality x source count."""
     weights = [source_quality(r.sources) * len(r.sources) for r in agreeing]
@@ -140,6 +145,7 @@ def evaluate(
         weighted_ratio=weighted_ratio,
         average_overlap=overlap.average,
         invalid_reason=invalid_reason,
+        agreeing_families=model_families(agreeing),
     )
     reasons = decision.review_reasons(tally, params)
     dissent = _dissent(valid, leader)

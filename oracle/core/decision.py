@@ -28,6 +28,20 @@ class Tally:
     weighted_ratio: float
     average_overlap: float
     invalid_reason: str | None = None
+    # Distinct model families among the agreeing agents; None when not counted.
+    agreeing_families: int | None = None
+
+
+# Every code `review_reasons` can produce; metrics create a series for each up front.
+REVIEW_CODES = (
+    "invalid",
+    "no_consensus",
+    "minority_outcome",
+    "weighted_agreement",
+    "low_confidence",
+    "model_families",
+    "source_overlap",
+)
 
 
 @dataclass(frozen=True)
@@ -80,6 +94,21 @@ def review_reasons(tally: Tally, params: ConsensusParams) -> list[ReviewReason]:
                 "low_confidence",
                 f"confidence {tally.confidence:.2f} is below consensus.min_confidence "
                 f"{params.min_confidence:.2f}",
+            )
+        )
+    if (
+        tally.reached
+        and tally.outcome != UNDETERMINED
+        and tally.agreeing_families is not None
+        and tally.agreeing_families < params.min_model_families
+    ):
+        reasons.append(
+            ReviewReason(
+                "model_families",
+                f"the agreeing agents come from {tally.agreeing_families} model "
+                f"{'family' if tally.agreeing_families == 1 else 'families'}, "
+                f"consensus.min_model_families needs {params.min_model_families}: "
+                "errors of one model family are correlated",
             )
         )
     if tally.average_overlap > params.max_source_overlap:

@@ -46,6 +46,14 @@ class ConsensusParams(BaseModel):
     min_confidence: UnitInterval = 0.5
     max_source_overlap: UnitInterval = 0.8
     agent_timeout: float = Field(300.0, gt=0, allow_inf_nan=False, description="Seconds.")
+    min_model_families: int = Field(
+        2,
+        ge=1,
+        description=(
+            "Distinct model families the agents agreeing on a definite outcome must come from; "
+            "an agent with no recorded family counts as a family of its own."
+        ),
+    )
     strategy: str = "bft-weighted"
 
     @field_validator("threshold")

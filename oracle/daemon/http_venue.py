@@ -19,6 +19,7 @@ import aiohttp
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from oracle.daemon.ports import (
+    Deliver,
     MarketRef,
     PollResult,
     Receipt,
@@ -152,7 +153,7 @@ class HttpMarketSource(_VenueClient):
         super().__init__(config)
         self.name = config.name
 
-    async def poll(self) -> PollResult:
+    async def poll(self, deliver: Deliver) -> list[str]:
         try:
             async with self._client().get(self.config.url) as response:
                 if response.status != 200:
@@ -170,7 +171,9 @@ class HttpMarketSource(_VenueClient):
             document = json.loads(body)
         except ValueError:
             raise SourceError(f"source {self.name}: the market list is not JSON") from None
-        return parse_market_list(self.config, document)
+        result = parse_market_list(self.config, document)
+        await deliver(result.markets)
+        return result.skipped
 
 
 class WebhookResolver(_VenueClient):

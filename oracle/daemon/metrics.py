@@ -6,10 +6,14 @@ counters, and no market ids as labels (they would grow without bound).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from oracle.core.decision import REVIEW_CODES
 from oracle.daemon.lifecycle import MarketState
 
+ERROR_STAGES = ("process", "watch", "settle", "poll", "promote", "dispatch", "housekeep")
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 PIPELINE_BUCKETS = (0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200)
 
@@ -85,3 +89,30 @@ class DaemonMetrics:
         self.inflight = Gauge(
             "oracle_markets_in_flight", "Markets being worked on now.", registry=r
         )
+        self.source_polls = Counter(
+            "oracle_source_polls_total",
+            "Polls of a market source, by source.",
+            ["source"],
+            registry=r,
+        )
+
+    def prime(self, agents: Iterable[str], sources: Iterable[str]) -> None:
+        """Create every known label combination at zero, so the first event shows in rate()."""
+        for agent in agents:
+            self.agent_latency.labels(agent)
+            for result in ("answered", "failed"):
+                self.agent_answers.labels(agent, result)
+        for source in sources:
+            self.source_polls.labels(source)
+            self.markets_discovered.labels(source)
+            for kind in ("poll", "malformed"):
+                self.source_errors.labels(source, kind)
+        for action in ("submit", "review", "research_again"):
+            for reached in ("true", "false"):
+                self.consensus.labels(action, reached)
+        for code in REVIEW_CODES:
+            self.review_reasons.labels(code)
+        for result in ("confirmed", "failed"):
+            self.submissions.labels(result)
+        for stage in ERROR_STAGES:
+            self.errors.labels(stage)

@@ -3,10 +3,12 @@
 Contracts:
 
 :class:`MarketSource`
-    `poll()` returns the markets the source currently knows (new or not; the store keeps
-    the first report and ignores repeats). It raises :class:`SourceError` on a transport
-    failure; a single malformed market is skipped and reported through `skipped`, never
-    allowed to hide the rest.
+    `poll(deliver)` hands the markets the source knows now (new or not; the store keeps
+    the first report and ignores repeats) to `deliver`, which stores them, and returns
+    one line per malformed market it skipped (a bad market never hides the rest). A
+    source that keeps a position (a block checkpoint) advances it only after `deliver`
+    returned, so a crash in between repeats markets rather than losing them. It raises
+    :class:`SourceError` on a transport failure.
 
 :class:`Resolver`
     Where a market's answer goes (the oracle contract, or an off-chain venue's webhook).
@@ -19,6 +21,7 @@ Contracts:
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
@@ -55,7 +58,8 @@ class MarketRef:
     source: str
     external_id: str
     outcomes: tuple[str, ...]
-    details: dict[str, Any]
+    details: dict[str, Any]  # what the source reported (for a chain: question id, ...)
+    submission: dict[str, Any] = field(default_factory=dict)  # what the resolver returned
 
 
 @dataclass(frozen=True)
@@ -81,10 +85,13 @@ class PollResult:
     skipped: list[str] = field(default_factory=list)  # one line per malformed market
 
 
+Deliver = Callable[[list[MarketSpec]], Awaitable[None]]
+
+
 class MarketSource(Protocol):
     name: str
 
-    async def poll(self) -> PollResult: ...
+    async def poll(self, deliver: Deliver) -> list[str]: ...
 
     async def aclose(self) -> None: ...
 

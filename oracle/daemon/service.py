@@ -50,7 +50,7 @@ from oracle.daemon.ports import (
 from oracle.daemon.research import AgentPool
 from oracle.daemon.settings import DaemonSettings
 from oracle.log import emit
-from oracle.store.repository import LeaseLost, Store
+from oracle.store.repository import LeaseLost, MarketSpec, Store
 from oracle.store.tables import MarketRow
 
 logger = logging.getLogger("oracle.daemon")
@@ -80,6 +80,7 @@ def _market_ref(row: MarketRow) -> MarketRef:
         external_id=row.external_id,
         outcomes=tuple(row.outcomes),
         details=dict(row.details),
+        submission=dict(row.submission),
     )
 
 
@@ -129,13 +130,23 @@ class Daemon:
             return 0
         added = 0
         for source in self.sources:
+            self.metrics.source_polls.labels(source.name).inc()
+
+            async def deliver(specs: list[MarketSpec], source_name: str = source.name) -> None:
+                nonlocal added
+                new = await self._db(self.store.add_discovered, specs, self.replica)
+                self.metrics.markets_discovered.labels(source_name).inc(len(new))
+                for market_id in new:
+                    emit(logger, logging.INFO, "market.discovered", market=market_id)
+                added += len(new)
+
             try:
-                result = await source.poll()
+                skipped = await source.poll(deliver)
             except SourceError as error:
                 self.metrics.source_errors.labels(source.name, "poll").inc()
                 emit(logger, logging.WARNING, "source.poll_failed", source=source.name, error=error)
                 continue
-            for line in result.skipped:
+            for line in skipped:
                 self.metrics.source_errors.labels(source.name, "malformed").inc()
                 emit(
                     logger,
@@ -144,13 +155,6 @@ class Daemon:
                     source=source.name,
                     reason=line,
                 )
-            new = await self._db(self.store.add_discovered, result.markets, self.replica)
-            self.metrics.markets_discovered.labels(source.name).inc(len(new))
-            for market_id in new:
-                emit(
-                    logger, logging.INFO, "market.discovered", market=market_id, source=source.name
-                )
-            added += len(new)
         return added
 
     def _job_lease(self) -> float:

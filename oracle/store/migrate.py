@@ -6,7 +6,7 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
@@ -18,8 +18,16 @@ def _config(connection: object) -> Config:
     return config
 
 
+# Any constant shared by every replica; replicas starting together migrate one at a time.
+_MIGRATION_LOCK_ID = 7_300_417
+
+
 def upgrade(engine: Engine, revision: str = "head") -> None:
     with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            connection.execute(
+                text("SELECT pg_advisory_xact_lock(:id)"), {"id": _MIGRATION_LOCK_ID}
+            )
         command.upgrade(_config(connection), revision)
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from oracle.core import ConsensusParams
+import inspect
+import re
+
+from oracle.core import ConsensusParams, decision
 from oracle.testing import result_dict, source_dicts
 
 from .helpers import verdict
@@ -54,3 +57,8 @@ def test_reasons_accumulate() -> None:
     votes = [result_dict(a, "YES", 0.2, 50, shared=shared) for a in ("a", "b", "c")]
     result = verdict(votes)
     assert len(result.review_reasons) == 2
+
+
+def test_every_review_code_is_declared() -> None:
+    produced = set(re.findall(r'ReviewReason\(\s*"([a-z_]+)"', inspect.getsource(decision)))
+    assert produced == set(decision.REVIEW_CODES)

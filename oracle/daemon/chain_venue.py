@@ -1,0 +1,312 @@
+"""The oracle contract as the daemon's market source and resolver.
+
+Questions come from `QuestionRequested` events (the chain layer's scanner, its
+checkpoint kept in the daemon's database and advanced only after the daemon stored the
+questions). Answers go through the chain layer's transaction manager, whose intents are
+kept in the same database, so a restarted daemon finds every transaction it may have
+sent, and the proposal submitter's pre-send check never proposes a question twice.
+
+Outcome encoding: binary YES = 0, NO = 1; categorical by index; INVALID = 65535. The
+proof hash committed is `bytes20(sha256(proof))`, the first 20 bytes of the checksum.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Literal
+
+from hexbytes import HexBytes
+from pydantic import BaseModel, ConfigDict, Field
+
+from oracle.chain.checkpoint import Checkpoint
+from oracle.chain.contracts import (
+    ADAPTER,
+    ORACLE,
+    AgentOracle,
+    ConditionalTokensAdapter,
+    Deployment,
+    Status,
+    error_decoder,
+    outcome_index,
+    proof_hash,
+)
+from oracle.chain.errors import ChainError
+from oracle.chain.intents import Intent, IntentState
+from oracle.chain.keys import signer_from_settings
+from oracle.chain.market import MarketSource as QuestionScanner
+from oracle.chain.market import RequestedQuestion
+from oracle.chain.rpc import RpcPool
+from oracle.chain.settings import ChainSettings
+from oracle.chain.submitter import Answer, ProposalSubmitter
+from oracle.chain.txmanager import TxManager
+from oracle.daemon.ports import (
+    Deliver,
+    MarketRef,
+    Receipt,
+    Resolution,
+    ResolutionStatus,
+    ResolverError,
+    SourceError,
+)
+from oracle.log import emit
+from oracle.store.intents import DatabaseIntentStore
+from oracle.store.repository import MarketSpec, Store
+
+logger = logging.getLogger("oracle.daemon.chain")
+
+
+class ChainSourceConfig(BaseModel):
+    """`market_sources[]` entry of kind `chain`: the oracle contract of `chain.deployment_file`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field("chain", min_length=1, max_length=50, pattern=r"^[a-z0-9_-]+$")
+    kind: Literal["chain"]
+    batch: bool = Field(
+        True, description="Collect proposals into batches (chain.submitter.batch_max_*)."
+    )
+    report_payouts: bool = Field(
+        True, description="Report payouts for questions asked through the CT adapter."
+    )
+
+
+class DatabaseCheckpointStore:
+    """The scanner's checkpoint in the daemon's database (`CheckpointStore` protocol)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    async def load(self, name: str) -> Checkpoint | None:
+        value = await asyncio.to_thread(self._store.get_checkpoint, name)
+        return Checkpoint.model_validate(value) if value is not None else None
+
+    async def save(self, name: str, checkpoint: Checkpoint) -> None:
+        await asyncio.to_thread(
+            self._store.set_checkpoint, name, checkpoint.model_dump(mode="json")
+        )
+
+
+def _status(question_status: Status) -> ResolutionStatus:
+    return {
+        Status.REQUESTED: ResolutionStatus.OPEN,
+        Status.PROPOSED: ResolutionStatus.PROPOSED,
+        Status.DISPUTED: ResolutionStatus.DISPUTED,
+        Status.FLAGGED: ResolutionStatus.DISPUTED,  # the owner's emergency path: wait
+        Status.FINAL: ResolutionStatus.FINAL,
+    }.get(question_status, ResolutionStatus.OPEN)
+
+
+class ChainVenue:
+    """Market source and resolver for one oracle contract; connects on first use."""
+
+    def __init__(self, config: ChainSourceConfig, settings: ChainSettings, store: Store) -> None:
+        self.name = config.name
+        self.config = config
+        self.settings = settings
+        self.store = store
+        self._lock = asyncio.Lock()
+        self._started = False
+        self._gas_reported: set[str] = set()
+        self.pool: RpcPool | None = None
+        self.manager: TxManager | None = None
+        self.oracle: AgentOracle | None = None
+        self.submitter: ProposalSubmitter | None = None
+        self.scanner: QuestionScanner | None = None
+        self.adapter_address: str | None = None
+
+    async def _start(self) -> None:
+        async with self._lock:
+            if self._started:
+                return
+            deployment = Deployment.load(Path(self.settings.deployment_file))
+            pool = RpcPool.from_settings(self.settings.rpc)
+            await pool.start()
+            if pool.chain_id != deployment.chain_id:
+                await pool.close()
+                raise ChainError(
+                    f"the nodes are on chain {pool.chain_id}, the deployment on "
+                    f"{deployment.chain_id}"
+                )
+            signer = signer_from_settings(self.settings.signer)
+            self.pool = pool
+            self.manager = TxManager(
+                pool,
+                signer,
+                DatabaseIntentStore(self.store),
+                self.settings.tx,
+                decoder=error_decoder(),
+            )
+            self.oracle = AgentOracle(pool, deployment.address(ORACLE))
+            self.submitter = ProposalSubmitter(
+                self.manager, self.oracle, settings=self.settings.submitter
+            )
+            self.scanner = QuestionScanner(
+                pool,
+                deployment.address(ORACLE),
+                DatabaseCheckpointStore(self.store),
+                self.settings.scanner,
+                start_block=self.settings.scanner.start_block or deployment.block_number,
+                name=f"{self.name}:{deployment.chain_id}:{deployment.address(ORACLE).lower()}",
+            )
+            self.adapter_address = deployment.contracts.get(ADAPTER)
+            # Finish whatever a previous process left between record and confirmation.
+            await self.manager.resume()
+            self._started = True
+            emit(
+                logger,
+                logging.INFO,
+                "chain.venue_started",
+                source=self.name,
+                chain_id=pool.chain_id,
+                oracle=deployment.address(ORACLE),
+                reporter=signer.address,
+            )
+
+    async def _ready(self) -> tuple[AgentOracle, ProposalSubmitter]:
+        await self._start()
+        assert self.oracle is not None
+        assert self.submitter is not None
+        return self.oracle, self.submitter
+
+    # -- MarketSource -------------------------------------------------------------------------
+
+    async def poll(self, deliver: Deliver) -> list[str]:
+        try:
+            oracle, _ = await self._ready()
+        except ChainError as error:
+            raise SourceError(f"source {self.name}: {error}") from None
+        assert self.scanner is not None
+
+        async def handle(questions: list[RequestedQuestion]) -> None:
+            specs = []
+            for question in questions:
+                view = await oracle.get_question(question.question_id)
+                specs.append(
+                    MarketSpec(
+                        source=self.name,
+                        external_id=question.question_id,
+                        question=question.text or "(empty question text)",
+                        resolve_after=float(question.earliest_time),
+                        outcomes=question.market().outcomes,
+                        details={
+                            "question_id": question.question_id,
+                            "requester": question.requester,
+                            "outcome_count": question.outcome_count,
+                            "liveness": question.liveness,
+                            "callback": None if int(view.callback, 16) == 0 else view.callback,
+                            "block_number": question.block_number,
+                            "tx_hash": question.tx_hash,
+                        },
+                    )
+                )
+            await deliver(specs)
+
+        try:
+            await self.scanner.poll(handle)
+        except ChainError as error:
+            raise SourceError(f"source {self.name}: {error}") from None
+        return []
+
+    # -- Resolver -----------------------------------------------------------------------------
+
+    async def propose(self, market: MarketRef, outcome: str, proof_checksum: str) -> Receipt:
+        qid = bytes(HexBytes(market.details["question_id"]))
+        try:
+            oracle, submitter = await self._ready()
+            answer = Answer(
+                qid, outcome_index(outcome, market.outcomes), proof_hash(proof_checksum)
+            )
+            intent = await (
+                submitter.enqueue(answer) if self.config.batch else submitter.propose(answer)
+            )
+            view = await oracle.get_question(qid)
+        except (ChainError, ValueError) as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        on_chain = bytes(HexBytes(view.proof_hash))
+        if (
+            view.status in (Status.PROPOSED, Status.FINAL, Status.DISPUTED)
+            and on_chain == answer.proof_hash
+        ):
+            return Receipt(
+                reference=self._reference(intent),
+                final_after=float(view.deadline),
+                gas_used=self._gas_share(intent),
+                details={"question_id": market.details["question_id"], "round": view.round},
+            )
+        if intent is not None and intent.state in (IntentState.REVERTED, IntentState.FAILED):
+            raise ResolverError(
+                f"source {self.name}: proposal {intent.state.value}: {intent.error or 'no reason'}"
+            )
+        if view.status in (Status.PROPOSED, Status.FINAL, Status.DISPUTED):
+            # Someone (another reporter) answered first; ours cannot be placed this round.
+            raise ResolverError(
+                f"source {self.name}: question already carries another proposal "
+                f"(proof {view.proof_hash})",
+                retryable=False,
+            )
+        raise ResolverError(f"source {self.name}: the proposal is not on-chain yet")
+
+    def _reference(self, intent: Intent | None) -> str:
+        if intent is None or not intent.attempts:
+            return "already-proposed"
+        return intent.inclusion.tx_hash if intent.inclusion else intent.latest.tx_hash
+
+    def _gas_share(self, intent: Intent | None) -> int:
+        """A batch's gas, counted once: the first market to report it takes it all."""
+        if intent is None or intent.inclusion is None:
+            return 0
+        if intent.inclusion.tx_hash in self._gas_reported:
+            return 0
+        self._gas_reported.add(intent.inclusion.tx_hash)
+        return intent.inclusion.gas_used
+
+    async def state(self, market: MarketRef) -> Resolution:
+        try:
+            oracle, _ = await self._ready()
+            view = await oracle.get_question(market.details["question_id"])
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        status = _status(view.status)
+        submitted_round = market.submission.get("round")
+        if (
+            status is ResolutionStatus.OPEN
+            and submitted_round is not None
+            and view.round > submitted_round
+        ):
+            status = ResolutionStatus.RESET  # the arbiter reopened it for a new answer
+        outcome = None
+        if status is ResolutionStatus.FINAL:
+            outcome = _outcome_name(view.outcome, market.outcomes)
+        return Resolution(status, outcome, float(view.deadline) if view.deadline else None)
+
+    async def settle(self, market: MarketRef) -> str | None:
+        qid = bytes(HexBytes(market.details["question_id"]))
+        try:
+            oracle, submitter = await self._ready()
+            intent = await submitter.settle(qid)
+            if (
+                self.config.report_payouts
+                and self.adapter_address is not None
+                and str(market.details.get("requester", "")).lower() == self.adapter_address.lower()
+            ):
+                adapter = ConditionalTokensAdapter(oracle.pool, self.adapter_address)
+                await submitter.report_payouts(adapter, qid)
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        return self._reference(intent) if intent is not None else None
+
+    async def aclose(self) -> None:
+        if self.submitter is not None:
+            await self.submitter.drain()
+        if self.manager is not None:
+            await self.manager.close()
+        if self.pool is not None:
+            await self.pool.close()
+
+
+def _outcome_name(index: int, outcomes: tuple[str, ...]) -> str:
+    if index == 65535:
+        return "INVALID"
+    return outcomes[index] if index < len(outcomes) else str(index)

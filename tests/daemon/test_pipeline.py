@@ -1,0 +1,277 @@
+"""The daemon's pipeline through its real path: an HTTP venue (market list and result
+webhook served by a real aiohttp server), replay agents reading recordings from disk,
+the store on SQLite and on PostgreSQL, proofs written to disk."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from oracle.config import Settings
+from oracle.core.proof import verify_proof
+from oracle.daemon.app import assemble, open_store
+from oracle.daemon.lifecycle import MarketEvent, MarketState
+from oracle.daemon.metrics import DaemonMetrics
+from oracle.store.tables import MarketRow
+from oracle.testing import consensus_document, result_dict
+
+AGENTS = ("alpha", "beta", "gamma")
+
+
+@dataclass
+class Venue:
+    """A prediction-market venue: serves its markets and receives answers."""
+
+    markets: list[dict[str, Any]]
+    answers: list[dict[str, Any]] = field(default_factory=list)
+    fail_next_answers: int = 0
+    url: str = ""
+
+
+@asynccontextmanager
+async def serve(venue: Venue) -> AsyncIterator[Venue]:
+    async def markets(_: web.Request) -> web.Response:
+        return web.json_response({"data": {"markets": venue.markets}})
+
+    async def results(request: web.Request) -> web.Response:
+        if venue.fail_next_answers:
+            venue.fail_next_answers -= 1
+            return web.Response(status=503)
+        venue.answers.append(
+            {**await request.json(), "idempotency_key": request.headers["Idempotency-Key"]}
+        )
+        return web.json_response({"ok": True})
+
+    app = web.Application()
+    app.router.add_get("/markets", markets)
+    app.router.add_post("/results", results)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    venue.url = f"http://127.0.0.1:{port}"
+    try:
+        yield venue
+    finally:
+        await runner.cleanup()
+
+
+def record(
+    directory: Path, market_id: str, question: str, votes: list[tuple[str, str, float, int]]
+) -> None:
+    document = consensus_document(
+        [result_dict(agent, outcome, conf, sources) for agent, outcome, conf, sources in votes],
+        market_id=market_id,
+        question=question,
+    )
+    (directory / f"{market_id}.json").write_text(json.dumps(document))
+
+
+def venue_markets() -> list[dict[str, Any]]:
+    return [
+        {"id": "agree", "question": "Did A happen?", "resolve_after": 100},
+        {"id": "contest", "question": "Did B happen?", "resolve_after": "1970-01-01T00:01:40Z"},
+        {"id": "future", "question": "Will C happen?", "resolve_after": 10**10},
+        {"id": "broken", "resolve_after": 100},  # no question: skipped, others unaffected
+    ]
+
+
+def recordings(directory: Path) -> Path:
+    directory.mkdir()
+    record(
+        directory,
+        "agree",
+        "Did A happen?",
+        [("alpha", "YES", 0.9, 60), ("beta", "YES", 0.85, 55), ("gamma", "NO", 0.6, 50)],
+    )
+    record(
+        directory,
+        "contest",
+        "Did B happen?",
+        [("alpha", "YES", 0.7, 60), ("beta", "NO", 0.7, 55), ("gamma", "UNDETERMINED", 0.5, 50)],
+    )
+    return directory
+
+
+def settings_for(database_url: str, tmp_path: Path, venue: Venue, replays: Path) -> Settings:
+    return Settings(
+        database={"url": database_url},
+        daemon={"proofs_dir": str(tmp_path / "proofs"), "retry_backoff": 0},
+        metrics={"enabled": False},
+        agents=[{"name": a, "kind": "replay", "directory": str(replays)} for a in AGENTS],
+        market_sources=[
+            {
+                "name": "venue",
+                "kind": "http",
+                "url": f"{venue.url}/markets",
+                "result_url": f"{venue.url}/results",
+                "items_path": "data.markets",
+            }
+        ],
+    )
+
+
+async def one_pass(
+    settings: Settings, metrics: DaemonMetrics | None = None, now: float = 1_000.0
+) -> None:
+    assembly = assemble(settings, metrics=metrics, clock=lambda: now)
+    try:
+        await assembly.daemon.run_once()
+    finally:
+        await assembly.close()
+
+
+def market(settings: Settings, market_id: str) -> MarketRow:
+    store = open_store(settings)
+    try:
+        return store.get_market(market_id)
+    finally:
+        store.engine.dispose()
+
+
+def run(scenario: Callable[[], Any]) -> Any:
+    return asyncio.run(scenario())
+
+
+def test_pass_submits_agreement_reviews_contest_and_waits_for_future(
+    database_url: str, tmp_path: Path
+) -> None:
+    replays = recordings(tmp_path / "replays")
+    metrics = DaemonMetrics()
+
+    async def scenario() -> tuple[Venue, Settings]:
+        async with serve(Venue(venue_markets())) as venue:
+            settings = settings_for(database_url, tmp_path, venue, replays)
+            await one_pass(settings, metrics)
+            await one_pass(settings, metrics)  # a second pass must not answer again
+            return venue, settings
+
+    venue, settings = run(scenario)
+    assert [a["market_id"] for a in venue.answers] == ["agree"]
+    answer = venue.answers[0]
+    assert answer["outcome"] == "YES"
+    agreed = market(settings, "venue:agree")
+    assert agreed.state == MarketState.FINAL
+    assert agreed.proof_checksum == answer["proof_checksum"]
+    proof_file = tmp_path / "proofs" / "venue_agree" / f"{answer['proof_checksum']}.json"
+    proof = json.loads(proof_file.read_text())
+    assert verify_proof(proof) == (True, answer["proof_checksum"])
+    assert proof_file.with_suffix(".md").read_text().startswith("# Consensus proof")
+    assert market(settings, "venue:contest").state == MarketState.NEEDS_REVIEW
+    assert market(settings, "venue:future").state == MarketState.DISCOVERED
+    registry = metrics.registry
+    assert (
+        registry.get_sample_value("oracle_consensus_total", {"action": "submit", "reached": "true"})
+        == 1
+    )
+    assert registry.get_sample_value("oracle_review_reasons_total", {"reason": "no_consensus"}) == 1
+    assert (
+        registry.get_sample_value(
+            "oracle_source_errors_total", {"source": "venue", "kind": "malformed"}
+        )
+        == 2
+    )
+    assert registry.get_sample_value("oracle_markets", {"state": "final"}) == 1
+    assert registry.get_sample_value("oracle_source_polls_total", {"source": "venue"}) == 2
+    # Primed at zero so that the first failure shows in rate().
+    assert registry.get_sample_value("oracle_submissions_total", {"result": "failed"}) == 0
+    assert (
+        registry.get_sample_value(
+            "oracle_agent_answers_total", {"agent": "alpha", "result": "answered"}
+        )
+        == 2
+    )
+
+
+def test_review_decision_is_delivered_with_a_decision_proof(
+    database_url: str, tmp_path: Path
+) -> None:
+    replays = recordings(tmp_path / "replays")
+
+    async def scenario() -> tuple[Venue, Settings]:
+        async with serve(Venue(venue_markets()[1:2])) as venue:
+            settings = settings_for(database_url, tmp_path, venue, replays)
+            await one_pass(settings)
+            assembly = assemble(settings)
+            [item] = assembly.daemon.store.reviews()
+            assembly.daemon.store.decide_review(
+                item.id, "NO", "the official record says no", "alice"
+            )
+            await assembly.close()
+            await one_pass(settings)
+            return venue, settings
+
+    venue, settings = run(scenario)
+    [answer] = venue.answers
+    assert answer["outcome"] == "NO"
+    decided = market(settings, "venue:contest")
+    assert decided.state == MarketState.FINAL
+    proof = json.loads(
+        (tmp_path / "proofs" / "venue_contest" / f"{answer['proof_checksum']}.json").read_text()
+    )
+    assert proof["kind"] == "human_decision"
+    assert proof["decision"]["decided_by"] == "alice"
+    assert verify_proof(proof)[0]
+
+
+def test_failed_delivery_is_retried_without_new_research(database_url: str, tmp_path: Path) -> None:
+    replays = recordings(tmp_path / "replays")
+
+    async def scenario() -> tuple[Venue, Settings]:
+        async with serve(Venue(venue_markets()[:1], fail_next_answers=1)) as venue:
+            settings = settings_for(database_url, tmp_path, venue, replays)
+            await one_pass(settings)
+            first_state = market(settings, "venue:agree").state
+            await one_pass(settings)
+            assert first_state == MarketState.FAILED_RETRY
+            return venue, settings
+
+    venue, settings = run(scenario)
+    assert len(venue.answers) == 1
+    store = open_store(settings)
+    events = [a.event for a in store.audit("venue:agree")]
+    store.engine.dispose()
+    assert events.count(MarketEvent.RESEARCH_STARTED) == 1
+    assert MarketEvent.RETRY_SUBMISSION in events
+    assert events[-1] == MarketEvent.WINDOW_PASSED
+
+
+def test_work_abandoned_by_a_dead_replica_is_resumed_once(
+    database_url: str, tmp_path: Path
+) -> None:
+    replays = recordings(tmp_path / "replays")
+
+    async def scenario() -> tuple[Venue, list[str]]:
+        async with serve(Venue(venue_markets()[:1])) as venue:
+            settings = settings_for(database_url, tmp_path, venue, replays)
+            assembly = assemble(settings, clock=lambda: 1_000.0)
+            store = assembly.daemon.store
+            await assembly.daemon.poll()
+            await assembly.daemon.promote()
+            # Another replica leases the market, starts its research, and dies.
+            [row] = store.claim("dead-replica", [MarketState.DUE], 1, lease_seconds=10)
+            store.apply_event(
+                row.id,
+                MarketEvent.RESEARCH_STARTED,
+                actor="dead-replica",
+                lease_owner="dead-replica",
+                updates={"attempts": 1},
+            )
+            await assembly.close()
+            states = []
+            for now in (1_005.0, 1_011.0):  # before and after the dead replica's lease ends
+                await one_pass(settings, now=now)
+                states.append(market(settings, "venue:agree").state)
+            return venue, states
+
+    venue, states = run(scenario)
+    assert states == [MarketState.RESEARCHING, MarketState.FINAL]
+    assert len(venue.answers) == 1

@@ -1,0 +1,113 @@
+"""`oracle run` as an operator starts it: a real process, real endpoints, real signals."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import yaml
+
+from oracle.testing import consensus_document, result_dict
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def write_config(tmp_path: Path, port: int) -> Path:
+    replays = tmp_path / "replays"
+    replays.mkdir()
+    (replays / "m.json").write_text(
+        json.dumps(consensus_document([result_dict("a", "YES", 0.9)], market_id="m"))
+    )
+    config = {
+        "database": {"url": f"sqlite:///{tmp_path / 'oracle.db'}"},
+        "daemon": {"proofs_dir": str(tmp_path / "proofs"), "drain_timeout": 5},
+        "metrics": {"port": port},
+        "agents": [{"name": "a", "kind": "replay", "directory": str(replays)}],
+        "log": {"format": "json"},
+    }
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_serves_metrics_and_health_then_drains_on_sigterm(tmp_path: Path) -> None:
+    port = free_port()
+    config = write_config(tmp_path, port)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "oracle", "run", "--config", str(config)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        status = 0
+        while time.monotonic() < deadline:
+            try:
+                status, _ = get(f"http://127.0.0.1:{port}/healthz")
+                break
+            except (urllib.error.URLError, ConnectionError):
+                time.sleep(0.2)
+        assert status == 200
+        assert get(f"http://127.0.0.1:{port}/readyz")[0] == 200
+        status, body = get(f"http://127.0.0.1:{port}/metrics")
+        assert status == 200
+        assert 'oracle_markets{state="due"}' in body
+        assert "oracle_agent_research_seconds" in body
+        assert "oracle_agent_runs_total" in body  # the research agents' own registry
+        assert get(f"http://127.0.0.1:{port}/nope")[0] == 404
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, stderr
+    events = [json.loads(line).get("event") for line in stderr.splitlines() if line.startswith("{")]
+    assert "daemon.started" in events
+    assert events[-2:] == ["daemon.stopping", "daemon.stopped"]
+
+
+def test_once_makes_one_pass_and_exits(tmp_path: Path) -> None:
+    config = write_config(tmp_path, free_port())
+    run = subprocess.run(
+        [sys.executable, "-m", "oracle", "run", "--config", str(config), "--once"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "oracle.db").exists()
+
+
+def test_bad_config_exits_2_naming_the_key(tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text("agents:\n  - name: a\n    kind: telepathy\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "oracle", "run", "--config", str(path), "--once"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 2
+    assert run.stderr.startswith("error: agents[0]")
+    assert "telepathy" in run.stderr
