@@ -1,3 +1,3 @@
-from oracle.cli import main
+from oracle.entry import main
 
 main()

@@ -8,12 +8,17 @@ sent, and the proposal submitter's pre-send check never proposes a question twic
 
 Outcome encoding: binary YES = 0, NO = 1; categorical by index; INVALID = 65535. The
 proof hash committed is `bytes20(sha256(proof))`, the first 20 bytes of the checksum.
+
+A categorical question names its outcomes with a last line `Outcomes: A | B | C` in its
+text (as many names as its outcome count, in index order); that line is taken off the
+question the agents see. Without it, the outcomes are named by their indices.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -86,6 +91,20 @@ class DatabaseCheckpointStore:
         await asyncio.to_thread(
             self._store.set_checkpoint, name, checkpoint.model_dump(mode="json")
         )
+
+
+_OUTCOMES_LINE = re.compile(r"\n\s*outcomes\s*:\s*(?P<names>[^\n]+?)\s*$", re.IGNORECASE)
+
+
+def split_outcomes(text: str, default: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """(question without its `Outcomes:` line, outcome names) for a question's text."""
+    match = _OUTCOMES_LINE.search(text)
+    if match is None:
+        return text, default
+    names = tuple(n.strip() for n in match.group("names").split("|"))
+    if len(names) != len(default) or len(set(names)) != len(names) or not all(names):
+        return text, default
+    return text[: match.start()].rstrip(), names
 
 
 def _status(question_status: Status) -> ResolutionStatus:
@@ -183,13 +202,14 @@ class ChainVenue:
             specs = []
             for question in questions:
                 view = await oracle.get_question(question.question_id)
+                text, outcomes = split_outcomes(question.text, question.market().outcomes)
                 specs.append(
                     MarketSpec(
                         source=self.name,
                         external_id=question.question_id,
-                        question=question.text or "(empty question text)",
+                        question=text or "(empty question text)",
                         resolve_after=float(question.earliest_time),
-                        outcomes=question.market().outcomes,
+                        outcomes=outcomes,
                         details={
                             "question_id": question.question_id,
                             "requester": question.requester,

@@ -28,6 +28,7 @@ from sqlalchemy import text
 from oracle.agents.metrics import AGENT_METRICS
 from oracle.daemon.service import Daemon
 from oracle.daemon.settings import MetricsSettings
+from oracle.entry import STOP_REQUESTED
 from oracle.log import emit
 
 logger = logging.getLogger("oracle.daemon")
@@ -133,6 +134,8 @@ async def run_forever(daemon: Daemon, metrics_settings: MetricsSettings) -> None
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    if STOP_REQUESTED.is_set():  # asked to stop while starting up
+        stop.set()
     scheduler = build_scheduler(daemon)
     web_runner = await start_web(daemon, scheduler, metrics_settings)
     scheduler.start()

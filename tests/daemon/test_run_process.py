@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,13 +13,8 @@ from pathlib import Path
 
 import yaml
 
+from oracle.devchain import free_port
 from oracle.testing import consensus_document, result_dict
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def get(url: str) -> tuple[int, str]:

@@ -1,0 +1,198 @@
+"""The local demo of the oracle daemon (run by scripts/demo after setup).
+
+A local anvil chain, the contracts deployed, sample questions asked on-chain, `replay`
+agents answering from the bundled recordings, the daemon deciding, proposing, watching
+the challenge windows pass, and sending the contested question to review. Everything
+lives under data/demo/; the metrics endpoint stays live until Ctrl-C (or, with --exit,
+the demo stops by itself once it has shown everything).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from oracle.devchain import DEV_KEYS, Anvil, anvil_binary
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "oracle" / "examples"
+LIVENESS = 30  # seconds of challenge window, so the demo shows finality quickly
+
+
+def oracle(config: Path, *args: str) -> str:
+    run = subprocess.run(
+        [sys.executable, "-m", "oracle", *args, "--config", str(config)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if run.returncode != 0:
+        sys.exit(f"demo: oracle {' '.join(args)} failed:\n{run.stderr}")
+    return run.stdout
+
+
+def wait_for(what: str, check: Any, timeout: float) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.5)
+    sys.exit(f"demo: timed out waiting for {what}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--exit", action="store_true", help="stop once everything was shown")
+    parser.add_argument("--metrics-port", type=int, default=9464)
+    parser.add_argument("--home", type=Path, default=ROOT / "data" / "demo")
+    args = parser.parse_args()
+    home: Path = args.home
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    binary = anvil_binary()
+    if binary is None:
+        sys.exit("demo: anvil not found; ./scripts/demo installs it (or install Foundry)")
+    chain = Anvil(binary, [], None)
+    chain.start()
+    daemon: subprocess.Popen[bytes] | None = None
+    try:
+        config, asked = prepare(home, chain, args.metrics_port)
+        log = home / "daemon.log"
+        daemon = subprocess.Popen(
+            [sys.executable, "-m", "oracle", "run", "--config", str(config)],
+            stdout=subprocess.DEVNULL,
+            stderr=log.open("wb"),
+        )
+        print(f"4. daemon started with replay agents; log: {log}")
+        show(home, chain, config, asked, args.metrics_port)
+        if args.exit:
+            return
+        print("\nThe daemon and the chain keep running; Ctrl-C stops both.")
+        signal.sigwait({signal.SIGINT, signal.SIGTERM})
+    finally:
+        if daemon is not None:
+            daemon.send_signal(signal.SIGTERM)
+            daemon.wait(timeout=60)
+        chain.stop(signal.SIGKILL)
+
+
+def prepare(home: Path, chain: Anvil, metrics_port: int) -> tuple[Path, dict[str, str]]:
+    """Config written, contracts deployed, the example questions asked."""
+    config = home / "config.yaml"
+    recordings = [json.loads(p.read_text()) for p in sorted(EXAMPLES.glob("*.json"))]
+    agents = sorted({r["agent_id"] for doc in recordings for r in doc["results"]})
+    config.write_text(yaml.safe_dump(_config(home, chain.url, agents, metrics_port)))
+    print(f"1. local chain: anvil at {chain.url}")
+    deployment = json.loads(oracle(config, "chain", "deploy", "--min-liveness", str(LIVENESS)))
+    print(f"2. contracts deployed: AgentOracle at {deployment['contracts']['AgentOracle']}")
+    past = str(int(time.time()) - 60)
+    asked = {}
+    for document in recordings:
+        outcomes = document["market"].get("outcomes", ["YES", "NO"])
+        question = document["market"]["question"]
+        if len(outcomes) > 2:  # a categorical question names its outcomes on its last line
+            question += "\nOutcomes: " + " | ".join(outcomes)
+        out = oracle(
+            config,
+            *("chain", "ask", "--question", question, "--resolve-after", past),
+            *("--outcomes", str(len(outcomes)), "--liveness", str(LIVENESS)),
+        )
+        asked[json.loads(out)["question_id"]] = document["market"]["question"]
+    print(f"3. {len(asked)} questions asked on-chain")
+    return config, asked
+
+
+def show(home: Path, chain: Anvil, config: Path, asked: dict[str, str], port: int) -> None:
+    """Wait for the decisions, let the window pass, print what happened and where to look."""
+    states = wait_for("the daemon to decide every question", lambda: _decided(config, asked), 90)
+    print("5. decisions:")
+    for question_id, state in states.items():
+        print(f"   {state:<13} {asked[question_id][:70]}")
+    chain.rpc("evm_increaseTime", LIVENESS + 5)  # let the challenge window pass
+    chain.mine()
+    wait_for("an answer to become final", lambda: "final" in _decided(config, asked).values(), 60)
+    print(f"6. after the {LIVENESS} s challenge window: {_summary(_decided(config, asked))}")
+    for question_id in asked:
+        status = json.loads(oracle(config, "chain", "status", question_id))
+        print(
+            f"   on-chain {status['status']:<9} outcome={status['outcome_name']} "
+            f"proof={status['proof_hash']}"
+        )
+    metrics_url = f"http://127.0.0.1:{port}/metrics"
+    with urllib.request.urlopen(metrics_url, timeout=5) as response:
+        if b"oracle_markets" not in response.read():
+            sys.exit("demo: the metrics endpoint does not serve the daemon's metrics")
+    print("\nWhere to look:")
+    print(f"   metrics:  {metrics_url}  (health: /healthz, readiness: /readyz)")
+    print(f"   proofs:   {home / 'proofs'}/<market>/<checksum>.json and .md")
+    print(f"   reviews:  .venv/bin/oracle review list --config {config}")
+    print(
+        f"   decide:   .venv/bin/oracle review decide ID --outcome X --reason WHY --config {config}"
+    )
+    print("   verify:   .venv/bin/oracle proof verify FILE")
+
+
+def _decided(config: Path, asked: dict[str, str]) -> dict[str, str]:
+    """Question id -> market state, once every question left the research states."""
+    out = subprocess.run(
+        [sys.executable, "-c", _STATES, str(config)], capture_output=True, text=True, check=False
+    )
+    states: dict[str, str] = json.loads(out.stdout or "{}")
+    settled = {"submitted", "final", "needs_review"}
+    if set(states) == set(asked) and set(states.values()) <= settled:
+        return states
+    return {}
+
+
+_STATES = """
+import json, sys
+from oracle.config import load_settings
+from oracle.daemon.app import open_store
+store = open_store(load_settings(sys.argv[1]))
+print(json.dumps({m.external_id: m.state for m in store.markets()}))
+"""
+
+
+def _summary(states: dict[str, str]) -> str:
+    counts: dict[str, int] = {}
+    for state in states.values():
+        counts[state] = counts.get(state, 0) + 1
+    return ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+
+
+def _config(home: Path, chain_url: str, agents: list[str], metrics_port: int) -> dict[str, Any]:
+    return {
+        "database": {"url": f"sqlite:///{home / 'oracle.db'}"},
+        "daemon": {
+            "proofs_dir": str(home / "proofs"),
+            "poll_interval": 1,
+            "watch_interval": 1,
+        },
+        "metrics": {"port": metrics_port},
+        "log": {"format": "json"},
+        "agents": [{"name": a, "kind": "replay", "directory": str(EXAMPLES)} for a in agents],
+        "market_sources": [{"kind": "chain", "name": "chain"}],
+        "chain": {
+            "deployment_file": str(home / "deployment.json"),
+            "rpc": {"urls": [chain_url]},
+            "signer": {"type": "dev_private_key", "dev_private_key": DEV_KEYS[0]},
+            "tx": {"confirmations": 1},
+            "scanner": {"confirmations": 0, "poll_interval": 1},
+            "submitter": {"batch_max_wait": 1},
+        },
+    }
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,38 @@
+"""The README's first command: the local demo of the daemon runs to the end."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .anvil import anvil_binary, free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_demo_shows_answers_final_a_review_and_live_metrics(tmp_path: Path) -> None:
+    if anvil_binary() is None:
+        pytest.skip("anvil not found: run `cd contracts && npm ci` (or install Foundry)")
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "demo.py"),
+            "--exit",
+            "--home",
+            str(tmp_path),
+            "--metrics-port",
+            str(free_port()),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "3 questions asked on-chain" in run.stdout
+    assert "1 final, 2 needs_review" in run.stdout
+    assert "on-chain FINAL     outcome=YES" in run.stdout
+    assert list((tmp_path / "proofs").glob("*/*.json"))
