@@ -24,6 +24,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from eth_abi.abi import decode as abi_decode
+from eth_abi.abi import encode as abi_encode
+from eth_utils.abi import collapse_if_tuple
 from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 from hexbytes import HexBytes
@@ -86,10 +89,52 @@ def load_artifact(name: str) -> Artifact:
     return Artifact(name, abi, bytecode)
 
 
+@dataclass(frozen=True)
+class _Function:
+    """One ABI function, resolved once: web3 searches the whole ABI on every call."""
+
+    selector: bytes
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+
+
+@cache
+def _functions(name: str) -> dict[str, _Function]:
+    functions: dict[str, _Function] = {}
+    for item in load_artifact(name).abi:
+        if item.get("type") != "function":
+            continue
+        if item["name"] in functions:
+            raise DeploymentError(f"{name}.{item['name']}: overloaded functions are not supported")
+        inputs = tuple(collapse_if_tuple(i) for i in item["inputs"])
+        functions[item["name"]] = _Function(
+            selector=keccak(text=f"{item['name']}({','.join(inputs)})")[:4],
+            inputs=inputs,
+            outputs=tuple(collapse_if_tuple(o) for o in item["outputs"]),
+        )
+    return functions
+
+
+def _function(name: str, function: str) -> _Function:
+    try:
+        return _functions(name)[function]
+    except KeyError:
+        raise DeploymentError(f"{name} has no function {function!r}") from None
+
+
+def _checksummed(kind: str, value: Any) -> Any:
+    """Addresses as web3 returns them (EIP-55 checksummed); other values unchanged."""
+    if kind == "address":
+        return to_checksum_address(value)
+    if kind == "address[]":
+        return [to_checksum_address(v) for v in value]
+    return value
+
+
 def encode_call(name: str, function: str, *args: Any) -> str:
     """Calldata for `function(*args)` of the artifact `name`, without any node."""
-    contract = _OFFLINE.eth.contract(abi=load_artifact(name).abi)
-    return str(contract.encode_abi(function, list(args)))
+    spec = _function(name, function)
+    return "0x" + (spec.selector + abi_encode(list(spec.inputs), list(args))).hex()
 
 
 def error_decoder() -> ErrorDecoder:
@@ -255,11 +300,21 @@ class _Contract:
         return str(function.fn_name), dict(args)
 
     async def read(self, function: str, *args: Any) -> Any:
-        async def run(w3: AsyncW3) -> Any:
-            contract = w3.eth.contract(address=self.address, abi=self.artifact.abi)
-            return await contract.functions[function](*args).call()
+        """A view call: one value, or a tuple for several outputs (as web3 returns them)."""
+        spec = _function(self.artifact_name, function)
+        data = self.encode(function, *args)
 
-        return await self.pool.call(f"{self.artifact_name}.{function}", run)
+        async def run(w3: AsyncW3) -> Any:
+            return await w3.eth.call({"to": self.address, "data": data})  # type: ignore[typeddict-item]
+
+        raw = await self.pool.call(f"{self.artifact_name}.{function}", run)
+        values = tuple(
+            _checksummed(kind, value)
+            for kind, value in zip(
+                spec.outputs, abi_decode(list(spec.outputs), bytes(raw)), strict=True
+            )
+        )
+        return values[0] if len(values) == 1 else values
 
 
 class AgentOracle(_Contract):

@@ -119,6 +119,7 @@ class TxManager:
         self._prefix_checks: dict[str, IntentCheck] = {}
         self._cap_logged_at: dict[str, int] = {}
         self._dropped_logged: dict[str, str] = {}
+        self._consumed_seen: dict[str, tuple[int, float]] = {}
 
     def __repr__(self) -> str:
         return f"TxManager({self._signer.address})"
@@ -596,8 +597,12 @@ class TxManager:
         if await self._nonce_at("latest") > intent.nonce:
             inclusion = await self._inclusion(intent)  # mined between the two reads?
             if inclusion is not None:
+                self._consumed_seen.pop(intent.key, None)
                 return await self._included(intent, inclusion, head)
+            if not self._consumed_for_sure(intent.key, head):
+                return intent
             return await self._nonce_consumed(intent)
+        self._consumed_seen.pop(intent.key, None)
         if not await self._known(intent.latest.tx_hash):
             emit(
                 logger, logging.WARNING, "tx.dropped", key=intent.key, tx_hash=intent.latest.tx_hash
@@ -765,7 +770,21 @@ class TxManager:
             intent = await self._save(intent, attempts=self._sent(intent, head))
         return intent
 
+    def _consumed_for_sure(self, key: str, head: int) -> bool:
+        """Whether "our nonce was used but our receipt is missing" has held long enough.
+
+        A node can count a transaction in the account's nonce a moment before its receipt
+        and its effects are readable (seen on anvil under load); acting on that moment
+        would sign the action again. So the observation must survive a new block, or, on
+        a chain that produces none, a few polls.
+        """
+        now = self._clock()
+        first = self._consumed_seen.setdefault(key, (head, now))
+        settle = max(2.0, 3 * self._settings.poll_interval)
+        return head > first[0] or now - first[1] >= settle
+
     async def _nonce_consumed(self, intent: Intent) -> Intent:
+        self._consumed_seen.pop(intent.key, None)
         emit(
             logger,
             logging.WARNING,

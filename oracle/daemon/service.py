@@ -263,14 +263,15 @@ class Daemon:
         run_id = await self._db(self.store.start_run, row.id, row.attempts, self.replica)
         answers = await self.pool.research(_core_market(row))
         await self._db(self.store.renew_lease, row.id, self.replica, self.lease_seconds)
+        await self._db(
+            self.store.finish_run, run_id, [(a.answer, a.latency_seconds) for a in answers]
+        )
         for answer in answers:
-            await self._db(self.store.record_answer, run_id, answer.answer, answer.latency_seconds)
             failed = isinstance(answer.answer, AgentFailure)
             self.metrics.agent_latency.labels(answer.agent_id).observe(answer.latency_seconds)
             self.metrics.agent_answers.labels(
                 answer.agent_id, "failed" if failed else "answered"
             ).inc()
-        await self._db(self.store.finish_run, run_id, "done")
         return await self._step(
             row.id, E.RESEARCH_FINISHED, f"run {run_id}: {len(answers)} agents asked"
         )

@@ -1,8 +1,9 @@
 """Database engines: SQLite (embedded default) and PostgreSQL (production), by URL.
 
-SQLite runs in WAL mode with a busy timeout, and every transaction starts with
+SQLite runs in WAL mode with a busy timeout. Write transactions start with
 `BEGIN IMMEDIATE`, so two writers queue for the lock instead of failing half-way with
-"database is locked" when a read transaction tries to become a write transaction.
+"database is locked" when a read transaction tries to become a write transaction;
+read-only transactions (execution option `READ_ONLY`) begin deferred and run beside them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+# Execution option marking read-only transactions, which begin deferred on SQLite.
+READ_ONLY = "oracle_read_only"
 
 
 def make_engine(url: str) -> Engine:
@@ -50,7 +53,8 @@ def _configure_sqlite(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        read_only = connection.get_execution_options().get(READ_ONLY, False)
+        connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
 
 def is_postgresql(engine: Engine) -> bool:

@@ -29,7 +29,7 @@ class DatabaseIntentStore:
         return await asyncio.to_thread(self._unfinished, chain_id, sender)
 
     def _get(self, key: str) -> Intent | None:
-        with self._store.session() as session:
+        with self._store.reading() as session:
             row = session.get(TxIntentRow, key)
             return Intent.model_validate(row.data) if row is not None else None
 
@@ -52,7 +52,7 @@ class DatabaseIntentStore:
             session.add(row)
 
     def _unfinished(self, chain_id: int, sender: str) -> list[Intent]:
-        with self._store.session() as session:
+        with self._store.reading() as session:
             rows = session.exec(
                 select(TxIntentRow)
                 .where(col(TxIntentRow.chain_id) == chain_id)

@@ -14,19 +14,21 @@ is one transaction. Concurrency between replicas:
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import Engine, func, update
+from sqlalchemy import Engine, func, insert, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from oracle.core.models import AgentFailure, AgentResult, ConsensusResult, ResearchSource
 from oracle.daemon.lifecycle import MarketEvent, MarketState, transition
 from oracle.errors import OracleError
+from oracle.store.engine import READ_ONLY
 from oracle.store.tables import (
     AgentResultRow,
     AgentSourceRow,
@@ -71,11 +73,25 @@ class Store:
     def __init__(self, engine: Engine, clock: Clock = time.time) -> None:
         self.engine = engine
         self.clock = clock
+        self._reader = engine.execution_options(**{READ_ONLY: True})
+        # SQLite has one writer: this process's writers queue here, woken as soon as the
+        # lock is free, instead of sleeping in SQLite's busy handler.
+        self._write_lock = threading.Lock() if engine.dialect.name == "sqlite" else None
 
     @contextmanager
     def session(self) -> Iterator[Session]:
-        """One transaction: committed when the block ends, rolled back if it raises."""
-        with Session(self.engine, expire_on_commit=False) as session, session.begin():
+        """One write transaction: committed when the block ends, rolled back if it raises."""
+        with (
+            self._write_lock or nullcontext(),
+            Session(self.engine, expire_on_commit=False) as session,
+            session.begin(),
+        ):
+            yield session
+
+    @contextmanager
+    def reading(self) -> Iterator[Session]:
+        """One read-only transaction, concurrent with writers (a snapshot on SQLite WAL)."""
+        with Session(self._reader, expire_on_commit=False) as session, session.begin():
             yield session
 
     # -- markets -----------------------------------------------------------------------
@@ -121,21 +137,21 @@ class Store:
         return added
 
     def get_market(self, market_id: str) -> MarketRow:
-        with self.session() as session:
+        with self.reading() as session:
             row = session.get(MarketRow, market_id)
             if row is None:
                 raise StoreError(f"market {market_id!r} is not known")
             return row
 
     def markets(self, states: Sequence[MarketState] = (), limit: int = 1000) -> list[MarketRow]:
-        with self.session() as session:
+        with self.reading() as session:
             query = select(MarketRow).order_by(col(MarketRow.created_at)).limit(limit)
             if states:
                 query = query.where(col(MarketRow.state).in_(list(states)))
             return list(session.exec(query).all())
 
     def count_by_state(self) -> dict[str, int]:
-        with self.session() as session:
+        with self.reading() as session:
             rows = session.exec(
                 select(MarketRow.state, func.count()).group_by(col(MarketRow.state))
             ).all()
@@ -144,7 +160,7 @@ class Store:
     def promotable(self, now: float, limit: int = 1000) -> list[MarketRow]:
         """Discovered markets whose resolution time has passed, and failed ones whose
         back-off has run out."""
-        with self.session() as session:
+        with self.reading() as session:
             discovered = select(MarketRow).where(
                 col(MarketRow.state) == MarketState.DISCOVERED,
                 col(MarketRow.resolve_after) <= now,
@@ -159,7 +175,7 @@ class Store:
 
     def markets_to_settle(self, limit: int = 1000) -> list[MarketRow]:
         """Final markets with a callback waiting that nobody has settled yet."""
-        with self.session() as session:
+        with self.reading() as session:
             rows = session.exec(
                 select(MarketRow).where(col(MarketRow.state) == MarketState.FINAL).limit(limit)
             ).all()
@@ -287,7 +303,7 @@ class Store:
                 raise LeaseLost(f"market {market_id!r}: lease lost by {lease_owner}")
 
     def audit(self, market_id: str) -> list[AuditRow]:
-        with self.session() as session:
+        with self.reading() as session:
             return list(
                 session.exec(
                     select(AuditRow)
@@ -308,61 +324,66 @@ class Store:
             assert run.id is not None
             return run.id
 
-    def record_answer(
-        self, run_id: int, answer: AgentResult | AgentFailure, latency_seconds: float
+    def finish_run(
+        self,
+        run_id: int,
+        answers: Sequence[tuple[AgentResult | AgentFailure, float]],
+        status: str = "done",
     ) -> None:
-        """Store one agent's result with its sources, or its failure."""
-        with self.session() as session:
-            if isinstance(answer, AgentFailure):
-                session.add(
-                    AgentResultRow(
-                        run_id=run_id,
-                        agent_id=answer.agent_id,
-                        error=answer.error,
-                        latency_seconds=latency_seconds,
-                        created_at=self.clock(),
-                    )
-                )
-                return
-            row = AgentResultRow(
-                run_id=run_id,
-                agent_id=answer.agent_id,
-                outcome=answer.outcome,
-                confidence=answer.confidence,
-                reasoning=answer.reasoning,
-                provider=answer.provider,
-                model_family=answer.model_family,
-                latency_seconds=latency_seconds,
-                created_at=self.clock(),
-            )
-            session.add(row)
-            session.flush()
-            assert row.id is not None
-            session.add_all(
-                AgentSourceRow(
-                    agent_result_id=row.id,
-                    url=s.url,
-                    title=s.title,
-                    category=s.category,
-                    credibility_score=s.credibility_score,
-                    relevance_score=s.relevance_score,
-                    published_at=s.published_at.isoformat() if s.published_at else None,
-                )
-                for s in answer.sources
-            )
-
-    def finish_run(self, run_id: int, status: str) -> None:
+        """Store every agent's answer (result with sources, or failure, with its latency)
+        and close the run, in one transaction."""
+        now = self.clock()
         with self.session() as session:
             run = session.get(ResearchRunRow, run_id)
             if run is None:
                 raise StoreError(f"research run {run_id} is not known")
+            sources: list[dict[str, Any]] = []
+            for answer, latency_seconds in answers:
+                if isinstance(answer, AgentFailure):
+                    session.add(
+                        AgentResultRow(
+                            run_id=run_id,
+                            agent_id=answer.agent_id,
+                            error=answer.error,
+                            latency_seconds=latency_seconds,
+                            created_at=now,
+                        )
+                    )
+                    continue
+                row = AgentResultRow(
+                    run_id=run_id,
+                    agent_id=answer.agent_id,
+                    outcome=answer.outcome,
+                    confidence=answer.confidence,
+                    reasoning=answer.reasoning,
+                    provider=answer.provider,
+                    model_family=answer.model_family,
+                    latency_seconds=latency_seconds,
+                    created_at=now,
+                )
+                session.add(row)
+                session.flush()
+                sources += [
+                    {
+                        "agent_result_id": row.id,
+                        "url": s.url,
+                        "title": s.title,
+                        "category": s.category,
+                        "credibility_score": s.credibility_score,
+                        "relevance_score": s.relevance_score,
+                        "published_at": s.published_at.isoformat() if s.published_at else None,
+                    }
+                    for s in answer.sources
+                ]
+            if sources:
+                session.execute(insert(AgentSourceRow), sources)  # one executemany
             run.status = status
-            run.finished_at = self.clock()
+            run.finished_at = now
             session.add(run)
 
     def run_answers(self, run_id: int) -> tuple[list[AgentResult], list[AgentFailure]]:
         """The answers recorded for a run, rebuilt as core models."""
-        with self.session() as session:
+        with self.reading() as session:
             rows = session.exec(
                 select(AgentResultRow)
                 .where(col(AgentResultRow.run_id) == run_id)
@@ -408,7 +429,7 @@ class Store:
         return results, failures
 
     def latest_run(self, market_id: str, status: str | None = None) -> ResearchRunRow | None:
-        with self.session() as session:
+        with self.reading() as session:
             query = (
                 select(ResearchRunRow)
                 .where(col(ResearchRunRow.market_id) == market_id)
@@ -441,14 +462,14 @@ class Store:
             return row.id
 
     def consensus(self, consensus_id: int) -> ConsensusRow:
-        with self.session() as session:
+        with self.reading() as session:
             row = session.get(ConsensusRow, consensus_id)
             if row is None:
                 raise StoreError(f"consensus {consensus_id} is not known")
             return row
 
     def latest_consensus(self, market_id: str) -> ConsensusRow | None:
-        with self.session() as session:
+        with self.reading() as session:
             return session.exec(
                 select(ConsensusRow)
                 .where(col(ConsensusRow.market_id) == market_id)
@@ -488,7 +509,7 @@ class Store:
             return row.id
 
     def reviews(self, status: str | None = "open") -> list[ReviewItemRow]:
-        with self.session() as session:
+        with self.reading() as session:
             query = select(ReviewItemRow).order_by(col(ReviewItemRow.id))
             if status is not None:
                 query = query.where(col(ReviewItemRow.status) == status)
@@ -496,7 +517,7 @@ class Store:
 
     def decided_review(self, market_id: str) -> ReviewItemRow | None:
         """The latest decided review item of a market."""
-        with self.session() as session:
+        with self.reading() as session:
             return session.exec(
                 select(ReviewItemRow)
                 .where(col(ReviewItemRow.market_id) == market_id)
@@ -505,7 +526,7 @@ class Store:
             ).first()
 
     def review(self, review_id: int) -> ReviewItemRow:
-        with self.session() as session:
+        with self.reading() as session:
             row = session.get(ReviewItemRow, review_id)
             if row is None:
                 raise StoreError(f"review {review_id} does not exist")
@@ -585,7 +606,7 @@ class Store:
             return False  # another replica created the lease row at the same moment
 
     def get_checkpoint(self, name: str) -> dict[str, Any] | None:
-        with self.session() as session:
+        with self.reading() as session:
             row = session.get(CheckpointRow, name)
             return dict(row.value) if row is not None else None
 

@@ -147,9 +147,9 @@ def test_research_answers_round_trip(store: Store) -> None:
     answer = result("agent-a", "YES", 0.8, 50).model_copy(
         update={"provider": "anthropic", "model_family": "claude"}
     )
-    store.record_answer(run_id, answer, latency_seconds=1.5)
-    store.record_answer(run_id, AgentFailure(agent_id="agent-b", error="timeout"), 300.0)
-    store.finish_run(run_id, "done")
+    store.finish_run(
+        run_id, [(answer, 1.5), (AgentFailure(agent_id="agent-b", error="timeout"), 300.0)]
+    )
     results, failures = store.run_answers(run_id)
     assert results == [answer]
     assert failures == [AgentFailure(agent_id="agent-b", error="timeout")]
@@ -212,7 +212,7 @@ def test_unknown_records_are_named(store: Store) -> None:
 def test_answers_are_core_models(store: Store) -> None:
     store.add_discovered([spec("q1")], actor="poller")
     run_id = store.start_run("chain:q1", 1, "a")
-    store.record_answer(run_id, result("x", "NO", 0.6, 3), 0.1)
+    store.finish_run(run_id, [(result("x", "NO", 0.6, 3), 0.1)])
     [answer], _ = store.run_answers(run_id)
     assert isinstance(answer, AgentResult)
     assert len(answer.sources) == 3

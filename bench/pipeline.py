@@ -1,0 +1,275 @@
+"""The daemon end to end on a local chain: throughput, latency, overhead, memory.
+
+Run: .venv/bin/python bench/pipeline.py [--markets 1000] [--rate 1000] [--latency 30]
+                                        [--database URL]
+
+Runs the real `oracle run` process against a local anvil with 5 `replay` agents that each
+take `--latency` seconds per market (30 s: a quick LLM research run), while a requester
+(another key) asks `--markets` binary questions on-chain at `--rate` per minute, each due
+the moment it is asked. The run ends when every question carries the daemon's proposal.
+Reported:
+
+- confirmed per minute: the rate of the daemon's confirmed proposals, from the first to
+  the last (with a steady `--rate`, it shows whether the daemon keeps up);
+- due -> on-chain, p50 and p95: from the moment the question is due and on-chain (its
+  resolution time, or its block's time if later) to the daemon's proposal confirmed, so
+  discovery is included;
+- the daemon's own overhead: due -> on-chain minus the slowest agent's research time for
+  that market, p50 and p95, and at p95 as a share of the agents' latency;
+- the same per stage of the lifecycle (audit log), and peak RSS of the daemon process.
+
+`--rate 0` asks every question before the daemon starts: a burst, in which the last
+market necessarily waits for all the others.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+from sqlmodel import col, select
+
+from oracle.chain.contracts import ORACLE
+from oracle.chain.deploy import ask, deploy_contracts
+from oracle.chain.intents import InMemoryIntentStore
+from oracle.chain.keys import LocalSigner
+from oracle.chain.rpc import RpcPool
+from oracle.chain.settings import RpcSettings, TxSettings
+from oracle.chain.txmanager import TxManager
+from oracle.config import load_settings
+from oracle.daemon.app import open_store
+from oracle.devchain import DEV_ADDRESSES, DEV_KEYS, Anvil, anvil_binary
+from oracle.store.tables import AgentResultRow, AuditRow, MarketRow, ResearchRunRow
+from oracle.testing import consensus_document, result_dict
+
+AGENTS = ("alpha", "beta", "gamma", "delta", "epsilon")
+STAGES = (
+    "discovered",
+    "due",
+    "research_started",
+    "research_finished",
+    "consensus_submit",
+    "proposal_confirmed",
+)
+SOURCES_PER_AGENT = 12
+
+
+async def _manager(url: str, key: str) -> TxManager:
+    pool = RpcPool([url], RpcSettings())
+    await pool.start()
+    return TxManager(
+        pool,
+        LocalSigner(key),
+        InMemoryIntentStore(),
+        TxSettings(confirmations=1, poll_interval=0.05),
+    )
+
+
+async def deploy(anvil: Anvil) -> Any:
+    deployer = await _manager(anvil.url, DEV_KEYS[0])
+    deployment = await deploy_contracts(
+        deployer, min_liveness=3600, reporters=[DEV_ADDRESSES[0]], adapter=False
+    )
+    await deployer.close()
+    await deployer.pool.close()
+    return deployment
+
+
+async def ask_all(anvil: Anvil, oracle: str, texts: list[str], rate: float) -> None:
+    """Ask every question, `rate` per minute (0: all at once), each due when asked."""
+    requester = await _manager(anvil.url, DEV_KEYS[1])
+    pending: set[asyncio.Task[Any]] = set()
+    started = time.monotonic()
+    for index, text in enumerate(texts):
+        if rate:
+            await asyncio.sleep(max(0.0, started + index * 60 / rate - time.monotonic()))
+        while len(pending) >= 100:  # bounded concurrency for the node
+            _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        task = ask(requester, oracle, text=text, earliest_time=int(time.time()), liveness=3600)
+        pending.add(asyncio.create_task(task))
+    await asyncio.gather(*pending)
+    await requester.close()
+    await requester.pool.close()
+
+
+def write_recordings(directory: Path, texts: list[str]) -> None:
+    directory.mkdir()
+    for index, text in enumerate(texts):
+        votes = [
+            result_dict(a, "NO" if a == "epsilon" else "YES", 0.8, SOURCES_PER_AGENT)
+            for a in AGENTS
+        ]
+        document = consensus_document(votes, market_id=f"recording-{index}", question=text)
+        (directory / f"{index}.json").write_text(json.dumps(document))
+
+
+def daemon_config(
+    work: Path, anvil: Anvil, database_url: str, latency: float, markets: int
+) -> Path:
+    config = {
+        "database": {"url": database_url},
+        "consensus": {"agent_timeout": latency * 3 + 30},
+        "sources": {"min_total": 10, "min_categories": 3, "min_official": 1, "min_news": 3},
+        "daemon": {
+            "proofs_dir": str(work / "proofs"),
+            "poll_interval": 0.5,
+            "dispatch_interval": 0.2,
+            "watch_interval": 30,
+            "max_concurrent_markets": markets,
+        },
+        "metrics": {"enabled": False},
+        "log": {"level": "WARNING"},
+        "agents": [
+            {
+                "name": a,
+                "kind": "replay",
+                "directory": str(work / "replays"),
+                "latency_seconds": latency,
+            }
+            for a in AGENTS
+        ],
+        "market_sources": [{"kind": "chain", "name": "chain"}],
+        "chain": {
+            "deployment_file": str(work / "deployment.json"),
+            "rpc": {"urls": [anvil.url]},
+            "signer": {"type": "dev_private_key", "dev_private_key": DEV_KEYS[0]},
+            "tx": {"confirmations": 1, "poll_interval": 0.1},
+            "scanner": {"confirmations": 0, "poll_interval": 0.5, "max_block_range": 5000},
+            "submitter": {"batch_max_size": 20, "batch_max_wait": 0.5},
+        },
+    }
+    path = work / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def measure(config: Path, markets: int, anvil: Anvil) -> dict[str, Any]:
+    store = open_store(load_settings(config))
+    with store.session() as session:
+        audit = session.exec(select(AuditRow).where(col(AuditRow.event).in_(STAGES))).all()
+        latencies = session.exec(
+            select(ResearchRunRow.market_id, AgentResultRow.latency_seconds).join(
+                AgentResultRow, col(AgentResultRow.run_id) == col(ResearchRunRow.id)
+            )
+        ).all()
+        submitted = session.exec(select(MarketRow).where(col(MarketRow.state) == "submitted")).all()
+    store.engine.dispose()
+    at: dict[str, dict[str, float]] = {stage: {} for stage in STAGES}
+    for entry in audit:
+        at[entry.event][entry.market_id] = entry.at
+    done = at["proposal_confirmed"]
+    # Due: the question's resolution time has passed and the question is on-chain.
+    mined_at = {
+        number: int(anvil.block(number)["timestamp"], 16)
+        for number in {m.details["block_number"] for m in submitted}
+    }
+    due = {m.id: max(m.resolve_after, mined_at[m.details["block_number"]]) for m in submitted}
+    slowest: dict[str, float] = {}
+    for market_id, latency in latencies:
+        slowest[market_id] = max(slowest.get(market_id, 0.0), latency)
+    pipeline = [done[m] - due[m] for m in done]
+    overhead = [done[m] - due[m] - slowest[m] for m in done]
+    confirmed = sorted(done.values())
+    stages = {}
+    for earlier, later in itertools.pairwise(STAGES):
+        gaps = [at[later][m] - at[earlier][m] for m in done]
+        name = f"{earlier} -> {later}"
+        if earlier == "research_started":
+            gaps = [g - slowest[m] for g, m in zip(gaps, done, strict=True)]
+            name += " (minus agents)"
+        stages[name] = {
+            "p50_s": round(percentile(gaps, 0.5), 2),
+            "p95_s": round(percentile(gaps, 0.95), 2),
+        }
+    return {
+        "markets": markets,
+        "submitted": len(submitted),
+        "confirmed_per_minute": round(
+            (len(confirmed) - 1) / (confirmed[-1] - confirmed[0]) * 60, 1
+        ),
+        "due_to_onchain_p50_s": round(percentile(pipeline, 0.5), 2),
+        "due_to_onchain_p95_s": round(percentile(pipeline, 0.95), 2),
+        "agent_latency_p95_s": round(percentile(list(slowest.values()), 0.95), 2),
+        "overhead_p50_s": round(percentile(overhead, 0.5), 2),
+        "overhead_p95_s": round(percentile(overhead, 0.95), 2),
+        "overhead_p95_share_of_agent_latency": round(
+            percentile(overhead, 0.95) / statistics.mean(slowest.values()), 3
+        ),
+        "stages": stages,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--markets", type=int, default=1000)
+    parser.add_argument("--rate", type=float, default=1000.0, help="questions asked per minute")
+    parser.add_argument("--latency", type=float, default=30.0, help="seconds per agent per market")
+    parser.add_argument("--database", default=None, help="SQLAlchemy URL (default: SQLite)")
+    args = parser.parse_args()
+    binary = anvil_binary()
+    if binary is None:
+        sys.exit("anvil not found: run ./scripts/test once (it installs it)")
+    work = Path(tempfile.mkdtemp(prefix="oracle-bench-"))
+    anvil = Anvil(binary, ["--gas-limit", "100000000"], None)
+    anvil.start()
+    try:
+        texts = [
+            f"Bench question {i}: did the event happen as its rules describe?"
+            for i in range(args.markets)
+        ]
+        deployment = asyncio.run(deploy(anvil))
+        deployment.save(work / "deployment.json")
+        write_recordings(work / "replays", texts)
+        if args.rate == 0:
+            asyncio.run(ask_all(anvil, deployment.address(ORACLE), texts, 0))
+        database = args.database or f"sqlite:///{work / 'oracle.db'}"
+        config = daemon_config(work, anvil, database, args.latency, args.markets)
+        profile = os.environ.get("ORACLE_BENCH_PROFILE")  # a file: profile the daemon into it
+        python = [sys.executable, "-m", "cProfile", "-o", profile] if profile else [sys.executable]
+        daemon = subprocess.Popen(
+            [*python, "-m", "oracle", "run", "--config", str(config)],
+            stderr=(work / "daemon.log").open("wb"),
+        )
+        if args.rate:
+            asyncio.run(ask_all(anvil, deployment.address(ORACLE), texts, args.rate))
+        store = open_store(load_settings(config))
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            counts = store.count_by_state()
+            if counts.get("submitted", 0) >= args.markets:
+                break
+            time.sleep(1)
+        store.engine.dispose()
+        daemon.send_signal(signal.SIGTERM)
+        _, status, usage = os.wait4(daemon.pid, 0)
+        figures = measure(config, args.markets, anvil)
+        figures["agents"] = len(AGENTS)
+        figures["agent_latency_s"] = args.latency
+        figures["asked_per_minute"] = args.rate or "all at once"
+        figures["database"] = database.split(":", 1)[0]
+        figures["daemon_peak_rss_mb"] = round(usage.ru_maxrss / 1024, 1)
+        figures["daemon_exit_status"] = os.waitstatus_to_exitcode(status)
+        print(json.dumps(figures, indent=2))
+    finally:
+        anvil.stop(signal.SIGKILL)
+
+
+if __name__ == "__main__":
+    main()
