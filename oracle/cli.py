@@ -10,6 +10,7 @@ import asyncio
 import getpass
 import json
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -149,6 +150,11 @@ def run(config_path: str | None, once: bool) -> None:
     assembly = assemble(settings)
 
     async def main() -> None:
+        # Database calls run in threads; the default pool (cores + 4) would let writers
+        # waiting for SQLite's lock starve every read.
+        asyncio.get_running_loop().set_default_executor(
+            ThreadPoolExecutor(max_workers=32, thread_name_prefix="oracle-db")
+        )
         try:
             if once:
                 await assembly.daemon.run_once()

@@ -200,8 +200,8 @@ class ChainVenue:
 
         async def handle(questions: list[RequestedQuestion]) -> None:
             specs = []
-            for question in questions:
-                view = await oracle.get_question(question.question_id)
+            views = await asyncio.gather(*(oracle.get_question(q.question_id) for q in questions))
+            for question, view in zip(questions, views, strict=True):
                 text, outcomes = split_outcomes(question.text, question.market().outcomes)
                 specs.append(
                     MarketSpec(

@@ -98,43 +98,58 @@ class Store:
 
     def add_discovered(self, specs: Iterable[MarketSpec], actor: str) -> list[str]:
         """Track markets not seen before; returns the ids that were new. Idempotent."""
-        added = []
-        for spec in specs:
-            now = self.clock()
-            try:
-                with self.session() as session:
-                    if session.get(MarketRow, spec.market_id) is not None:
-                        continue
-                    session.add(
-                        MarketRow(
-                            id=spec.market_id,
-                            source=spec.source,
-                            external_id=spec.external_id,
-                            question=spec.question,
-                            criteria=spec.criteria,
-                            outcomes=list(spec.outcomes),
-                            details=dict(spec.details),
-                            resolve_after=spec.resolve_after,
-                            state=MarketState.DISCOVERED,
-                            state_changed_at=now,
-                            created_at=now,
-                        )
+        specs = list({spec.market_id: spec for spec in specs}.values())
+        try:
+            return self._add_markets(specs, actor)
+        except IntegrityError:
+            # Another replica added some of them meanwhile: add the rest one by one.
+            added = []
+            for spec in specs:
+                try:
+                    added += self._add_markets([spec], actor)
+                except IntegrityError:
+                    continue
+            return added
+
+    def _add_markets(self, specs: Sequence[MarketSpec], actor: str) -> list[str]:
+        if not specs:
+            return []
+        now = self.clock()
+        with self.session() as session:
+            known = set(
+                session.exec(
+                    select(MarketRow.id).where(col(MarketRow.id).in_([s.market_id for s in specs]))
+                ).all()
+            )
+            new = [spec for spec in specs if spec.market_id not in known]
+            for spec in new:
+                session.add(
+                    MarketRow(
+                        id=spec.market_id,
+                        source=spec.source,
+                        external_id=spec.external_id,
+                        question=spec.question,
+                        criteria=spec.criteria,
+                        outcomes=list(spec.outcomes),
+                        details=dict(spec.details),
+                        resolve_after=spec.resolve_after,
+                        state=MarketState.DISCOVERED,
+                        state_changed_at=now,
+                        created_at=now,
                     )
-                    session.add(
-                        AuditRow(
-                            market_id=spec.market_id,
-                            at=now,
-                            from_state=None,
-                            event="discovered",
-                            to_state=MarketState.DISCOVERED,
-                            reason=f"reported by source {spec.source}",
-                            actor=actor,
-                        )
+                )
+                session.add(
+                    AuditRow(
+                        market_id=spec.market_id,
+                        at=now,
+                        from_state=None,
+                        event="discovered",
+                        to_state=MarketState.DISCOVERED,
+                        reason=f"reported by source {spec.source}",
+                        actor=actor,
                     )
-            except IntegrityError:
-                continue  # another replica added it first
-            added.append(spec.market_id)
-        return added
+                )
+        return [spec.market_id for spec in new]
 
     def get_market(self, market_id: str) -> MarketRow:
         with self.reading() as session:
