@@ -18,6 +18,7 @@ import click
 import yaml
 
 from oracle import __version__
+from oracle._cli_options import config_option
 from oracle.chain import cli as chain_cli
 from oracle.config import effective_config, load_settings, mask_url_password
 from oracle.core import build_proof, evaluate, parse_consensus_input, render_markdown, verify_proof
@@ -49,16 +50,6 @@ def _read_json(path: str) -> Any:
         _fail(f"{name}: not JSON (line {error.lineno}, column {error.colno}: {error.msg})")
 
 
-def _config_option(function: Any) -> Any:
-    return click.option(
-        "--config",
-        "config_path",
-        type=click.Path(dir_okay=False),
-        default=None,
-        help="Configuration file (default: $ORACLE_CONFIG, else ./config.yaml if present).",
-    )(function)
-
-
 @click.group()
 @click.version_option(__version__, prog_name="oracle")
 def cli() -> None:
@@ -71,7 +62,7 @@ def config() -> None:
 
 
 @config.command("check")
-@_config_option
+@config_option
 def config_check(config_path: str | None) -> None:
     """Validate the configuration and print the effective values, secrets masked."""
     from oracle.agents.diversity import config_warnings
@@ -84,7 +75,7 @@ def config_check(config_path: str | None) -> None:
 
 @cli.command("consensus")
 @click.argument("input_file", metavar="FILE")
-@_config_option
+@config_option
 @click.option(
     "--format",
     "output_format",
@@ -137,7 +128,7 @@ def proof_verify(proof_file: str) -> None:
 
 
 @cli.command("run")
-@_config_option
+@config_option
 @click.option("--once", is_flag=True, help="Make one full pass and exit (for cron or serverless).")
 def run(config_path: str | None, once: bool) -> None:
     """Run the oracle daemon: poll, research, decide, submit or queue for review."""
@@ -172,7 +163,7 @@ def db() -> None:
 
 
 @db.command("upgrade")
-@_config_option
+@config_option
 def db_upgrade(config_path: str | None) -> None:
     """Apply every pending schema migration to `database.url`."""
     from oracle.daemon.app import open_store
@@ -195,7 +186,7 @@ def _review_store(config_path: str | None) -> Store:
 
 
 @review.command("list")
-@_config_option
+@config_option
 @click.option("--all", "show_all", is_flag=True, help="Include decided items.")
 def review_list(config_path: str | None, show_all: bool) -> None:
     """Review items, oldest first."""
@@ -213,7 +204,7 @@ def review_list(config_path: str | None, show_all: bool) -> None:
 
 @review.command("show")
 @click.argument("review_id", type=int)
-@_config_option
+@config_option
 def review_show(review_id: int, config_path: str | None) -> None:
     """One review item: the market, the reasons, and the proof's report."""
     store = _review_store(config_path)
@@ -237,7 +228,7 @@ def review_show(review_id: int, config_path: str | None) -> None:
 @click.option("--outcome", required=True, help="One of the market's outcomes, or INVALID.")
 @click.option("--reason", required=True, help="Why; recorded with the decision.")
 @click.option("--by", "decided_by", default=None, help="Who decides (default: the OS user).")
-@_config_option
+@config_option
 def review_decide(
     review_id: int, outcome: str, reason: str, decided_by: str | None, config_path: str | None
 ) -> None:
@@ -262,7 +253,7 @@ def _numbers(option: str, text: str | None) -> tuple[float, ...] | None:
 
 @cli.command("backtest")
 @click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
-@_config_option
+@config_option
 @click.option(
     "--format",
     "output_format",

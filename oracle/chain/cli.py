@@ -18,6 +18,7 @@ from typing import Any
 import click
 from pydantic import SecretStr
 
+from oracle._cli_options import config_option
 from oracle.chain.errors import KeystoreError
 from oracle.chain.passwords import read_password
 from oracle.chain.settings import ChainSettings
@@ -32,16 +33,6 @@ def _commands() -> ModuleType:
     from oracle.chain import commands  # noqa: PLC0415
 
     return commands
-
-
-def _config_option(function: Any) -> Any:
-    return click.option(
-        "--config",
-        "config_path",
-        type=click.Path(dir_okay=False),
-        default=None,
-        help="Configuration file (default: $ORACLE_CONFIG, else ./config.yaml if present).",
-    )(function)
 
 
 def _chain_settings(config_path: str | None) -> ChainSettings:
@@ -67,7 +58,7 @@ def _keystore_options(function: Any) -> Any:
         default=None,
         help="Keystore file (default: chain.signer.keystore).",
     )(function)
-    return _config_option(function)
+    return config_option(function)
 
 
 def _keystore_path(settings: ChainSettings, keystore: Path | None) -> Path:
@@ -145,7 +136,7 @@ def keys_import(
 
 
 @keys.command("address")
-@_config_option
+@config_option
 @click.option("--keystore", type=click.Path(dir_okay=False, path_type=Path), default=None)
 def keys_address(config_path: str | None, keystore: Path | None) -> None:
     """Print the keystore's address (no password needed)."""
@@ -200,7 +191,7 @@ def _deployment_option(function: Any) -> Any:
 
 
 @chain.command("deploy")
-@_config_option
+@config_option
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -256,7 +247,7 @@ def chain_deploy(
 
 
 @chain.command("ask")
-@_config_option
+@config_option
 @_deployment_option
 @click.option("--question", "text", required=True, help="The question text.")
 @click.option(
@@ -312,7 +303,7 @@ def chain_ask(
 
 
 @chain.command("status")
-@_config_option
+@config_option
 @_deployment_option
 @click.argument("question_id")
 def chain_status(config_path: str | None, deployment_path: Path | None, question_id: str) -> None:

@@ -412,14 +412,17 @@ class Daemon:
         event: MarketEvent,
         reason: str,
         updates: dict[str, Any] | None = None,
+        *,
+        leased: bool = False,
     ) -> MarketRow:
-        """A transition of a market nobody leases (singleton jobs)."""
+        """A transition; with `leased`, LeaseLost unless this replica still holds the lease."""
         return await self._db(
             self.store.apply_event,
             market_id,
             event,
             actor=self.replica,
             reason=reason,
+            lease_owner=self.replica if leased else None,
             updates=updates,
         )
 
@@ -430,16 +433,8 @@ class Daemon:
         reason: str,
         updates: dict[str, Any] | None = None,
     ) -> MarketRow:
-        """A transition of a market this replica leases; LeaseLost if it no longer does."""
-        return await self._db(
-            self.store.apply_event,
-            market_id,
-            event,
-            actor=self.replica,
-            reason=reason,
-            lease_owner=self.replica,
-            updates=updates,
-        )
+        """A transition of a market this replica leases."""
+        return await self._apply(market_id, event, reason, updates, leased=True)
 
     def _write_proof(self, market_id: str, proof: dict[str, Any]) -> None:
         directory = self.settings.proofs_dir / re.sub(r"[^A-Za-z0-9_.-]", "_", market_id)

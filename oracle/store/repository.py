@@ -459,8 +459,9 @@ class Store:
     def record_consensus(
         self, market_id: str, run_id: int, result: ConsensusResult, proof: dict[str, Any]
     ) -> int:
-        with self.session() as session:
-            row = ConsensusRow(
+        """Store a verdict and its proof."""
+        return self._add_proof(
+            ConsensusRow(
                 market_id=market_id,
                 run_id=run_id,
                 outcome=result.outcome,
@@ -471,6 +472,26 @@ class Store:
                 proof=proof,
                 created_at=self.clock(),
             )
+        )
+
+    def record_decision_proof(self, market_id: str, outcome: str, proof: dict[str, Any]) -> int:
+        """Store the proof of a person's decision beside the verdicts it overrides."""
+        return self._add_proof(
+            ConsensusRow(
+                market_id=market_id,
+                run_id=None,
+                outcome=outcome,
+                reached=False,
+                action="decided",
+                review_reasons=[],
+                checksum=proof["checksum"],
+                proof=proof,
+                created_at=self.clock(),
+            )
+        )
+
+    def _add_proof(self, row: ConsensusRow) -> int:
+        with self.session() as session:
             session.add(row)
             session.flush()
             assert row.id is not None
@@ -490,25 +511,6 @@ class Store:
                 .where(col(ConsensusRow.market_id) == market_id)
                 .order_by(col(ConsensusRow.id).desc())
             ).first()
-
-    def record_decision_proof(self, market_id: str, outcome: str, proof: dict[str, Any]) -> int:
-        """Store the proof of a person's decision beside the verdicts it overrides."""
-        with self.session() as session:
-            row = ConsensusRow(
-                market_id=market_id,
-                run_id=None,
-                outcome=outcome,
-                reached=False,
-                action="decided",
-                review_reasons=[],
-                checksum=proof["checksum"],
-                proof=proof,
-                created_at=self.clock(),
-            )
-            session.add(row)
-            session.flush()
-            assert row.id is not None
-            return row.id
 
     def open_review(self, market_id: str, consensus_id: int | None, reasons: Sequence[str]) -> int:
         with self.session() as session:

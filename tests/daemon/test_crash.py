@@ -64,9 +64,15 @@ def test_sigkill_at_random_moments_answers_every_question_once(
         time.sleep(moments.uniform(0.5, 5.0))
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)
+    started_before = log.read_text().count('"daemon.started"')
     survivor = start_daemon(config, log)
     try:
         states = wait_until_all_answered(world, config, timeout=120)
+        # Stop it as an operator would: once it runs (it may have had nothing left to do).
+        deadline = time.monotonic() + 60
+        while log.read_text().count('"daemon.started"') == started_before:
+            assert time.monotonic() < deadline, "the survivor never started"
+            time.sleep(0.2)
     finally:
         survivor.send_signal(signal.SIGTERM)
         survivor.wait(timeout=30)
