@@ -129,7 +129,8 @@ class IntentStore(Protocol):
     async def unfinished(self, chain_id: int, sender: str) -> list[Intent]: ...
 
 
-def _order(intent: Intent) -> tuple[int, int, str]:
+def intent_order(intent: Intent) -> tuple[int, int, str]:
+    """The order `unfinished` returns: by nonce, intents without one last."""
     return (intent.nonce is None, intent.nonce or 0, intent.key)
 
 
@@ -151,10 +152,10 @@ class InMemoryIntentStore:
             for i in self._intents.values()
             if i.chain_id == chain_id and i.sender.lower() == sender.lower() and not i.final
         ]
-        return sorted(found, key=_order)
+        return sorted(found, key=intent_order)
 
     def all(self) -> list[Intent]:
-        return sorted(self._intents.values(), key=_order)
+        return sorted(self._intents.values(), key=intent_order)
 
 
 class FileIntentStore(InMemoryIntentStore):

@@ -10,7 +10,7 @@ import asyncio
 
 from sqlmodel import col, select
 
-from oracle.chain.intents import Intent
+from oracle.chain.intents import Intent, intent_order
 from oracle.store.repository import Store
 from oracle.store.tables import TxIntentRow
 
@@ -60,4 +60,4 @@ class DatabaseIntentStore:
                 .where(col(TxIntentRow.final).is_(False))
             ).all()
             intents = [Intent.model_validate(row.data) for row in rows]
-        return sorted(intents, key=lambda i: (i.nonce is None, i.nonce or 0, i.key))
+        return sorted(intents, key=intent_order)
