@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from oracle.core import build_proof, evaluate, render_markdown
-from oracle.core.models import AgentFailure, ConsensusInput, Market
+from oracle.core.models import AgentFailure, AgentResult, ConsensusInput, Market
 from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.core.proof import build_decision_proof
 from oracle.daemon.lifecycle import IllegalTransition, MarketEvent, MarketState
@@ -59,6 +59,15 @@ Clock = Callable[[], float]
 
 S, E = MarketState, MarketEvent
 WORK_STATES = (S.DUE, S.RESEARCHING, S.CONSENSUS, S.REVIEWED, S.SUBMITTING)
+
+
+@dataclass(frozen=True)
+class Researched:
+    """One finished research run's answers, as they were stored."""
+
+    run_id: int
+    results: tuple[AgentResult, ...]
+    failures: tuple[AgentFailure, ...]
 
 
 @dataclass(frozen=True)
@@ -237,6 +246,7 @@ class Daemon:
             self.metrics.inflight.set(len(self._tasks))
 
     async def _drive(self, row: MarketRow) -> None:
+        researched: Researched | None = None
         while True:
             state = MarketState(row.state)
             if state is S.DUE:
@@ -249,9 +259,9 @@ class Daemon:
             elif state is S.RESEARCHING:
                 if self.draining:
                     return  # the lease is released; another run resumes here
-                row = await self._research(row)
+                row, researched = await self._research(row)
             elif state is S.CONSENSUS:
-                row = await self._decide(row)
+                row = await self._decide(row, researched)
             elif state is S.REVIEWED:
                 row = await self._prepare_reviewed(row)
             elif state is S.SUBMITTING:
@@ -259,7 +269,7 @@ class Daemon:
             else:
                 return
 
-    async def _research(self, row: MarketRow) -> MarketRow:
+    async def _research(self, row: MarketRow) -> tuple[MarketRow, Researched]:
         run_id = await self._db(self.store.start_run, row.id, row.attempts, self.replica)
         answers = await self.pool.research(_core_market(row))
         await self._db(self.store.renew_lease, row.id, self.replica, self.lease_seconds)
@@ -272,22 +282,32 @@ class Daemon:
             self.metrics.agent_answers.labels(
                 answer.agent_id, "failed" if failed else "answered"
             ).inc()
-        return await self._step(
+        row = await self._step(
             row.id, E.RESEARCH_FINISHED, f"run {run_id}: {len(answers)} agents asked"
         )
+        return row, Researched(
+            run_id,
+            tuple(a.answer for a in answers if isinstance(a.answer, AgentResult)),
+            tuple(a.answer for a in answers if isinstance(a.answer, AgentFailure)),
+        )
 
-    async def _decide(self, row: MarketRow) -> MarketRow:
-        run = await self._db(self.store.latest_run, row.id, "done")
-        if run is None or run.id is None:
-            return await self._step(row.id, E.FAILED, "no finished research run to judge")
-        results, failures = await self._db(self.store.run_answers, run.id)
+    async def _decide(self, row: MarketRow, researched: Researched | None) -> MarketRow:
+        """Judge the research this replica just did, or, when resuming, the stored run."""
+        if researched is None:
+            run = await self._db(self.store.latest_run, row.id, "done")
+            if run is None or run.id is None:
+                return await self._step(row.id, E.FAILED, "no finished research run to judge")
+            results, failures = await self._db(self.store.run_answers, run.id)
+            researched = Researched(run.id, tuple(results), tuple(failures))
         consensus_input = ConsensusInput(
-            market=_core_market(row), results=tuple(results), failures=tuple(failures)
+            market=_core_market(row), results=researched.results, failures=researched.failures
         )
         params, thresholds = self.judgement.params, self.judgement.thresholds
         result = evaluate(consensus_input, params, thresholds)
         proof = build_proof(consensus_input, result, params, thresholds)
-        consensus_id = await self._db(self.store.record_consensus, row.id, run.id, result, proof)
+        consensus_id = await self._db(
+            self.store.record_consensus, row.id, researched.run_id, result, proof
+        )
         self._write_proof(row.id, proof)
         self.metrics.consensus.labels(result.action, str(result.reached).lower()).inc()
         for code in result.review_codes:

@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp import web
 
 from oracle.config import Settings
+from oracle.core.models import Market
 from oracle.core.proof import verify_proof
 from oracle.daemon.app import assemble, open_store
 from oracle.daemon.lifecycle import MarketEvent, MarketState
@@ -244,8 +246,9 @@ def test_failed_delivery_is_retried_without_new_research(database_url: str, tmp_
     assert events[-1] == MarketEvent.WINDOW_PASSED
 
 
+@pytest.mark.parametrize("died_in", [MarketState.RESEARCHING, MarketState.CONSENSUS])
 def test_work_abandoned_by_a_dead_replica_is_resumed_once(
-    database_url: str, tmp_path: Path
+    database_url: str, tmp_path: Path, died_in: MarketState
 ) -> None:
     replays = recordings(tmp_path / "replays")
 
@@ -265,6 +268,18 @@ def test_work_abandoned_by_a_dead_replica_is_resumed_once(
                 lease_owner="dead-replica",
                 updates={"attempts": 1},
             )
+            if died_in is MarketState.CONSENSUS:  # it finished researching, then died
+                run_id = store.start_run(row.id, 1, "dead-replica")
+                answers = await assembly.daemon.pool.research(
+                    Market(id=row.id, question=row.question)
+                )
+                store.finish_run(run_id, [(a.answer, a.latency_seconds) for a in answers])
+                store.apply_event(
+                    row.id,
+                    MarketEvent.RESEARCH_FINISHED,
+                    actor="dead-replica",
+                    lease_owner="dead-replica",
+                )
             await assembly.close()
             states = []
             for now in (1_005.0, 1_011.0):  # before and after the dead replica's lease ends
@@ -273,5 +288,5 @@ def test_work_abandoned_by_a_dead_replica_is_resumed_once(
             return venue, states
 
     venue, states = run(scenario)
-    assert states == [MarketState.RESEARCHING, MarketState.FINAL]
+    assert states == [died_in, MarketState.FINAL]
     assert len(venue.answers) == 1
