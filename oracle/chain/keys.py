@@ -28,9 +28,9 @@ from eth_utils.address import to_checksum_address
 from pydantic import SecretStr
 
 from oracle.chain.errors import KeystoreError
-from oracle.chain.log import emit
 from oracle.chain.passwords import read_password
 from oracle.chain.settings import SignerSettings
+from oracle.log import emit
 
 logger = logging.getLogger(__name__)
 

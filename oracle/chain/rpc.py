@@ -41,9 +41,9 @@ from web3.middleware import ExtraDataToPOAMiddleware
 from web3.types import RPCEndpoint
 
 from oracle.chain.errors import ChainIdMismatch, RpcError, RpcUnavailable
-from oracle.chain.log import emit
 from oracle.chain.settings import RpcSettings
 from oracle.chain.urls import redact_url
+from oracle.log import emit
 
 logger = logging.getLogger(__name__)
 

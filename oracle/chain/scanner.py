@@ -27,9 +27,9 @@ from web3.exceptions import Web3RPCError
 
 from oracle.chain.checkpoint import Checkpoint, CheckpointStore
 from oracle.chain.events import DecodedLog, EventDecoder
-from oracle.chain.log import emit
 from oracle.chain.rpc import RpcPool, Web3, rpc_error_message
 from oracle.chain.settings import ScannerSettings
+from oracle.log import emit
 
 logger = logging.getLogger(__name__)
 

@@ -39,9 +39,9 @@ from oracle.chain.eip712 import (
 )
 from oracle.chain.intents import Intent
 from oracle.chain.keys import Signer
-from oracle.chain.log import emit
 from oracle.chain.settings import SubmitterSettings
 from oracle.chain.txmanager import TxManager, TxRequest
+from oracle.log import emit
 
 logger = logging.getLogger(__name__)
 ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"

@@ -50,11 +50,11 @@ from oracle.chain.errors import ChainError, RpcUnavailable, TxError, TxReverted
 from oracle.chain.fees import FeeChoice, Fees, bump_fees, choose_fees, gas_limit
 from oracle.chain.intents import Attempt, Inclusion, Intent, IntentState, IntentStore
 from oracle.chain.keys import Signer
-from oracle.chain.log import emit
 from oracle.chain.nonces import NonceBook, plan_nonce
 from oracle.chain.revert import DecodedError, ErrorDecoder, is_revert, revert_data
 from oracle.chain.rpc import RpcPool, Web3, describe_failure, is_node_failure, rpc_error_message
 from oracle.chain.settings import TxSettings
+from oracle.log import emit
 
 logger = logging.getLogger(__name__)
 

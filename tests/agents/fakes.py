@@ -493,10 +493,3 @@ LOCAL_NAMES = {
     "intranet.example": ["10.1.2.3"],
     "mixed.example": ["127.0.0.1", "192.168.1.20"],
 }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port

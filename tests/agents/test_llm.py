@@ -17,6 +17,7 @@ from oracle.agents.config import build_agent
 from oracle.agents.llm import TOOL_NAMES, LlmAgent, LlmAgentConfig
 from oracle.agents.metrics import AgentMetrics, RunStats
 from oracle.core.models import AgentResult, Market
+from oracle.devchain import free_port
 
 from .fakes import (
     INJECTION,
@@ -26,7 +27,6 @@ from .fakes import (
     Step,
     answer,
     cite,
-    free_port,
     hang,
     serve,
     status,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import socket
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -55,12 +54,6 @@ def find_tool(name: str) -> str:
             "(scripts/setup.sh does, when apt-get is available)"
         )
     return found
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def http_json(url: str, timeout: float = 5) -> tuple[int, Any]:

@@ -30,6 +30,7 @@ import pytest
 import yaml
 
 from oracle.daemon.lifecycle import MarketState
+from oracle.devchain import free_port
 from oracle.testing import consensus_document, result_dict
 from tests.deploy.helpers import (
     DEPLOY,
@@ -37,7 +38,6 @@ from tests.deploy.helpers import (
     all_rules,
     data_panels,
     find_tool,
-    free_port,
     http_json,
     load_dashboard,
     prometheus_query,
