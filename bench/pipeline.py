@@ -16,7 +16,8 @@ Reported:
   discovery is included;
 - the daemon's own overhead: due -> on-chain minus the slowest agent's research time for
   that market, p50 and p95, and at p95 as a share of the agents' latency;
-- the same per stage of the lifecycle (audit log), and peak RSS of the daemon process.
+- the same per stage of the lifecycle (audit log), and the daemon process's peak RSS and
+  CPU time (in all, and per market: what bounds throughput on a small machine).
 
 `--rate 0` asks every question before the daemon starts: a burst, in which the last
 market necessarily waits for all the others.
@@ -265,6 +266,9 @@ def main() -> None:
         figures["asked_per_minute"] = args.rate or "all at once"
         figures["database"] = database.split(":", 1)[0]
         figures["daemon_peak_rss_mb"] = round(usage.ru_maxrss / 1024, 1)
+        cpu_seconds = usage.ru_utime + usage.ru_stime
+        figures["daemon_cpu_s"] = round(cpu_seconds, 1)
+        figures["daemon_cpu_ms_per_market"] = round(cpu_seconds * 1000 / args.markets, 1)
         figures["daemon_exit_status"] = os.waitstatus_to_exitcode(status)
         print(json.dumps(figures, indent=2))
     finally:

@@ -249,17 +249,17 @@ class Daemon:
         researched: Researched | None = None
         while True:
             state = MarketState(row.state)
+            if state in (S.DUE, S.RESEARCHING) and self.draining:
+                return  # no research starts now; the lease is released, a later run resumes
             if state is S.DUE:
-                row = await self._step(
-                    row.id,
-                    E.RESEARCH_STARTED,
-                    f"attempt {row.attempts + 1}",
-                    updates={"attempts": row.attempts + 1},
+                attempt = row.attempts + 1
+                row, run_id = await self._db(
+                    self.store.start_research, row.id, self.replica, attempt, f"attempt {attempt}"
                 )
-            elif state is S.RESEARCHING:
-                if self.draining:
-                    return  # the lease is released; another run resumes here
-                row, researched = await self._research(row)
+                row, researched = await self._research(row, run_id)
+            elif state is S.RESEARCHING:  # resumed: the previous run was interrupted
+                run_id = await self._db(self.store.start_run, row.id, row.attempts, self.replica)
+                row, researched = await self._research(row, run_id)
             elif state is S.CONSENSUS:
                 row = await self._decide(row, researched)
             elif state is S.REVIEWED:
@@ -269,21 +269,22 @@ class Daemon:
             else:
                 return
 
-    async def _research(self, row: MarketRow) -> tuple[MarketRow, Researched]:
-        run_id = await self._db(self.store.start_run, row.id, row.attempts, self.replica)
+    async def _research(self, row: MarketRow, run_id: int) -> tuple[MarketRow, Researched]:
         answers = await self.pool.research(_core_market(row))
-        await self._db(self.store.renew_lease, row.id, self.replica, self.lease_seconds)
-        await self._db(
-            self.store.finish_run, run_id, [(a.answer, a.latency_seconds) for a in answers]
-        )
         for answer in answers:
             failed = isinstance(answer.answer, AgentFailure)
             self.metrics.agent_latency.labels(answer.agent_id).observe(answer.latency_seconds)
             self.metrics.agent_answers.labels(
                 answer.agent_id, "failed" if failed else "answered"
             ).inc()
-        row = await self._step(
-            row.id, E.RESEARCH_FINISHED, f"run {run_id}: {len(answers)} agents asked"
+        row = await self._db(
+            self.store.finish_research,
+            row.id,
+            self.replica,
+            run_id,
+            [(a.answer, a.latency_seconds) for a in answers],
+            lease_seconds=self.lease_seconds,
+            reason=f"run {run_id}: {len(answers)} agents asked",
         )
         return row, Researched(
             run_id,
@@ -305,10 +306,33 @@ class Daemon:
         params, thresholds = self.judgement.params, self.judgement.thresholds
         result = evaluate(consensus_input, params, thresholds)
         proof = build_proof(consensus_input, result, params, thresholds)
-        consensus_id = await self._db(
-            self.store.record_consensus, row.id, researched.run_id, result, proof
-        )
+        # On disk before the verdict is committed: a market never moves on without it.
         self._write_proof(row.id, proof)
+        if result.action == "submit":
+            event = E.CONSENSUS_SUBMIT
+            reason = f"{result.outcome} agreed by {result.agreement_ratio:.0%} of valid agents"
+            updates: dict[str, Any] = {
+                "decided_outcome": result.outcome,
+                "proof_checksum": proof["checksum"],
+            }
+        elif result.action == "review":
+            event, reason, updates = E.CONSENSUS_REVIEW, "; ".join(result.review_reasons), {}
+        else:
+            event = E.CONSENSUS_RESEARCH_AGAIN
+            reason = "agents agree the event cannot be decided yet"
+            updates = {"next_attempt_at": self.clock() + self.settings.research_again_after}
+        row, review_id = await self._db(
+            self.store.record_verdict,
+            row.id,
+            self.replica,
+            researched.run_id,
+            result,
+            proof,
+            event=event,
+            reason=reason,
+            updates=updates,
+            review_reasons=list(result.review_reasons) if result.action == "review" else None,
+        )
         self.metrics.consensus.labels(result.action, str(result.reached).lower()).inc()
         for code in result.review_codes:
             self.metrics.review_reasons.labels(code).inc()
@@ -322,26 +346,9 @@ class Daemon:
             proof=proof["checksum"],
             reasons="; ".join(result.review_reasons),
         )
-        if result.action == "submit":
-            return await self._step(
-                row.id,
-                E.CONSENSUS_SUBMIT,
-                f"{result.outcome} agreed by {result.agreement_ratio:.0%} of valid agents",
-                updates={"decided_outcome": result.outcome, "proof_checksum": proof["checksum"]},
-            )
-        if result.action == "review":
-            row = await self._step(row.id, E.CONSENSUS_REVIEW, "; ".join(result.review_reasons))
-            review_id = await self._db(
-                self.store.open_review, row.id, consensus_id, list(result.review_reasons)
-            )
+        if review_id is not None:
             emit(logger, logging.INFO, "market.review_opened", market=row.id, review=review_id)
-            return row
-        return await self._step(
-            row.id,
-            E.CONSENSUS_RESEARCH_AGAIN,
-            "agents agree the event cannot be decided yet",
-            updates={"next_attempt_at": self.clock() + self.settings.research_again_after},
-        )
+        return row
 
     async def _prepare_reviewed(self, row: MarketRow) -> MarketRow:
         """Build the decision proof for a person's answer, then start its delivery."""

@@ -261,24 +261,18 @@ def test_work_abandoned_by_a_dead_replica_is_resumed_once(
             await assembly.daemon.promote()
             # Another replica leases the market, starts its research, and dies.
             [row] = store.claim("dead-replica", [MarketState.DUE], 1, lease_seconds=10)
-            store.apply_event(
-                row.id,
-                MarketEvent.RESEARCH_STARTED,
-                actor="dead-replica",
-                lease_owner="dead-replica",
-                updates={"attempts": 1},
-            )
+            _, run_id = store.start_research(row.id, "dead-replica", 1, "attempt 1")
             if died_in is MarketState.CONSENSUS:  # it finished researching, then died
-                run_id = store.start_run(row.id, 1, "dead-replica")
                 answers = await assembly.daemon.pool.research(
                     Market(id=row.id, question=row.question)
                 )
-                store.finish_run(run_id, [(a.answer, a.latency_seconds) for a in answers])
-                store.apply_event(
+                store.finish_research(
                     row.id,
-                    MarketEvent.RESEARCH_FINISHED,
-                    actor="dead-replica",
-                    lease_owner="dead-replica",
+                    "dead-replica",
+                    run_id,
+                    [(a.answer, a.latency_seconds) for a in answers],
+                    lease_seconds=10,
+                    reason="finished",
                 )
             await assembly.close()
             states = []

@@ -114,10 +114,11 @@ def test_claim_leases_and_lease_expiry(store: Store, clock: FakeClock) -> None:
     taken = store.claim("replica-b", [MarketState.DUE, MarketState.RESEARCHING], 10, 30)
     assert sorted(m.id for m in taken) == ["chain:q1", "chain:q2"]
     with pytest.raises(LeaseLost):
-        store.renew_lease("chain:q1", "replica-a", 30)
+        store.start_research("chain:q2", "replica-a", 1, "attempt 1")
     with pytest.raises(LeaseLost):
-        store.update_market("chain:q1", "replica-a", attempts=5)
-    store.renew_lease("chain:q1", "replica-b", 30)
+        store.apply_event("chain:q1", MarketEvent.FAILED, actor="a", lease_owner="replica-a")
+    store.start_research("chain:q2", "replica-b", 1, "attempt 1")
+    assert store.get_market("chain:q2").state == MarketState.RESEARCHING
 
 
 def test_concurrent_claims_never_share_a_market(store: Store) -> None:
@@ -141,19 +142,51 @@ def test_concurrent_claims_never_share_a_market(store: Store) -> None:
     assert sorted(everything) == sorted(f"chain:q{i}" for i in range(40))
 
 
-def test_research_answers_round_trip(store: Store) -> None:
-    store.add_discovered([spec("q1")], actor="poller")
-    run_id = store.start_run("chain:q1", attempt=1, owner="a")
+def leased_run(store: Store, external_id: str, owner: str = "a") -> int:
+    """A market of `external_id`, due, leased by `owner`, researching in the returned run."""
+    store.add_discovered([spec(external_id)], actor="poller")
+    store.apply_event(f"chain:{external_id}", MarketEvent.DUE, actor="s")
+    store.claim(owner, [MarketState.DUE], limit=10, lease_seconds=30)
+    _, run_id = store.start_research(f"chain:{external_id}", owner, 1, "attempt 1")
+    return run_id
+
+
+def test_research_answers_round_trip(store: Store, clock: FakeClock) -> None:
+    run_id = leased_run(store, "q1")
+    assert store.latest_run("chain:q1", "running") is not None
     answer = result("agent-a", "YES", 0.8, 50).model_copy(
         update={"provider": "anthropic", "model_family": "claude"}
     )
-    store.finish_run(
-        run_id, [(answer, 1.5), (AgentFailure(agent_id="agent-b", error="timeout"), 300.0)]
+    clock.now += 20
+    row = store.finish_research(
+        "chain:q1",
+        "a",
+        run_id,
+        [(answer, 1.5), (AgentFailure(agent_id="agent-b", error="timeout"), 300.0)],
+        lease_seconds=60,
+        reason="run done",
     )
+    assert (row.state, row.lease_expires_at) == (MarketState.CONSENSUS, clock.now + 60)
     results, failures = store.run_answers(run_id)
     assert results == [answer]
     assert failures == [AgentFailure(agent_id="agent-b", error="timeout")]
-    assert store.latest_run("chain:q1") is not None
+    assert store.latest_run("chain:q1", "done") is not None
+    assert [e.event for e in store.audit("chain:q1")][-2:] == [
+        MarketEvent.RESEARCH_STARTED,
+        MarketEvent.RESEARCH_FINISHED,
+    ]
+
+
+def test_answers_of_a_lost_lease_are_not_stored(store: Store, clock: FakeClock) -> None:
+    run_id = leased_run(store, "q1")
+    clock.now += 31  # the lease ran out while the agents worked
+    store.claim("b", [MarketState.RESEARCHING], limit=10, lease_seconds=30)
+    with pytest.raises(LeaseLost):
+        store.finish_research(
+            "chain:q1", "a", run_id, [(result("x", "NO", 0.6, 3), 0.1)], lease_seconds=60, reason=""
+        )
+    assert store.run_answers(run_id) == ([], [])
+    assert store.get_market("chain:q1").state == MarketState.RESEARCHING
 
 
 def test_review_decision(store: Store) -> None:
@@ -210,9 +243,10 @@ def test_unknown_records_are_named(store: Store) -> None:
 
 
 def test_answers_are_core_models(store: Store) -> None:
-    store.add_discovered([spec("q1")], actor="poller")
-    run_id = store.start_run("chain:q1", 1, "a")
-    store.finish_run(run_id, [(result("x", "NO", 0.6, 3), 0.1)])
+    run_id = leased_run(store, "q1")
+    store.finish_research(
+        "chain:q1", "a", run_id, [(result("x", "NO", 0.6, 3), 0.1)], lease_seconds=30, reason=""
+    )
     [answer], _ = store.run_answers(run_id)
     assert isinstance(answer, AgentResult)
     assert len(answer.sources) == 3
