@@ -177,12 +177,11 @@ class Daemon:
         ):
             return 0
         now = self.clock()
-        moved = 0
-        for row in await self._db(self.store.promotable, now):
+        due = await self._db(self.store.promote_due, now, self.replica)
+        moved = len(due)
+        for row in await self._db(self.store.retryable, now):
             try:
-                if row.state == S.DISCOVERED:
-                    await self._apply(row.id, E.DUE, "resolution time has passed")
-                elif row.decided_outcome is not None and row.proof_checksum is not None:
+                if row.decided_outcome is not None and row.proof_checksum is not None:
                     await self._apply(row.id, E.RETRY_SUBMISSION, "delivery is retried")
                 elif row.attempts >= self.settings.max_attempts:
                     await self._apply(

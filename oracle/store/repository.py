@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Table, Update, bindparam, func, insert, update
+from sqlalchemy import Connection, Engine, Integer, Table, Update, bindparam, func, insert, update
 from sqlalchemy import select as core_select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
@@ -76,6 +76,14 @@ _CLOSE_RUN = (
     update(_RUN)
     .where(_RUN.c.id == bindparam("run_id"))
     .values(status=bindparam("v_status"), finished_at=bindparam("v_finished_at"))
+)
+_DISCOVERED_DUE = (
+    core_select(_MARKET.c.id)
+    .where(_MARKET.c.state == bindparam("state"))
+    .where(_MARKET.c.resolve_after <= bindparam("now"))
+    .order_by(_MARKET.c.resolve_after)
+    .limit(bindparam("limit", type_=Integer))
+    .with_for_update(skip_locked=True)
 )
 _RUN_EXISTS = core_select(_RUN.c.id).where(_RUN.c.id == bindparam("run_id"))
 _INSERT_AUDIT = insert(_AUDIT)
@@ -252,21 +260,40 @@ class Store:
             ).all()
             return dict(rows)
 
-    def promotable(self, now: float, limit: int = 1000) -> list[MarketRow]:
-        """Discovered markets whose resolution time has passed, and failed ones whose
-        back-off has run out."""
+    def promote_due(self, now: float, actor: str, limit: int = 1000) -> list[str]:
+        """Discovered markets whose resolution time has passed become due, in one
+        transaction (each with its audit row); returns their ids."""
+        with self._writing() as connection:
+            ids = list(
+                connection.execute(
+                    _DISCOVERED_DUE,
+                    {"state": MarketState.DISCOVERED.value, "now": now, "limit": limit},
+                ).scalars()
+            )
+            for market_id in ids:
+                self._transition(
+                    connection,
+                    market_id,
+                    MarketEvent.DUE,
+                    actor=actor,
+                    reason="resolution time has passed",
+                    lease_owner=None,
+                )
+            return ids
+
+    def retryable(self, now: float, limit: int = 1000) -> list[MarketRow]:
+        """Failed markets whose back-off has run out."""
         with self.reading() as session:
-            discovered = select(MarketRow).where(
-                col(MarketRow.state) == MarketState.DISCOVERED,
-                col(MarketRow.resolve_after) <= now,
+            return list(
+                session.exec(
+                    select(MarketRow)
+                    .where(
+                        col(MarketRow.state) == MarketState.FAILED_RETRY,
+                        col(MarketRow.next_attempt_at) <= now,
+                    )
+                    .limit(limit)
+                ).all()
             )
-            failed = select(MarketRow).where(
-                col(MarketRow.state) == MarketState.FAILED_RETRY,
-                col(MarketRow.next_attempt_at) <= now,
-            )
-            rows = list(session.exec(discovered.limit(limit)).all())
-            rows += list(session.exec(failed.limit(limit)).all())
-            return rows
 
     def markets_to_settle(self, limit: int = 1000) -> list[MarketRow]:
         """Final markets with a callback waiting that nobody has settled yet."""

@@ -250,3 +250,16 @@ def test_answers_are_core_models(store: Store) -> None:
     [answer], _ = store.run_answers(run_id)
     assert isinstance(answer, AgentResult)
     assert len(answer.sources) == 3
+
+
+def test_due_markets_are_promoted_together(store: Store, clock: FakeClock) -> None:
+    store.add_discovered(
+        [spec("q1", resolve_after=900), spec("q2", resolve_after=1_000), spec("q3", 1_001)],
+        actor="poller",
+    )
+    assert store.promote_due(clock.now, actor="scheduler", limit=1) == ["chain:q1"]
+    assert store.promote_due(clock.now, actor="scheduler") == ["chain:q2"]
+    assert store.promote_due(clock.now, actor="scheduler") == []
+    assert store.get_market("chain:q3").state == MarketState.DISCOVERED
+    [_, entry] = store.audit("chain:q2")
+    assert (entry.event, entry.to_state, entry.actor) == ("due", "due", "scheduler")
