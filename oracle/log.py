@@ -51,3 +51,7 @@ def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
     # Libraries' request-level chatter would drown the daemon's own events.
     for noisy in ("apscheduler", "aiohttp.access", "web3", "urllib3", "alembic"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level)))
+    # A job run skipped because the previous one still runs, or coalesced after a busy
+    # moment, is the configured behaviour (max_instances=1, coalesce), not a problem:
+    # under load the scheduler would warn several times a second.
+    logging.getLogger("apscheduler.scheduler").setLevel(logging.ERROR)
