@@ -4,7 +4,8 @@
   `oracle/chain/artifacts/<name>.json` (AgentOracle, ConditionalTokensAdapter,
   ConditionalTokens).
 * `Deployment`: the file `oracle chain deploy` writes (addresses, chain id, block).
-* `AgentOracle` / `ConditionalTokensAdapter`: typed reads through an `RpcPool` and offline
+* `AgentOracle` / `ConditionalTokensAdapter`: typed reads through an `RpcPool` (many at
+  once with `read_many` / `get_questions`: one JSON-RPC batch request) and offline
   calldata encoding for the transactions the submitters send.
 
 Encodings (docs/contracts.md): an outcome is an index in [0, outcomeCount), binary
@@ -19,13 +20,14 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from eth_abi.abi import decode as abi_decode
 from eth_abi.abi import encode as abi_encode
+from eth_typing import ChecksumAddress, HexStr
 from eth_utils.abi import collapse_if_tuple
 from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
@@ -36,7 +38,6 @@ from web3 import Web3
 from oracle.chain.errors import DeploymentError
 from oracle.chain.revert import ErrorDecoder
 from oracle.chain.rpc import RpcPool
-from oracle.chain.rpc import Web3 as AsyncW3
 
 INVALID_OUTCOME = 65535
 YES_INDEX = 0
@@ -122,19 +123,35 @@ def _function(name: str, function: str) -> _Function:
         raise DeploymentError(f"{name} has no function {function!r}") from None
 
 
+@lru_cache(maxsize=4096)
+def _checksum(address: str) -> ChecksumAddress:
+    """EIP-55 form of an address read from the chain. Cached: each costs a keccak, and the
+    same few (reporters, callbacks, the zero address) come back in every read."""
+    return to_checksum_address(address)
+
+
 def _checksummed(kind: str, value: Any) -> Any:
     """Addresses as web3 returns them (EIP-55 checksummed); other values unchanged."""
     if kind == "address":
-        return to_checksum_address(value)
+        return _checksum(value)
     if kind == "address[]":
-        return [to_checksum_address(v) for v in value]
+        return [_checksum(v) for v in value]
     return value
 
 
-def encode_call(name: str, function: str, *args: Any) -> str:
+def encode_call(name: str, function: str, *args: Any) -> HexStr:
     """Calldata for `function(*args)` of the artifact `name`, without any node."""
     spec = _function(name, function)
-    return "0x" + (spec.selector + abi_encode(list(spec.inputs), list(args))).hex()
+    return HexStr("0x" + (spec.selector + abi_encode(list(spec.inputs), list(args))).hex())
+
+
+def _decode_result(spec: _Function, raw: bytes) -> Any:
+    """A view call's return data: one value, or a tuple for several outputs (as web3's)."""
+    values = tuple(
+        _checksummed(kind, value)
+        for kind, value in zip(spec.outputs, abi_decode(list(spec.outputs), raw), strict=True)
+    )
+    return values[0] if len(values) == 1 else values
 
 
 def error_decoder() -> ErrorDecoder:
@@ -290,7 +307,7 @@ class _Contract:
         self.address = to_checksum_address(address)
         self.artifact = load_artifact(self.artifact_name)
 
-    def encode(self, function: str, *args: Any) -> str:
+    def encode(self, function: str, *args: Any) -> HexStr:
         return encode_call(self.artifact_name, function, *args)
 
     def decode_call(self, data: str) -> tuple[str, dict[str, Any]]:
@@ -301,41 +318,47 @@ class _Contract:
 
     async def read(self, function: str, *args: Any) -> Any:
         """A view call: one value, or a tuple for several outputs (as web3 returns them)."""
+        (value,) = await self.read_many(function, [args])
+        return value
+
+    async def read_many(self, function: str, calls: Sequence[Sequence[Any]]) -> list[Any]:
+        """`read(function, *args)` for every `args` in `calls`, in order, in one JSON-RPC
+        batch request per `rpc.max_batch_size` calls."""
         spec = _function(self.artifact_name, function)
-        data = self.encode(function, *args)
+        calldata = [self.encode(function, *args) for args in calls]
+        raws = await self.pool.eth_calls(f"{self.artifact_name}.{function}", self.address, calldata)
+        return [_decode_result(spec, raw) for raw in raws]
 
-        async def run(w3: AsyncW3) -> Any:
-            return await w3.eth.call({"to": self.address, "data": data})  # type: ignore[typeddict-item]
 
-        raw = await self.pool.call(f"{self.artifact_name}.{function}", run)
-        values = tuple(
-            _checksummed(kind, value)
-            for kind, value in zip(
-                spec.outputs, abi_decode(list(spec.outputs), bytes(raw)), strict=True
-            )
-        )
-        return values[0] if len(values) == 1 else values
+def _question_view(q: tuple[Any, ...]) -> QuestionView:
+    """A question as `getQuestion` returns it, typed."""
+    return QuestionView(
+        status=Status(q[0]),
+        outcome_count=q[1],
+        round=q[2],
+        settled=q[3],
+        outcome=q[4],
+        proposer=_checksum(q[5]),
+        proof_hash=HexBytes(q[6]).to_0x_hex(),
+        liveness=q[7],
+        earliest_time=q[8],
+        deadline=q[9],
+        finalized_at=q[10],
+        callback=_checksum(q[11]),
+    )
 
 
 class AgentOracle(_Contract):
     artifact_name = ORACLE
 
     async def get_question(self, qid: bytes | str) -> QuestionView:
-        q = await self.read("getQuestion", _bytes32(qid))
-        return QuestionView(
-            status=Status(q[0]),
-            outcome_count=q[1],
-            round=q[2],
-            settled=q[3],
-            outcome=q[4],
-            proposer=to_checksum_address(q[5]),
-            proof_hash=HexBytes(q[6]).to_0x_hex(),
-            liveness=q[7],
-            earliest_time=q[8],
-            deadline=q[9],
-            finalized_at=q[10],
-            callback=to_checksum_address(q[11]),
-        )
+        (question,) = await self.get_questions([qid])
+        return question
+
+    async def get_questions(self, qids: Sequence[bytes | str]) -> list[QuestionView]:
+        """The questions `qids`, in order (no request at all for none)."""
+        rows = await self.read_many("getQuestion", [(_bytes32(qid),) for qid in qids])
+        return [_question_view(row) for row in rows]
 
     async def config(self) -> OracleConfig:
         c = await self.read("config")

@@ -48,6 +48,9 @@ class RpcSettings(_Section):
     call_deadline: PositiveSeconds = Field(
         120.0, description="Seconds one call keeps retrying over the pool before it fails."
     )
+    max_batch_size: int = Field(
+        100, ge=1, description="Contract reads per JSON-RPC batch request (providers cap it)."
+    )
 
     @field_validator("urls")
     @classmethod

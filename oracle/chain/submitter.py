@@ -11,14 +11,17 @@ current round is never proposed again (not after a crash, not from another batch
 
 In multi-operator mode (the contract's threshold > 0) the configured operator signers
 sign the EIP-712 `Proposal` / `ProposalBatch` for the question's current round.
+
+Questions are read in one JSON-RPC batch per call (`AgentOracle.get_questions`): a batch
+is read once before it is sent (that read is also the new intent's pre-send check) and
+once after its transaction is final (`BatchOutcome.questions`, shared by its answers).
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from hexbytes import HexBytes
@@ -29,6 +32,7 @@ from oracle.chain.contracts import (
     AgentOracle,
     ConditionalTokens,
     ConditionalTokensAdapter,
+    QuestionView,
     Status,
 )
 from oracle.chain.eip712 import (
@@ -71,6 +75,15 @@ class Answer:
         return (self.question_id, self.outcome, self.proof_hash)
 
 
+@dataclass(frozen=True)
+class BatchOutcome:
+    """How a batch ended: its transaction (None: nothing was left to propose), and each of
+    its questions (by id) read from the chain once that transaction was final."""
+
+    intent: Intent | None
+    questions: Mapping[bytes, QuestionView]
+
+
 class ProposalSubmitter:
     """Proposes answers on the oracle contract through one `TxManager`."""
 
@@ -86,7 +99,7 @@ class ProposalSubmitter:
         self.oracle = oracle
         self.operators = list(operators)
         self.settings = settings or SubmitterSettings()
-        self._batcher: Batcher[Answer, Intent | None] = Batcher(
+        self._batcher: Batcher[Answer, BatchOutcome] = Batcher(
             self._flush,
             max_size=self.settings.batch_max_size,
             max_wait=self.settings.batch_max_wait,
@@ -108,8 +121,7 @@ class ProposalSubmitter:
         raise ValueError(f"{intent.key}: not a proposal or settle call ({function})")
 
     async def _recorded_proposal_done(self, intent: Intent) -> bool:
-        qids = self._called_questions(intent)
-        questions = await asyncio.gather(*(self.oracle.get_question(q) for q in qids))
+        questions = await self.oracle.get_questions(self._called_questions(intent))
         return all(q.status != Status.REQUESTED for q in questions)
 
     async def _recorded_settle_done(self, intent: Intent) -> bool:
@@ -120,9 +132,7 @@ class ProposalSubmitter:
 
     async def _done(self, answers: Sequence[Answer], rounds: Sequence[int]) -> bool:
         """True when none of `answers` can still be proposed in the round we signed for."""
-        questions = await asyncio.gather(
-            *(self.oracle.get_question(a.question_id) for a in answers)
-        )
+        questions = await self.oracle.get_questions([a.question_id for a in answers])
         return all(
             q.status != Status.REQUESTED or q.round != round_
             for q, round_ in zip(questions, rounds, strict=True)
@@ -142,7 +152,13 @@ class ProposalSubmitter:
     async def propose(self, answer: Answer) -> Intent:
         """Propose one answer (skipped, and recorded as such, if it cannot or need not be)."""
         question = await self.oracle.get_question(answer.question_id)
-        round_ = question.round
+        # Not open: the pre-send check runs and records the intent as skipped, as it should.
+        is_open = question.status == Status.REQUESTED
+        return await self._propose_in_round(answer, question.round, just_checked=is_open)
+
+    async def _propose_in_round(self, answer: Answer, round_: int, *, just_checked: bool) -> Intent:
+        """Propose `answer` for `round_`; `just_checked`: the caller read the question a
+        moment ago and it was open in that round (see `TxRequest.just_checked`)."""
         key = f"propose:{answer.qid}:{round_}"
         if await self._signed():
             proposal = SignedProposal(answer.question_id, round_, answer.outcome, answer.proof_hash)
@@ -156,7 +172,13 @@ class ProposalSubmitter:
             return await self._done([answer], [round_])
 
         intent = await self.manager.submit(
-            TxRequest(key=key, to=self.oracle.address, data=data, already_done=already_done)
+            TxRequest(
+                key=key,
+                to=self.oracle.address,
+                data=data,
+                already_done=already_done,
+                just_checked=just_checked,
+            )
         )
         emit(logger, logging.INFO, "submit.proposal", key=key, state=intent.state)
         return intent
@@ -167,7 +189,8 @@ class ProposalSubmitter:
         Returns None when nothing is left to propose.
         """
         unique = list({a.question_id: a for a in answers}.values())
-        questions = await asyncio.gather(*(self.oracle.get_question(a.question_id) for a in unique))
+        questions = await self.oracle.get_questions([a.question_id for a in unique])
+        # Only questions this read found open are proposed: it is the pre-send check.
         open_ = [
             (a, q.round)
             for a, q in zip(unique, questions, strict=True)
@@ -176,7 +199,8 @@ class ProposalSubmitter:
         if not open_:
             return None
         if len(open_) == 1:
-            return await self.propose(open_[0][0])
+            answer, round_ = open_[0]
+            return await self._propose_in_round(answer, round_, just_checked=True)
         items = [a for a, _ in open_]
         rounds = [r for _, r in open_]
         fingerprint = hashlib.sha256(
@@ -196,7 +220,13 @@ class ProposalSubmitter:
             return await self._done(items, rounds)
 
         intent = await self.manager.submit(
-            TxRequest(key=key, to=self.oracle.address, data=data, already_done=already_done)
+            TxRequest(
+                key=key,
+                to=self.oracle.address,
+                data=data,
+                already_done=already_done,
+                just_checked=True,
+            )
         )
         emit(
             logger,
@@ -208,12 +238,17 @@ class ProposalSubmitter:
         )
         return intent
 
-    async def enqueue(self, answer: Answer) -> Intent | None:
+    async def enqueue(self, answer: Answer) -> BatchOutcome:
         """Add to the current batch; sent at `batch_max_size` answers or `batch_max_wait` s."""
         return await self._batcher.add(answer)
 
-    async def _flush(self, answers: list[Answer]) -> Intent | None:
-        return await self.propose_batch(answers)
+    async def _flush(self, answers: list[Answer]) -> BatchOutcome:
+        intent = await self.propose_batch(answers)
+        # Read after the transaction is final, once for the whole batch: what each answer's
+        # caller checks (did our proof land, in which round) is the chain as it now stands.
+        qids = list(dict.fromkeys(a.question_id for a in answers))
+        questions = await self.oracle.get_questions(qids)
+        return BatchOutcome(intent, dict(zip(qids, questions, strict=True)))
 
     async def drain(self) -> None:
         await self._batcher.drain()

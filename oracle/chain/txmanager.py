@@ -10,7 +10,7 @@ How (see docs/chain.md for the long version):
 
 * Idempotency: `submit` with a key that already has an intent resumes or returns it;
   a new intent first runs the request's pre-send check (`already_done`) and is skipped
-  when the action is already on-chain.
+  when the action is already on-chain (unless the caller says it `just_checked`).
 * Gas: estimated (a revert there raises `TxReverted` with the decoded custom error and
   nothing is sent), times `gas_limit_multiplier`, at most `max_gas_limit`.
 * Fees: from `eth_feeHistory` (`oracle.chain.fees`). While the next base fee plus the
@@ -73,7 +73,15 @@ Outcome = Literal["sent", "nonce_low", "underpriced", "refused"]
 
 @dataclass(frozen=True)
 class TxRequest:
-    """One logical action. `key` makes it idempotent; `to=None` deploys `data`."""
+    """One logical action. `key` makes it idempotent; `to=None` deploys `data`.
+
+    `just_checked`: the caller read the chain a moment ago and found the action not done,
+    so a new intent does not run `already_done` again at once (the same reads twice). It
+    still runs whenever our nonce is taken by another transaction, and intents resumed
+    after a restart use the check registered for their key's prefix. Between that read and
+    the send, the gas estimate still simulates the call against the latest state: an
+    action done meanwhile reverts there (`TxReverted`), and nothing is sent.
+    """
 
     key: str
     to: str | None
@@ -81,6 +89,7 @@ class TxRequest:
     value: int = 0
     gas_limit: int | None = None
     already_done: Precheck | None = None
+    just_checked: bool = False
 
     @property
     def data_hex(self) -> str:
@@ -450,7 +459,11 @@ class TxManager:
     # -- creating and first broadcast -------------------------------------------------------
 
     async def _create(self, request: TxRequest, previous: Intent | None) -> Intent:
-        if request.already_done is not None and await request.already_done():
+        if (
+            request.already_done is not None
+            and not request.just_checked
+            and await request.already_done()
+        ):
             return await self._record_skipped(request)
         gas = request.gas_limit or await self._estimate(request)
         fees = await self._fees_for_new(request.key)

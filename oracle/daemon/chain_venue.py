@@ -32,6 +32,7 @@ from oracle.chain.contracts import (
     AgentOracle,
     ConditionalTokensAdapter,
     Deployment,
+    QuestionView,
     Status,
     error_decoder,
     outcome_index,
@@ -200,7 +201,7 @@ class ChainVenue:
 
         async def handle(questions: list[RequestedQuestion]) -> None:
             specs = []
-            views = await asyncio.gather(*(oracle.get_question(q.question_id) for q in questions))
+            views = await oracle.get_questions([q.question_id for q in questions])
             for question, view in zip(questions, views, strict=True):
                 text, outcomes = split_outcomes(question.text, question.market().outcomes)
                 specs.append(
@@ -238,10 +239,7 @@ class ChainVenue:
             answer = Answer(
                 qid, outcome_index(outcome, market.outcomes), proof_hash(proof_checksum)
             )
-            intent = await (
-                submitter.enqueue(answer) if self.config.batch else submitter.propose(answer)
-            )
-            view = await oracle.get_question(qid)
+            intent, view = await self._submit(oracle, submitter, answer)
         except (ChainError, ValueError) as error:
             raise ResolverError(f"source {self.name}: {error}") from None
         on_chain = bytes(HexBytes(view.proof_hash))
@@ -267,6 +265,18 @@ class ChainVenue:
                 retryable=False,
             )
         raise ResolverError(f"source {self.name}: the proposal is not on-chain yet")
+
+    async def _submit(
+        self, oracle: AgentOracle, submitter: ProposalSubmitter, answer: Answer
+    ) -> tuple[Intent | None, QuestionView]:
+        """Our proposal's transaction, once final, and the question as the chain shows it
+        after that transaction: its round guards reset detection (`state`), so it must be
+        read, not taken from what we sent. A batch reads its questions once for all."""
+        if self.config.batch:
+            outcome = await submitter.enqueue(answer)
+            return outcome.intent, outcome.questions[answer.question_id]
+        intent = await submitter.propose(answer)
+        return intent, await oracle.get_question(answer.question_id)
 
     def _reference(self, intent: Intent | None) -> str:
         if intent is None or not intent.attempts:

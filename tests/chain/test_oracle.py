@@ -215,20 +215,27 @@ def test_batches_by_size_and_by_time(anvil_factory: AnvilFactory) -> None:
                 *(submitter.enqueue(answer(q, i % 2)) for i, q in enumerate(qids[:3]))
             )
             assert loop.time() - started < 0.5  # sent at 3 answers, not after the wait
-            assert len({i.key for i in full if i}) == 1
-            assert full[0] is not None
-            assert full[0].key.startswith("propose-batch:")
+            assert len({o.intent.key for o in full if o.intent}) == 1
+            assert full[0].intent is not None
+            assert full[0].intent.key.startswith("propose-batch:")
+            # Every answer's question, as the chain shows it after the batch: one read.
+            assert full[0].questions is full[2].questions
+            for i, q in enumerate(qids[:3]):
+                view = full[0].questions[bytes.fromhex(q[2:])]
+                assert (view.status, view.outcome) == (Status.PROPOSED, i % 2)
+                assert view.proof_hash == "0x" + "ab" * 20
             started = loop.time()
             partial = await asyncio.gather(*(submitter.enqueue(answer(q)) for q in qids[3:]))
             assert loop.time() - started >= 0.5  # two answers: sent when the wait ran out
             assert partial[0] == partial[1]
-            assert partial[0] is not None
-            assert partial[0].state == IntentState.CONFIRMED
+            batch = partial[0].intent
+            assert batch is not None
+            assert batch.state == IntentState.CONFIRMED
             for q in qids:
                 assert (await oracle.get_question(q)).status == Status.PROPOSED
             # Already proposed: nothing left to send.
             assert await submitter.propose_batch([answer(q) for q in qids]) is None
-            assert await submitter._recorded_proposal_done(partial[0])
+            assert await submitter._recorded_proposal_done(batch)
             return oracle.address
 
     address = asyncio.run(run())

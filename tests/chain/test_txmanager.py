@@ -14,7 +14,7 @@ from oracle.chain.fees import GWEI
 from oracle.chain.intents import InMemoryIntentStore, IntentState
 from oracle.chain.revert import ErrorDecoder
 from oracle.chain.txmanager import TxRequest
-from tests.anvil import DEV_ADDRESSES, DEV_KEYS, AnvilFactory, dead_url
+from tests.anvil import DEV_ADDRESSES, DEV_KEYS, Anvil, AnvilFactory, dead_url
 from tests.chain.helpers import (
     RECIPIENT,
     capture,
@@ -31,6 +31,17 @@ SENDER = DEV_ADDRESSES[0]
 
 def transfer(key: str, value: int = 1) -> TxRequest:
     return TxRequest(key=key, to=RECIPIENT, value=value)
+
+
+def take_our_nonce(anvil: Anvil, tx_hash: str) -> None:
+    """Drop our pending transaction, and have someone else sign nonce 0 with our key."""
+    anvil.rpc("anvil_dropTransaction", tx_hash)
+    foreign = Account.sign_transaction(
+        {"to": DEV_ADDRESSES[1], "value": 1, "gas": 21000, "maxFeePerGas": 10 * GWEI,
+         "maxPriorityFeePerGas": GWEI, "nonce": 0, "chainId": 31337, "type": 2},
+        DEV_KEYS[0],
+    )  # fmt: skip
+    anvil.rpc("eth_sendRawTransaction", "0x" + foreign.raw_transaction.hex())
 
 
 def test_automine_concurrent_submissions_get_distinct_nonces(anvil_factory: AnvilFactory) -> None:
@@ -394,14 +405,7 @@ def test_nonce_used_by_a_foreign_transaction(
             )
             sent = await manager.send(request)
             assert sent.nonce == 0
-            # Someone else signs nonce 0 with the same key, and that one is mined.
-            anvil.rpc("anvil_dropTransaction", sent.latest.tx_hash)
-            foreign = Account.sign_transaction(
-                {"to": DEV_ADDRESSES[1], "value": 1, "gas": 21000, "maxFeePerGas": 10 * GWEI,
-                 "maxPriorityFeePerGas": GWEI, "nonce": 0, "chainId": 31337, "type": 2},
-                DEV_KEYS[0],
-            )  # fmt: skip
-            anvil.rpc("eth_sendRawTransaction", "0x" + foreign.raw_transaction.hex())
+            take_our_nonce(anvil, sent.latest.tx_hash)  # and that one is mined
             async with mining(anvil):
                 final = await manager.wait("ours")
             if checked:  # the check says "not done": sent again under a fresh nonce
@@ -417,3 +421,31 @@ def test_nonce_used_by_a_foreign_transaction(
     assert events(caplog, "tx.nonce_consumed")
     assert anvil.balance(RECIPIENT) == (8 if checked else 0)
     assert anvil.nonce(SENDER) == (2 if checked else 1)
+
+
+def test_just_checked_skips_the_first_check_only(anvil_factory: AnvilFactory) -> None:
+    anvil = anvil_factory("--no-mining")
+    checks = 0
+
+    async def done() -> bool:
+        nonlocal checks
+        checks += 1
+        return True
+
+    async def run() -> None:
+        async with manager_for(anvil.url) as manager:
+            request = TxRequest(
+                key="ours", to=RECIPIENT, value=8, already_done=done, just_checked=True
+            )
+            sent = await manager.send(request)  # the caller just checked: sent, no check
+            assert checks == 0
+            assert sent.state == IntentState.BROADCAST
+            take_our_nonce(anvil, sent.latest.tx_hash)
+            async with mining(anvil):
+                final = await manager.wait("ours")
+            assert checks == 1  # our nonce taken: the check runs, and says done
+            assert final.state == IntentState.SKIPPED
+
+    asyncio.run(run())
+    assert anvil.balance(RECIPIENT) == 0
+    assert anvil.nonce(SENDER) == 1
