@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 import aiohttp
 from eth_typing import ChecksumAddress, HexStr
 from pydantic import SecretStr
-from web3 import AsyncHTTPProvider, AsyncWeb3
+from web3 import AsyncWeb3
 from web3.exceptions import (
     BadResponseFormat,
     CannotHandleRequest,
@@ -47,13 +47,14 @@ from web3.types import RPCEndpoint, TxParams
 
 from oracle.chain.errors import ChainIdMismatch, RpcError, RpcUnavailable
 from oracle.chain.settings import RpcSettings
+from oracle.chain.transport import KeepAliveHTTPProvider
 from oracle.chain.urls import redact_url
 from oracle.log import emit
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-Web3 = AsyncWeb3[AsyncHTTPProvider]
+Web3 = AsyncWeb3[KeepAliveHTTPProvider]
 
 # JSON-RPC errors that mean "this node cannot serve the request", not "the request is bad".
 _NODE_TROUBLE = ("header not found", "missing trie node", "unknown block", "internal error")
@@ -206,11 +207,7 @@ class NodeStatus:
 class _Node:
     def __init__(self, url: str, timeout: float) -> None:
         self.name = redact_url(url)
-        provider = AsyncHTTPProvider(
-            url,
-            request_kwargs={"timeout": aiohttp.ClientTimeout(total=timeout)},
-            exception_retry_configuration=None,
-        )
+        provider = KeepAliveHTTPProvider(url, timeout=timeout)
         self.w3: Web3 = AsyncWeb3(provider)
         self.w3.middleware_onion.inject(ExtraDataToPOAMiddleware, layer=0)
         self.failures = 0
