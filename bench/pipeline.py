@@ -10,7 +10,9 @@ the moment it is asked. The run ends when every question carries the daemon's pr
 Reported:
 
 - confirmed per minute: the rate of the daemon's confirmed proposals, from the first to
-  the last (with a steady `--rate`, it shows whether the daemon keeps up);
+  the last (with a steady `--rate`, it shows whether the daemon keeps up); and markets per
+  minute from the first discovery to the last confirmation (agents' latency included: in
+  a burst, the rate at which the daemon drains a backlog);
 - due -> on-chain, p50 and p95: from the moment the question is due and on-chain (its
   resolution time, or its block's time if later) to the daemon's proposal confirmed, so
   discovery is included;
@@ -216,6 +218,9 @@ def measure(config: Path, markets: int, anvil: Anvil) -> dict[str, Any]:
         "submitted": len(submitted),
         "confirmed_per_minute": round(
             (len(confirmed) - 1) / (confirmed[-1] - confirmed[0]) * 60, 1
+        ),
+        "first_discovered_to_last_confirmed_per_minute": round(
+            len(confirmed) / (confirmed[-1] - min(at["discovered"][m] for m in done)) * 60, 1
         ),
         "due_to_onchain_p50_s": round(percentile(pipeline, 0.5), 2),
         "due_to_onchain_p95_s": round(percentile(pipeline, 0.95), 2),
