@@ -107,8 +107,8 @@ def build_scheduler(daemon: Daemon) -> AsyncIOScheduler:
     settings = daemon.settings
     scheduler = AsyncIOScheduler(timezone="UTC")
     jobs: list[tuple[str, Callable[[], Awaitable[object]], float]] = [
-        ("poll", daemon.poll, settings.poll_interval),
-        ("promote", daemon.promote, settings.dispatch_interval),
+        ("poll", daemon.poll_then_start, settings.poll_interval),
+        ("promote", daemon.promote_then_start, settings.dispatch_interval),
         ("dispatch", daemon.dispatch, settings.dispatch_interval),
         ("watch", daemon.watch, settings.watch_interval),
         ("housekeep", daemon.housekeep, settings.housekeeping_interval),

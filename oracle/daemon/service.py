@@ -12,6 +12,10 @@ Jobs (scheduled by :mod:`oracle.daemon.runner`, or run in sequence by `--once`):
               disputed; final answers with a waiting callback are settled.
 - `housekeep` (every replica) refresh the state gauges.
 
+When a scheduled poll finds markets that are due, they are promoted and dispatched at
+once (`poll_then_start`, `promote_then_start`) rather than at the next ticks of those
+jobs: a market starts its research within a poll of appearing.
+
 Crash safety: every step is a lifecycle transition stored with its audit row before
 the next begins, and work is held under a lease that expires. A replica that dies
 leaves its markets to be leased again, resumed at the state they reached. Delivery
@@ -128,6 +132,10 @@ class Daemon:
         self.lease_seconds = judgement.params.agent_timeout + settings.lease_margin
         self.draining = False
         self._tasks: set[asyncio.Task[None]] = set()
+        # promote and dispatch also run when the step before them found work (see
+        # `poll_then_start`), besides their own schedule: one run at a time all the same.
+        self._promote_lock = asyncio.Lock()
+        self._dispatch_lock = asyncio.Lock()
 
     async def _db(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return await asyncio.to_thread(function, *args, **kwargs)
@@ -169,9 +177,28 @@ class Daemon:
     def _job_lease(self) -> float:
         return 3 * max(self.settings.poll_interval, self.settings.watch_interval)
 
+    async def poll_then_start(self) -> int:
+        """`poll`; markets it found that are due are promoted and dispatched at once,
+        not at the next ticks of those jobs (the scheduled poll job)."""
+        added = await self.poll()
+        if added:
+            await self.promote_then_start()
+        return added
+
+    async def promote_then_start(self) -> int:
+        """`promote`, then `dispatch` at once if it moved anything (the scheduled job)."""
+        moved = await self.promote()
+        if moved:
+            await self.dispatch()
+        return moved
+
     # -- promote ---------------------------------------------------------------------------
 
     async def promote(self) -> int:
+        async with self._promote_lock:
+            return await self._promote()
+
+    async def _promote(self) -> int:
         if not await self._db(
             self.store.try_acquire_job, "promote", self.replica, self._job_lease()
         ):
@@ -204,18 +231,24 @@ class Daemon:
 
     async def dispatch(self) -> int:
         """Lease work up to the free capacity and start it; returns how many started."""
-        if self.draining:
-            return 0
-        free = self.settings.max_concurrent_markets - len(self._tasks)
-        if free <= 0:
-            return 0
-        rows = await self._db(self.store.claim, self.replica, WORK_STATES, free, self.lease_seconds)
+        async with self._dispatch_lock:
+            if self.draining:
+                return 0
+            free = self.settings.max_concurrent_markets - len(self._tasks)
+            if free <= 0:
+                return 0
+            rows = await self._db(
+                self.store.claim, self.replica, WORK_STATES, free, self.lease_seconds
+            )
+            self._start(rows)
+            return len(rows)
+
+    def _start(self, rows: Sequence[MarketRow]) -> None:
         for row in rows:
             task = asyncio.create_task(self._process(row), name=f"market:{row.id}")
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         self.metrics.inflight.set(len(self._tasks))
-        return len(rows)
 
     async def wait_idle(self) -> None:
         while self._tasks:

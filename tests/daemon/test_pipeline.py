@@ -284,3 +284,33 @@ def test_work_abandoned_by_a_dead_replica_is_resumed_once(
     venue, states = run(scenario)
     assert states == [died_in, MarketState.FINAL]
     assert len(venue.answers) == 1
+
+
+def test_a_poll_that_finds_due_markets_starts_them_at_once(
+    database_url: str, tmp_path: Path
+) -> None:
+    replays = recordings(tmp_path / "replays")
+
+    async def scenario() -> tuple[Venue, list[str]]:
+        async with serve(Venue(venue_markets())) as venue:
+            assembly = assemble(
+                settings_for(database_url, tmp_path, venue, replays), clock=lambda: 1_000.0
+            )
+            daemon = assembly.daemon
+            try:
+                assert await daemon.poll_then_start() == 3
+                started = sorted(t.get_name() for t in daemon._tasks)
+                await daemon.wait_idle()
+                assert await daemon.poll_then_start() == 0  # nothing new: nothing started
+                assert not daemon._tasks
+            finally:
+                await assembly.close()
+            return venue, started
+
+    venue, started = run(scenario)
+    # Both due markets were leased and driven by that one poll; the future one waits.
+    assert started == ["market:venue:agree", "market:venue:contest"]
+    assert [a["market_id"] for a in venue.answers] == ["agree"]
+    assert market(settings_for(database_url, tmp_path, venue, replays), "venue:future").state == (
+        MarketState.DISCOVERED
+    )
