@@ -19,6 +19,7 @@ import logging
 import signal
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from functools import partial
 
 from aiohttp import web
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -107,7 +108,7 @@ def build_scheduler(daemon: Daemon) -> AsyncIOScheduler:
     settings = daemon.settings
     scheduler = AsyncIOScheduler(timezone="UTC")
     jobs: list[tuple[str, Callable[[], Awaitable[object]], float]] = [
-        ("poll", daemon.poll_then_start, settings.poll_interval),
+        ("poll", partial(daemon.poll, start_due=True), settings.poll_interval),
         ("promote", daemon.promote_then_start, settings.dispatch_interval),
         ("dispatch", daemon.dispatch, settings.dispatch_interval),
         ("watch", daemon.watch, settings.watch_interval),

@@ -12,9 +12,10 @@ Jobs (scheduled by :mod:`oracle.daemon.runner`, or run in sequence by `--once`):
               disputed; final answers with a waiting callback are settled.
 - `housekeep` (every replica) refresh the state gauges.
 
-When a scheduled poll finds markets that are due, they are promoted and dispatched at
-once (`poll_then_start`, `promote_then_start`) rather than at the next ticks of those
-jobs: a market starts its research within a poll of appearing.
+When a scheduled poll stores new markets, those that are due are promoted and dispatched
+at once, beside the rest of the poll (`poll(start_due=True)`, `promote_then_start`),
+rather than at the next ticks of those jobs: a market starts its research within a poll
+of appearing.
 
 Crash safety: every step is a lifecycle transition stored with its audit row before
 the next begins, and work is held under a lease that expires. A replica that dies
@@ -133,16 +134,20 @@ class Daemon:
         self.draining = False
         self._tasks: set[asyncio.Task[None]] = set()
         # promote and dispatch also run when the step before them found work (see
-        # `poll_then_start`), besides their own schedule: one run at a time all the same.
+        # `poll(start_due=True)`), besides their own schedule: one run at a time all the same.
         self._promote_lock = asyncio.Lock()
         self._dispatch_lock = asyncio.Lock()
+        self._promotion: asyncio.Task[None] | None = None
 
     async def _db(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return await asyncio.to_thread(function, *args, **kwargs)
 
     # -- poll ------------------------------------------------------------------------------
 
-    async def poll(self) -> int:
+    async def poll(self, *, start_due: bool = False) -> int:
+        """Ask every source for markets; returns how many were new. With `start_due`
+        (the scheduled job), markets stored that are due are promoted and dispatched
+        at once, beside the rest of the poll, not at the next ticks of those jobs."""
         if not await self._db(self.store.try_acquire_job, "poll", self.replica, self._job_lease()):
             return 0
         added = 0
@@ -156,6 +161,8 @@ class Daemon:
                 for market_id in new:
                     emit(logger, logging.INFO, "market.discovered", market=market_id)
                 added += len(new)
+                if new and start_due:
+                    self._promote_soon()
 
             try:
                 skipped = await source.poll(deliver)
@@ -177,13 +184,20 @@ class Daemon:
     def _job_lease(self) -> float:
         return 3 * max(self.settings.poll_interval, self.settings.watch_interval)
 
-    async def poll_then_start(self) -> int:
-        """`poll`; markets it found that are due are promoted and dispatched at once,
-        not at the next ticks of those jobs (the scheduled poll job)."""
-        added = await self.poll()
-        if added:
+    def _promote_soon(self) -> None:
+        """Run `promote_then_start` in the background, unless it runs already (then the
+        scheduled promote, a tick later, finds what this one would have)."""
+        if self.draining or (self._promotion is not None and not self._promotion.done()):
+            return
+        self._promotion = asyncio.create_task(self._promote_now(), name="promote-now")
+
+    async def _promote_now(self) -> None:
+        try:
             await self.promote_then_start()
-        return added
+        except Exception as error:  # reported like a failed scheduled job; retried next tick
+            self.metrics.errors.labels("promote").inc()
+            error_text = f"{type(error).__name__}: {error}"
+            emit(logger, logging.ERROR, "job.failed", job="promote", error=error_text)
 
     async def promote_then_start(self) -> int:
         """`promote`, then `dispatch` at once if it moved anything (the scheduled job)."""
@@ -582,6 +596,8 @@ class Daemon:
     async def drain(self) -> None:
         """Start no new work; let in-flight markets finish within the drain timeout."""
         self.draining = True
+        if self._promotion is not None:
+            await asyncio.gather(self._promotion, return_exceptions=True)
         pending = list(self._tasks)
         if not pending:
             return

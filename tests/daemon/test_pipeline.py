@@ -298,10 +298,13 @@ def test_a_poll_that_finds_due_markets_starts_them_at_once(
             )
             daemon = assembly.daemon
             try:
-                assert await daemon.poll_then_start() == 3
+                assert await daemon.poll(start_due=True) == 3
+                assert daemon._promotion is not None
+                await daemon._promotion  # promote and dispatch, started by the poll
                 started = sorted(t.get_name() for t in daemon._tasks)
                 await daemon.wait_idle()
-                assert await daemon.poll_then_start() == 0  # nothing new: nothing started
+                assert await daemon.poll(start_due=True) == 0  # nothing new: nothing started
+                assert daemon._promotion.done()
                 assert not daemon._tasks
             finally:
                 await assembly.close()
