@@ -75,7 +75,7 @@ _RELEASE_LEASE = (
 _CLOSE_RUN = (
     update(_RUN)
     .where(_RUN.c.id == bindparam("run_id"))
-    .values(status=bindparam("v_status"), finished_at=bindparam("v_finished_at"))
+    .values(status="done", finished_at=bindparam("v_finished_at"))
 )
 _DISCOVERED_DUE = (
     core_select(_MARKET.c.id)
@@ -86,6 +86,7 @@ _DISCOVERED_DUE = (
     .with_for_update(skip_locked=True)
 )
 _RUN_EXISTS = core_select(_RUN.c.id).where(_RUN.c.id == bindparam("run_id"))
+_INSERT_MARKET = insert(_MARKET)
 _INSERT_AUDIT = insert(_AUDIT)
 _INSERT_RUN = insert(_RUN).returning(_RUN.c.id)
 _INSERT_RESULT = insert(_RESULT).returning(_RESULT.c.id)
@@ -196,7 +197,7 @@ class Store:
             if not new:
                 return []
             connection.execute(
-                insert(_MARKET),
+                _INSERT_MARKET,
                 [
                     {
                         "id": spec.market_id,
@@ -488,7 +489,7 @@ class Store:
                 lease_owner=owner,
                 extend_lease=lease_seconds,
             )
-            self._store_answers(connection, run_id, answers, "done")
+            self._store_answers(connection, run_id, answers)
             return row
 
     def _store_answers(
@@ -496,8 +497,8 @@ class Store:
         connection: Connection,
         run_id: int,
         answers: Sequence[tuple[AgentResult | AgentFailure, float]],
-        status: str,
     ) -> None:
+        """Every agent's answer (result with sources, or failure) and the run closed."""
         if connection.execute(_RUN_EXISTS, {"run_id": run_id}).first() is None:
             raise StoreError(f"research run {run_id} is not known")
         now = self.clock()
@@ -543,7 +544,7 @@ class Store:
             ]
         if sources:
             connection.execute(_INSERT_SOURCE, sources)  # one executemany
-        connection.execute(_CLOSE_RUN, {"run_id": run_id, "v_status": status, "v_finished_at": now})
+        connection.execute(_CLOSE_RUN, {"run_id": run_id, "v_finished_at": now})
 
     def run_answers(self, run_id: int) -> tuple[list[AgentResult], list[AgentFailure]]:
         """The answers recorded for a run, rebuilt as core models."""
