@@ -147,6 +147,7 @@ def run(config_path: str | None, once: bool) -> None:
             ThreadPoolExecutor(max_workers=32, thread_name_prefix="oracle-db")
         )
         try:
+            await assembly.daemon.start()
             if once:
                 await assembly.daemon.run_once()
             else:

@@ -33,11 +33,12 @@ from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 from hexbytes import HexBytes
 from pydantic import BaseModel, ConfigDict, ValidationError
-from web3 import Web3
+from web3 import Web3 as OfflineWeb3
 
 from oracle.chain.errors import DeploymentError
+from oracle.chain.events import EventDecoder
 from oracle.chain.revert import ErrorDecoder
-from oracle.chain.rpc import RpcPool
+from oracle.chain.rpc import RpcPool, Web3
 
 INVALID_OUTCOME = 65535
 YES_INDEX = 0
@@ -45,7 +46,7 @@ NO_INDEX = 1
 ORACLE = "AgentOracle"
 ADAPTER = "ConditionalTokensAdapter"
 CONDITIONAL_TOKENS = "ConditionalTokens"
-_OFFLINE = Web3()
+_OFFLINE = OfflineWeb3()
 
 
 class Status(IntEnum):
@@ -381,6 +382,28 @@ class AgentOracle(_Contract):
 
     async def batch_digest(self, proposals: Sequence[tuple[bytes, int, bytes]]) -> bytes:
         return bytes(await self.read("batchDigest", list(proposals)))
+
+    async def proposal_transaction(self, qid: bytes | str, from_block: int = 0) -> str | None:
+        """The transaction of the question's latest `AnswerProposed` event since
+        `from_block` (None: no proposal): where its standing answer came from."""
+        decoder = _answer_proposed()
+        params = {
+            "address": self.address,
+            "topics": [decoder.topic, HexBytes(_bytes32(qid)).to_0x_hex()],
+            "fromBlock": from_block,
+            "toBlock": "latest",
+        }
+
+        async def run(w3: Web3) -> Any:
+            return await w3.eth.get_logs(params)  # type: ignore[arg-type]
+
+        logs = await self.pool.call("eth_getLogs", run)
+        return HexBytes(logs[-1]["transactionHash"]).to_0x_hex() if logs else None
+
+
+@cache
+def _answer_proposed() -> EventDecoder:
+    return EventDecoder(load_artifact(ORACLE).abi, "AnswerProposed")
 
 
 class ConditionalTokensAdapter(_Contract):

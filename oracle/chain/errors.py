@@ -8,7 +8,8 @@ The tree (all under `oracle.errors.OracleError`)::
     │   └── RpcUnavailable       no node answered within the deadline
     ├── KeystoreError            a keystore or password cannot be read or used
     ├── TxError                  a transaction could not be built, sent or completed
-    │   └── TxReverted           the call reverts; carries the decoded custom error
+    │   ├── TxReverted           the call reverts; carries the decoded custom error
+    │   └── SubjectsHeld         another intent already acts on what this one would
     └── DeploymentError          a deployment file or contract artifact is missing or malformed
 
 No message ever contains a private key, a password, a keystore's contents or the
@@ -16,6 +17,8 @@ credentials of an RPC URL (see `oracle.chain.urls.redact_url`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from oracle.errors import OracleError
 
@@ -62,6 +65,18 @@ class TxReverted(TxError):
         self.key = key
         self.error = error
         self.name = name
+
+
+class SubjectsHeld(TxError):
+    """Another recorded intent (unfinished, or confirmed) acts on some of the subjects of
+    the one being sent, so it must not be sent; `holders` maps each such subject to the
+    key of the intent that holds it. Nothing was recorded or sent."""
+
+    def __init__(self, key: str, holders: Mapping[str, str]) -> None:
+        named = ", ".join(f"{s} by {k}" for s, k in sorted(holders.items()))
+        super().__init__(f"{key}: already in another transaction: {named}")
+        self.key = key
+        self.holders = dict(holders)
 
 
 class DeploymentError(ChainError):

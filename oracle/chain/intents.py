@@ -15,11 +15,22 @@ CONFIRMED, REVERTED, SKIPPED and FAILED are final. A signed transaction is store
 it is first broadcast, so after a crash every transaction that may be on the network is
 known, and `TxManager.recover()` reconciles the unfinished ones by nonce and hash.
 
+Subjects: an intent may name what it acts on (for a proposal, each question in its
+round). While an intent is unfinished, and once it is confirmed, it *holds* its subjects:
+no other intent (another key, or another signer's) naming one of them can be recorded,
+so an action is never in two transactions at once, whatever crashes, restarts and
+replicas do. A reverted, skipped or failed intent lets its subjects go.
+
 The `IntentStore` protocol is what the transaction manager needs from storage. Its
 contract, which the daemon's database implementation must honour too:
 
 * `put(intent)` inserts or replaces the intent with that `key`, and is durable when it
-  returns (committed / fsynced): the manager broadcasts only after `put` returns.
+  returns (committed / fsynced): the manager broadcasts only after `put` returns. When the
+  intent holds subjects (`IntentState.holds_subjects`) and another intent holds one of
+  them, `put` raises `SubjectsHeld` and stores nothing; when it no longer holds them,
+  they are let go in the same write. Check and write are one atomic step, also between
+  processes sharing the store.
+* `holders(subjects)` maps each of `subjects` held by some intent to that intent.
 * `get(key)` returns the last intent put under `key`, equal field for field, or None.
 * `unfinished(chain_id, sender)` returns every intent of that chain and sender whose state
   is not final, ordered by nonce (intents without a nonce last).
@@ -32,13 +43,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import Collection
 from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from oracle.chain.errors import ChainError
+from oracle.chain.errors import ChainError, SubjectsHeld
 
 
 class IntentState(StrEnum):
@@ -54,10 +66,17 @@ class IntentState(StrEnum):
     def final(self) -> bool:
         return self in _FINAL
 
+    @property
+    def holds_subjects(self) -> bool:
+        """Whether an intent in this state keeps other intents off its subjects: it may
+        still be mined, or it was (a reverted, skipped or failed one never will be)."""
+        return self not in _RELEASED
+
 
 _FINAL = frozenset(
     {IntentState.CONFIRMED, IntentState.REVERTED, IntentState.SKIPPED, IntentState.FAILED}
 )
+_RELEASED = frozenset({IntentState.REVERTED, IntentState.SKIPPED, IntentState.FAILED})
 
 
 class _Frozen(BaseModel):
@@ -101,6 +120,7 @@ class Intent(_Frozen):
     error: str | None = None
     error_name: str | None = None
     superseded_hashes: tuple[str, ...] = ()  # attempts at a nonce someone else consumed
+    subjects: tuple[str, ...] = ()  # what it acts on; see the module docstring
     created_at: float
     updated_at: float
 
@@ -128,6 +148,8 @@ class IntentStore(Protocol):
 
     async def unfinished(self, chain_id: int, sender: str) -> list[Intent]: ...
 
+    async def holders(self, subjects: Collection[str]) -> dict[str, Intent]: ...
+
 
 def intent_order(intent: Intent) -> tuple[int, int, str]:
     """The order `unfinished` returns: by nonce, intents without one last."""
@@ -144,7 +166,32 @@ class InMemoryIntentStore:
         return self._intents.get(key)
 
     async def put(self, intent: Intent) -> None:
+        self._check_subjects(intent)
         self._intents[intent.key] = intent
+
+    def _check_subjects(self, intent: Intent) -> None:
+        if not intent.state.holds_subjects:
+            return
+        taken = {
+            subject: holder.key
+            for subject, holder in self._holders(intent.subjects).items()
+            if holder.key != intent.key
+        }
+        if taken:
+            raise SubjectsHeld(intent.key, taken)
+
+    def _holders(self, subjects: Collection[str]) -> dict[str, Intent]:
+        wanted = set(subjects)
+        return {
+            subject: intent
+            for intent in self._intents.values()
+            if intent.state.holds_subjects
+            for subject in intent.subjects
+            if subject in wanted
+        }
+
+    async def holders(self, subjects: Collection[str]) -> dict[str, Intent]:
+        return self._holders(subjects)
 
     async def unfinished(self, chain_id: int, sender: str) -> list[Intent]:
         found = [
@@ -181,6 +228,7 @@ class FileIntentStore(InMemoryIntentStore):
 
     async def put(self, intent: Intent) -> None:
         async with self._lock:
+            self._check_subjects(intent)
             self._intents[intent.key] = intent
             self._write()
 

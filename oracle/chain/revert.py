@@ -59,10 +59,11 @@ class DecodedError:
     args: tuple[tuple[str, Any], ...] = ()
     selector: str = ""
     raw: str = field(default="", repr=False)
+    why: str = ""  # for "Empty": what is known of why there is no data
 
     def __str__(self) -> str:
         if self.name == "Empty":
-            return "a revert without data"
+            return "a revert without data" + (f": {self.why}" if self.why else "")
         if self.name == "Unknown":
             return f"an unknown error (selector {self.selector})"
         inner = ", ".join(f"{k}={_render(v)}" if k else _render(v) for k, v in self.args)

@@ -1,13 +1,24 @@
 """Submitters: proposals (single, batched, operator-signed), settlement, payout reports.
 
-Every action goes through the `TxManager` under an idempotency key and with a pre-send
-check that reads the contract, so a question that already carries a proposal for its
-current round is never proposed again (not after a crash, not from another batch):
+Every action goes through the `TxManager` under an idempotency key, names its subjects,
+and has a pre-send check that reads the contract:
 
     propose:<question id>:<round>          propose / proposeSigned
     propose-batch:<digest of ids+rounds>   proposeBatch / proposeBatchSigned
     settle:<question id>                   settle (questions with a callback, once final)
     payout:<question id>                   ConditionalTokensAdapter.resolve
+
+and subjects `propose:<chain id>:<oracle>:<question id>:<round>` (one per question of a
+proposal), `settle:<chain id>:<oracle>:<question id>`, `payout:<chain id>:<oracle>:<id>`.
+
+A question in a round goes into one transaction only: while an intent holds it (sent
+and unfinished, recorded and not yet sent, or confirmed: of this process, an earlier one,
+or another replica's), no other is built for it; the answer waits for that intent
+(ours) or is reported as carried by it (another signer's, whose signed transaction is
+relayed if the node lost it). A batch leaves such questions out and sends the rest. The
+pre-send check stops a transaction that could no longer succeed: a batch is not sent
+when any of its questions is no longer open in the round it was signed for (its
+questions then go into new transactions).
 
 In multi-operator mode (the contract's threshold > 0) the configured operator signers
 sign the EIP-712 `Proposal` / `ProposalBatch` for the question's current round.
@@ -19,6 +30,7 @@ once after its transaction is final (`BatchOutcome.questions`, shared by its ans
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 from collections.abc import Mapping, Sequence
@@ -41,6 +53,7 @@ from oracle.chain.eip712 import (
     operator_signatures,
     proposal_typed_data,
 )
+from oracle.chain.errors import SubjectsHeld, TxError
 from oracle.chain.intents import Intent
 from oracle.chain.keys import Signer
 from oracle.chain.settings import SubmitterSettings
@@ -48,6 +61,8 @@ from oracle.chain.txmanager import TxManager, TxRequest
 from oracle.log import emit
 
 logger = logging.getLogger(__name__)
+# Times a send is planned again after another intent took one of its questions meanwhile.
+_RACES = 3
 ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
 
 
@@ -77,11 +92,21 @@ class Answer:
 
 @dataclass(frozen=True)
 class BatchOutcome:
-    """How a batch ended: its transaction (None: nothing was left to propose), and each of
-    its questions (by id) read from the chain once that transaction was final."""
+    """How a batch ended: for each of its questions (by id), the intent that carries its
+    proposal (this batch's, or one recorded before or by another replica; None: no intent
+    we know of), and the question read from the chain once those intents ended."""
 
-    intent: Intent | None
+    carriers: Mapping[bytes, Intent | None]
     questions: Mapping[bytes, QuestionView]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What to do with some answers, from one read of their questions and holders."""
+
+    fresh: list[tuple[Answer, int]]  # open, held by no intent: (answer, round) to send
+    held: dict[bytes, Intent]  # question id -> the intent that holds it
+    closed: list[tuple[Answer, int]]  # not open, held by no intent we know of
 
 
 class ProposalSubmitter:
@@ -121,8 +146,36 @@ class ProposalSubmitter:
         raise ValueError(f"{intent.key}: not a proposal or settle call ({function})")
 
     async def _recorded_proposal_done(self, intent: Intent) -> bool:
+        """Whether a recorded proposal could no longer succeed: one of its questions is no
+        longer open in the round it was made for (a batch reverts whole)."""
+        rounds = [parsed for parsed in map(self._parse_proposal_subject, intent.subjects) if parsed]
+        if rounds:
+            views = await self.oracle.get_questions([qid for qid, _ in rounds])
+            return any(
+                v.status != Status.REQUESTED or v.round != r
+                for v, (_, r) in zip(views, rounds, strict=True)
+            )
+        # Recorded before intents named their subjects: no rounds known.
         questions = await self.oracle.get_questions(self._called_questions(intent))
-        return all(q.status != Status.REQUESTED for q in questions)
+        return any(q.status != Status.REQUESTED for q in questions)
+
+    # -- subjects ---------------------------------------------------------------------------
+
+    def _subject(self, kind: str, question_id: bytes, round_: int | None = None) -> str:
+        qid = HexBytes(question_id).to_0x_hex()
+        where = f"{self.manager.chain_id}:{self.oracle.address.lower()}"
+        return f"{kind}:{where}:{qid}" + (f":{round_}" if round_ is not None else "")
+
+    def _proposal_subject(self, question_id: bytes, round_: int) -> str:
+        return self._subject("propose", question_id, round_)
+
+    @staticmethod
+    def _parse_proposal_subject(subject: str) -> tuple[bytes, int] | None:
+        """(question id, round) of a proposal subject; None for another kind."""
+        parts = subject.split(":")  # propose:<chain id>:<oracle>:<question id>:<round>
+        if len(parts) != 5 or parts[0] != "propose":
+            return None
+        return bytes(HexBytes(parts[3])), int(parts[4])
 
     async def _recorded_settle_done(self, intent: Intent) -> bool:
         (qid,) = self._called_questions(intent)
@@ -131,9 +184,10 @@ class ProposalSubmitter:
     # -- checks -----------------------------------------------------------------------------
 
     async def _done(self, answers: Sequence[Answer], rounds: Sequence[int]) -> bool:
-        """True when none of `answers` can still be proposed in the round we signed for."""
+        """True when some of `answers` can no longer be proposed in the round we signed
+        for, so the transaction would revert (a batch reverts whole)."""
         questions = await self.oracle.get_questions([a.question_id for a in answers])
-        return all(
+        return any(
             q.status != Status.REQUESTED or q.round != round_
             for q, round_ in zip(questions, rounds, strict=True)
         )
@@ -149,12 +203,41 @@ class ProposalSubmitter:
 
     # -- proposals --------------------------------------------------------------------------
 
+    async def _plan(self, answers: Sequence[Answer]) -> _Plan:
+        """One read of the questions and of the intents holding them, sorted into what to
+        send, what another intent carries, and what is closed."""
+        unique = list({a.question_id: a for a in answers}.values())
+        views = await self.oracle.get_questions([a.question_id for a in unique])
+        subjects = [
+            self._proposal_subject(a.question_id, v.round)
+            for a, v in zip(unique, views, strict=True)
+        ]
+        holders = await self.manager.holders(subjects)
+        plan = _Plan([], {}, [])
+        for answer, view, subject in zip(unique, views, subjects, strict=True):
+            holder = holders.get(subject)
+            if holder is not None:
+                plan.held[answer.question_id] = holder
+            elif view.status == Status.REQUESTED:
+                plan.fresh.append((answer, view.round))
+            else:
+                plan.closed.append((answer, view.round))
+        return plan
+
     async def propose(self, answer: Answer) -> Intent:
-        """Propose one answer (skipped, and recorded as such, if it cannot or need not be)."""
-        question = await self.oracle.get_question(answer.question_id)
-        # Not open: the pre-send check runs and records the intent as skipped, as it should.
-        is_open = question.status == Status.REQUESTED
-        return await self._propose_in_round(answer, question.round, just_checked=is_open)
+        """Propose one answer, or find the intent that already carries it (ours: once it
+        ended); a question no longer open is recorded as skipped."""
+        for _ in range(_RACES):
+            plan = await self._plan([answer])
+            if answer.question_id in plan.held:
+                return await self._carried(plan.held[answer.question_id])
+            (_, round_), is_open = (plan.fresh or plan.closed)[0], bool(plan.fresh)
+            # Not open: the pre-send check runs and records the intent as skipped.
+            try:
+                return await self._propose_in_round(answer, round_, just_checked=is_open)
+            except SubjectsHeld:
+                continue  # taken by another intent since we read: look again
+        raise TxError(f"{answer.qid}: taken by other transactions {_RACES} times in a row")
 
     async def _propose_in_round(self, answer: Answer, round_: int, *, just_checked: bool) -> Intent:
         """Propose `answer` for `round_`; `just_checked`: the caller read the question a
@@ -178,38 +261,67 @@ class ProposalSubmitter:
                 data=data,
                 already_done=already_done,
                 just_checked=just_checked,
+                subjects=(self._proposal_subject(answer.question_id, round_),),
             )
         )
         emit(logger, logging.INFO, "submit.proposal", key=key, state=intent.state)
         return intent
 
     async def propose_batch(self, answers: Sequence[Answer]) -> Intent | None:
-        """Propose several answers in one transaction; those already proposed are left out.
+        """Propose, in one new transaction, those of `answers` whose questions are open and
+        carried by no other intent; returns its intent (None: nothing left to send)."""
+        return (await self._deliver(answers, wait=False))[1]
 
-        Returns None when nothing is left to propose.
-        """
-        unique = list({a.question_id: a for a in answers}.values())
-        questions = await self.oracle.get_questions([a.question_id for a in unique])
-        # Only questions this read found open are proposed: it is the pre-send check.
-        open_ = [
-            (a, q.round)
-            for a, q in zip(unique, questions, strict=True)
-            if q.status == Status.REQUESTED
-        ]
-        if not open_:
-            return None
-        if len(open_) == 1:
-            answer, round_ = open_[0]
+    async def _deliver(
+        self, answers: Sequence[Answer], *, wait: bool = True
+    ) -> tuple[dict[bytes, Intent | None], Intent | None]:
+        """The intent carrying each answer's question (with `wait`: once ours ended), and
+        the new transaction sent for those nothing carried yet (None: none was needed)."""
+        carriers: dict[bytes, Intent | None] = {}
+        sent: Intent | None = None
+        for _ in range(_RACES):
+            plan = await self._plan(answers)
+            carriers = {a.question_id: None for a, _ in plan.closed}
+            carriers.update(plan.held)
+            try:
+                sent = await self._send_new(plan.fresh) if plan.fresh else None
+            except SubjectsHeld:
+                continue  # taken by another intent since we read: look again
+            carriers.update({a.question_id: sent for a, _ in plan.fresh})
+            break
+        else:
+            raise TxError(f"{len(answers)} answers: taken by other transactions {_RACES} times")
+        if wait:
+            others = {c.key: c for c in carriers.values() if c is not None and c is not sent}
+            ended = dict(
+                zip(others, await asyncio.gather(*map(self._carried, others.values())), strict=True)
+            )
+            carriers = {q: ended.get(c.key, c) if c else None for q, c in carriers.items()}
+        return carriers, sent
+
+    async def _carried(self, holder: Intent) -> Intent:
+        """An intent that holds a question: ours, once it ended; another signer's as it
+        stands (relayed, if the node lost its transaction: that replica may be gone)."""
+        if holder.sender.lower() == self.manager.address.lower():
+            return await self.manager.wait(holder.key)
+        if not holder.final:
+            await self.manager.relay(holder)
+        return holder
+
+    async def _send_new(self, fresh: Sequence[tuple[Answer, int]]) -> Intent:
+        """One transaction proposing each (answer, round): `propose` for one, else a batch."""
+        if len(fresh) == 1:
+            answer, round_ = fresh[0]
             return await self._propose_in_round(answer, round_, just_checked=True)
-        items = [a for a, _ in open_]
-        rounds = [r for _, r in open_]
+        items = [a for a, _ in fresh]
+        rounds = [r for _, r in fresh]
         fingerprint = hashlib.sha256(
-            ",".join(sorted(f"{a.qid}:{r}" for a, r in open_)).encode()
+            ",".join(sorted(f"{a.qid}:{r}" for a, r in fresh)).encode()
         ).hexdigest()[:32]
         key = f"propose-batch:{fingerprint}"
         tuples = [a.as_tuple() for a in items]
         if await self._signed():
-            signed = [SignedProposal(a.question_id, r, a.outcome, a.proof_hash) for a, r in open_]
+            signed = [SignedProposal(a.question_id, r, a.outcome, a.proof_hash) for a, r in fresh]
             typed = batch_typed_data(self.manager.chain_id, self.oracle.address, signed)
             signatures = await operator_signatures(self.operators, typed)
             data = self.oracle.encode("proposeBatchSigned", tuples, signatures)
@@ -219,6 +331,7 @@ class ProposalSubmitter:
         async def already_done() -> bool:
             return await self._done(items, rounds)
 
+        # The plan's read found every question open: it is the pre-send check.
         intent = await self.manager.submit(
             TxRequest(
                 key=key,
@@ -226,6 +339,7 @@ class ProposalSubmitter:
                 data=data,
                 already_done=already_done,
                 just_checked=True,
+                subjects=tuple(self._proposal_subject(a.question_id, r) for a, r in fresh),
             )
         )
         emit(
@@ -243,12 +357,12 @@ class ProposalSubmitter:
         return await self._batcher.add(answer)
 
     async def _flush(self, answers: list[Answer]) -> BatchOutcome:
-        intent = await self.propose_batch(answers)
-        # Read after the transaction is final, once for the whole batch: what each answer's
+        carriers, _ = await self._deliver(answers)
+        # Read after the transactions ended, once for the whole batch: what each answer's
         # caller checks (did our proof land, in which round) is the chain as it now stands.
         qids = list(dict.fromkeys(a.question_id for a in answers))
         questions = await self.oracle.get_questions(qids)
-        return BatchOutcome(intent, dict(zip(qids, questions, strict=True)))
+        return BatchOutcome(carriers, dict(zip(qids, questions, strict=True)))
 
     async def drain(self) -> None:
         await self._batcher.drain()
@@ -265,12 +379,13 @@ class ProposalSubmitter:
         async def already_done() -> bool:
             return (await self.oracle.get_question(question_id)).settled
 
-        return await self.manager.submit(
+        return await self._submit_or_find(
             TxRequest(
                 key=f"settle:{qid}",
                 to=self.oracle.address,
                 data=self.oracle.encode("settle", question_id),
                 already_done=already_done,
+                subjects=(self._subject("settle", question_id),),
             )
         )
 
@@ -289,11 +404,22 @@ class ProposalSubmitter:
         async def already_done() -> bool:
             return await tokens.payout_denominator(condition) != 0
 
-        return await self.manager.submit(
+        return await self._submit_or_find(
             TxRequest(
                 key=f"payout:{qid}",
                 to=adapter.address,
                 data=adapter.encode("resolve", question_id),
                 already_done=already_done,
+                subjects=(self._subject("payout", question_id),),
             )
         )
+
+    async def _submit_or_find(self, request: TxRequest) -> Intent:
+        """Submit `request`, or return the intent that already holds its subject."""
+        try:
+            return await self.manager.submit(request)
+        except SubjectsHeld:
+            holders = await self.manager.holders(request.subjects)
+            if not holders:
+                raise  # let go meanwhile: the caller tries again later
+            return await self._carried(next(iter(holders.values())))

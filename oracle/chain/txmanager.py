@@ -11,6 +11,12 @@ How (see docs/chain.md for the long version):
 * Idempotency: `submit` with a key that already has an intent resumes or returns it;
   a new intent first runs the request's pre-send check (`already_done`) and is skipped
   when the action is already on-chain (unless the caller says it `just_checked`).
+* Subjects: a request names what it acts on (`subjects`); while another intent holds one
+  of them (unfinished, or confirmed: `holders`), nothing is signed and `SubjectsHeld`
+  names the holder. The store checks again atomically when it records the new intent, so
+  the same action is never in two transactions, whatever other keys, processes or
+  replicas do. An intent of another signer is never driven by this manager; `relay`
+  only broadcasts its signed transaction again.
 * Gas: estimated (a revert there raises `TxReverted` with the decoded custom error and
   nothing is sent), times `gas_limit_multiplier`, at most `max_gas_limit`.
 * Fees: from `eth_feeHistory` (`oracle.chain.fees`). While the next base fee plus the
@@ -21,6 +27,8 @@ How (see docs/chain.md for the long version):
   low" resyncs and re-signs.
 * Record, then broadcast: the signed transaction is `put` into the `IntentStore` before
   it is sent, and every replacement is recorded before it is sent.
+* Resumed before its first broadcast (recorded, then the process died): if the node
+  neither knows nor mined it, the pre-send check runs again before it is sent.
 * Monitoring, once per `poll_interval`: a receipt in a canonical block -> MINED, and at
   `confirmations` deep -> CONFIRMED, or REVERTED with the revert decoded; a receipt whose
   block left the chain (reorg) -> back to BROADCAST and sent again; a transaction the
@@ -37,7 +45,7 @@ import asyncio
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -46,7 +54,7 @@ from eth_utils.address import to_checksum_address
 from hexbytes import HexBytes
 from web3.exceptions import BlockNotFound, TransactionNotFound, Web3RPCError
 
-from oracle.chain.errors import ChainError, RpcUnavailable, TxError, TxReverted
+from oracle.chain.errors import ChainError, RpcUnavailable, SubjectsHeld, TxError, TxReverted
 from oracle.chain.fees import FeeChoice, Fees, bump_fees, choose_fees, gas_limit
 from oracle.chain.intents import Attempt, Inclusion, Intent, IntentState, IntentStore
 from oracle.chain.keys import Signer
@@ -90,6 +98,7 @@ class TxRequest:
     gas_limit: int | None = None
     already_done: Precheck | None = None
     just_checked: bool = False
+    subjects: tuple[str, ...] = ()
 
     @property
     def data_hex(self) -> str:
@@ -171,6 +180,12 @@ class TxManager:
             if request.already_done is not None:
                 self._prechecks[request.key] = request.already_done
             existing = await self._store.get(request.key)
+            if existing is not None and existing.sender.lower() != self.address.lower():
+                # Another signer's intent under the same key (replicas share a store): it
+                # is theirs to drive; what it acts on is held until it ends.
+                raise SubjectsHeld(
+                    request.key, dict.fromkeys(request.subjects or (request.key,), existing.key)
+                )
             if existing is not None:
                 if (
                     existing.data != request.data_hex
@@ -213,6 +228,30 @@ class TxManager:
         for intent in unfinished:
             self._follow(intent)
         return [i.key for i in unfinished]
+
+    async def holders(self, subjects: Collection[str]) -> dict[str, Intent]:
+        """The intents (of any signer) that hold `subjects` now, by subject."""
+        return await self._store.holders(subjects) if subjects else {}
+
+    async def relay(self, intent: Intent) -> bool:
+        """Broadcast another signer's recorded transaction again, when the node has neither
+        mined nor seen it: a replica that died after recording it cannot, and its subjects
+        stay held until it is mined or provably dropped. Returns whether it was sent."""
+        if intent.final or not intent.attempts:
+            return False
+        if await self._inclusion(intent) is not None or await self._known(intent.latest.tx_hash):
+            return False
+        outcome, message = await self._broadcast(intent)
+        emit(
+            logger,
+            logging.INFO if outcome == "sent" else logging.WARNING,
+            "tx.relayed" if outcome == "sent" else "tx.relay_refused",
+            key=intent.key,
+            sender=intent.sender,
+            tx_hash=intent.latest.tx_hash,
+            reason=message,
+        )
+        return outcome == "sent"
 
     async def recover(self) -> list[Intent]:
         """Reconcile every unfinished intent against the chain and wait until all are final."""
@@ -446,8 +485,6 @@ class TxManager:
 
     async def _precheck(self, intent: Intent) -> bool | None:
         """Whether the intent's action is already done; None when no check is known."""
-        if intent.key.startswith(NONCE_FILL_PREFIX):
-            return True  # a filler is never re-sent with another nonce
         check = self._prechecks.get(intent.key)
         if check is not None:
             return await check()
@@ -459,6 +496,13 @@ class TxManager:
     # -- creating and first broadcast -------------------------------------------------------
 
     async def _create(self, request: TxRequest, previous: Intent | None) -> Intent:
+        held = {
+            subject: holder.key
+            for subject, holder in (await self.holders(request.subjects)).items()
+            if holder.key != request.key
+        }
+        if held:
+            raise SubjectsHeld(request.key, held)
         if (
             request.already_done is not None
             and not request.just_checked
@@ -478,6 +522,7 @@ class TxManager:
             gas_limit=gas,
             state=IntentState.SIGNED,
             superseded_hashes=previous.hashes + previous.superseded_hashes if previous else (),
+            subjects=request.subjects,
             created_at=now,
             updated_at=now,
         )
@@ -485,7 +530,11 @@ class TxManager:
             nonce = await self._next_nonce(exclude=request.key)
             attempt = await self._sign(draft, nonce, fees)
             intent = draft.model_copy(update={"nonce": nonce, "attempts": (attempt,)})
-            await self._store.put(intent)  # recorded before it is broadcast
+            try:
+                await self._store.put(intent)  # recorded (subjects taken) before it is sent
+            except SubjectsHeld:
+                self._book.give_back(nonce)
+                raise
             emit(
                 logger,
                 logging.INFO,
@@ -589,7 +638,7 @@ class TxManager:
         """One look at the chain; returns the intent as it now stands (already stored)."""
         head = await self._head()
         if intent.state == IntentState.SIGNED:
-            return await self._rebroadcast(intent, head, reason="recorded, not yet broadcast")
+            return await self._resume_signed(intent, head)
         inclusion = await self._inclusion(intent)
         if inclusion is not None:
             return await self._included(intent, inclusion, head)
@@ -626,6 +675,23 @@ class TxManager:
             await self._fill_gaps(intent)
             return await self._replace(intent, head)
         return intent
+
+    async def _resume_signed(self, intent: Intent, head: int) -> Intent:
+        """An intent recorded but maybe never broadcast (the process died in between, or
+        the nodes were down): before sending it now, make sure it is still wanted."""
+        inclusion = await self._inclusion(intent)
+        if inclusion is not None:
+            return await self._included(intent, inclusion, head)
+        if not await self._known(intent.latest.tx_hash):
+            done = await self._precheck(intent)
+            if done:
+                emit(logger, logging.INFO, "tx.skipped", key=intent.key)
+                return await self._save(
+                    intent,
+                    state=IntentState.SKIPPED,
+                    error="recorded but never sent, and the pre-send check found it done",
+                )
+        return await self._rebroadcast(intent, head, reason="recorded, not yet broadcast")
 
     async def _included(self, intent: Intent, inclusion: Inclusion, head: int) -> Intent:
         if intent.inclusion is not None and intent.inclusion.block_hash != inclusion.block_hash:
@@ -687,16 +753,26 @@ class TxManager:
         return intent
 
     async def _why_reverted(self, intent: Intent, inclusion: Inclusion) -> DecodedError:
-        """Replay the reverted transaction: an exact trace if the node offers one, else a call."""
+        """Why a mined transaction reverted: its custom error, from an exact trace where the
+        node offers one, else from replaying the call on the state before its block; when
+        no revert data can be had, the reason says why."""
+        trace_error = ""
         try:
             trace = await self._pool.request(
                 "debug_traceTransaction", [inclusion.tx_hash, {"tracer": "callTracer"}]
             )
-            output = trace.get("output") if isinstance(trace, dict) else None
-            if output:
-                return self._decoder.decode(output)
         except Exception as error:  # tracing is optional on many nodes
             logger.debug("trace unavailable for %s: %s", intent.key, type(error).__name__)
+        else:
+            if isinstance(trace, Mapping):  # web3 answers an AttributeDict, not a dict
+                output = trace.get("output")
+                if isinstance(output, str) and output not in ("", "0x"):
+                    return self._decoder.decode(output)
+                trace_error = str(trace.get("error") or "")
+        if "out of gas" in trace_error.lower() or inclusion.gas_used >= intent.gas_limit > 0:
+            return DecodedError(
+                "Empty", why=f"it ran out of gas (used {inclusion.gas_used} of {intent.gas_limit})"
+            )
         call: dict[str, Any] = {
             "from": self.address,
             "data": intent.data,
@@ -712,9 +788,24 @@ class TxManager:
         try:
             await self._pool.call("eth_call", run)
         except Exception as error:
-            if is_revert(error):
-                return self._decoder.decode(revert_data(error))
-        return DecodedError("Empty")
+            if not is_revert(error):
+                return DecodedError("Empty", why="the node gave neither a trace nor a replay")
+            decoded = self._decoder.decode(revert_data(error))
+            if decoded.name != "Empty":
+                return decoded
+            return DecodedError(
+                "Empty",
+                why="the contract reverted without data, or the node does not return it"
+                + (f" (trace: {trace_error})" if trace_error else ""),
+            )
+        return DecodedError(
+            "Empty",
+            why=(
+                f"the call succeeds on the state before block {inclusion.block_number}, so an "
+                "earlier transaction in that block changed what it depended on (for a "
+                "proposal: another transaction proposed the question first)"
+            ),
+        )
 
     async def _rebroadcast(self, intent: Intent, head: int, *, reason: str) -> Intent:
         outcome, message = await self._broadcast(intent)
@@ -806,7 +897,8 @@ class TxManager:
             nonce=intent.nonce,
             hashes=list(intent.hashes),
         )
-        done = await self._precheck(intent)
+        # A filler's only purpose was its nonce: taken by another transaction, it is done.
+        done = True if intent.key.startswith(NONCE_FILL_PREFIX) else await self._precheck(intent)
         if done is None:
             # Without a way to tell whether the action happened, never sign it again on
             # our own: the caller decides (submitting the key again runs its check).

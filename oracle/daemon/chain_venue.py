@@ -20,7 +20,7 @@ import asyncio
 import logging
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from hexbytes import HexBytes
 from pydantic import BaseModel, ConfigDict, Field
@@ -43,7 +43,7 @@ from oracle.chain.intents import Intent, IntentState
 from oracle.chain.keys import signer_from_settings
 from oracle.chain.market import MarketSource as QuestionScanner
 from oracle.chain.market import RequestedQuestion
-from oracle.chain.rpc import RpcPool
+from oracle.chain.rpc import RpcPool, Web3
 from oracle.chain.settings import ChainSettings
 from oracle.chain.submitter import Answer, ProposalSubmitter
 from oracle.chain.txmanager import TxManager
@@ -108,6 +108,9 @@ def split_outcomes(text: str, default: tuple[str, ...]) -> tuple[str, tuple[str,
     return text[: match.start()].rstrip(), names
 
 
+_ANSWERED = (Status.PROPOSED, Status.FINAL, Status.DISPUTED)
+
+
 def _status(question_status: Status) -> ResolutionStatus:
     return {
         Status.REQUESTED: ResolutionStatus.OPEN,
@@ -136,7 +139,9 @@ class ChainVenue:
         self.scanner: QuestionScanner | None = None
         self.adapter_address: str | None = None
 
-    async def _start(self) -> None:
+    async def start(self) -> None:
+        """Connect (chain id checked), unlock the signer, and resume every transaction a
+        previous process recorded but did not see to the end."""
         async with self._lock:
             if self._started:
                 return
@@ -185,10 +190,22 @@ class ChainVenue:
             )
 
     async def _ready(self) -> tuple[AgentOracle, ProposalSubmitter]:
-        await self._start()
+        await self.start()
         assert self.oracle is not None
         assert self.submitter is not None
         return self.oracle, self.submitter
+
+    async def now(self) -> float:
+        """The chain's clock: its latest block's timestamp, which the contract's time
+        checks (a question's earliest time, the end of a challenge window) compare with
+        before the next block is made."""
+        try:
+            await self.start()
+            assert self.pool is not None
+            block = await self.pool.call("eth_getBlockByNumber", _latest_block)
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: chain clock: {error}") from None
+        return float(block["timestamp"])
 
     # -- MarketSource -------------------------------------------------------------------------
 
@@ -239,58 +256,73 @@ class ChainVenue:
             answer = Answer(
                 qid, outcome_index(outcome, market.outcomes), proof_hash(proof_checksum)
             )
-            intent, view = await self._submit(oracle, submitter, answer)
+            carrier, view = await self._submit(oracle, submitter, answer)
+            on_chain = bytes(HexBytes(view.proof_hash))
+            if view.status in _ANSWERED and on_chain == answer.proof_hash:
+                return Receipt(
+                    reference=await self._carrying_transaction(oracle, carrier, market),
+                    final_after=float(view.deadline),
+                    gas_used=self._gas_share(carrier),
+                    details={"question_id": market.details["question_id"], "round": view.round},
+                )
         except (ChainError, ValueError) as error:
             raise ResolverError(f"source {self.name}: {error}") from None
-        on_chain = bytes(HexBytes(view.proof_hash))
-        if (
-            view.status in (Status.PROPOSED, Status.FINAL, Status.DISPUTED)
-            and on_chain == answer.proof_hash
-        ):
-            return Receipt(
-                reference=self._reference(intent),
-                final_after=float(view.deadline),
-                gas_used=self._gas_share(intent),
-                details={"question_id": market.details["question_id"], "round": view.round},
-            )
-        if intent is not None and intent.state in (IntentState.REVERTED, IntentState.FAILED):
+        if carrier is not None and carrier.state in (IntentState.REVERTED, IntentState.FAILED):
             raise ResolverError(
-                f"source {self.name}: proposal {intent.state.value}: {intent.error or 'no reason'}"
+                f"source {self.name}: proposal {carrier.state.value}: "
+                f"{carrier.error or 'no reason'}"
             )
-        if view.status in (Status.PROPOSED, Status.FINAL, Status.DISPUTED):
+        if view.status in _ANSWERED:
             # Someone (another reporter) answered first; ours cannot be placed this round.
             raise ResolverError(
                 f"source {self.name}: question already carries another proposal "
                 f"(proof {view.proof_hash})",
                 retryable=False,
             )
+        if carrier is not None and not carrier.final:
+            raise ResolverError(
+                f"source {self.name}: carried by transaction {carrier.latest.tx_hash} of "
+                f"signer {carrier.sender} ({carrier.state.value}), not on-chain yet"
+            )
         raise ResolverError(f"source {self.name}: the proposal is not on-chain yet")
 
     async def _submit(
         self, oracle: AgentOracle, submitter: ProposalSubmitter, answer: Answer
     ) -> tuple[Intent | None, QuestionView]:
-        """Our proposal's transaction, once final, and the question as the chain shows it
-        after that transaction: its round guards reset detection (`state`), so it must be
-        read, not taken from what we sent. A batch reads its questions once for all."""
+        """The intent carrying our proposal (ours once final; another replica's as it
+        stands), and the question as the chain shows it after that: its round guards
+        reset detection (`state`), so it must be read, not taken from what we sent. A
+        batch reads its questions once for all."""
         if self.config.batch:
             outcome = await submitter.enqueue(answer)
-            return outcome.intent, outcome.questions[answer.question_id]
+            return outcome.carriers[answer.question_id], outcome.questions[answer.question_id]
         intent = await submitter.propose(answer)
         return intent, await oracle.get_question(answer.question_id)
 
-    def _reference(self, intent: Intent | None) -> str:
-        if intent is None or not intent.attempts:
-            return "already-proposed"
-        return intent.inclusion.tx_hash if intent.inclusion else intent.latest.tx_hash
+    async def _carrying_transaction(
+        self, oracle: AgentOracle, carrier: Intent | None, market: MarketRef
+    ) -> str:
+        """The transaction that put the question's standing proposal on-chain: the intent
+        that carried it, or, when no intent we know of did (recorded by a replica that
+        died before it saw the receipt, or by an older version), the chain's own event."""
+        inclusion = carrier.inclusion if carrier is not None else None
+        if inclusion is not None and inclusion.status == 1:
+            return inclusion.tx_hash
+        found = await oracle.proposal_transaction(
+            market.details["question_id"], int(market.details.get("block_number") or 0)
+        )
+        return found or "unknown"
 
-    def _gas_share(self, intent: Intent | None) -> int:
-        """A batch's gas, counted once: the first market to report it takes it all."""
-        if intent is None or intent.inclusion is None:
+    def _gas_share(self, carrier: Intent | None) -> int:
+        """Our batch's gas, counted once: the first market to report it takes it all."""
+        if carrier is None or carrier.inclusion is None or self.manager is None:
             return 0
-        if intent.inclusion.tx_hash in self._gas_reported:
+        if carrier.sender.lower() != self.manager.address.lower():
+            return 0  # another replica paid for it
+        if carrier.inclusion.tx_hash in self._gas_reported:
             return 0
-        self._gas_reported.add(intent.inclusion.tx_hash)
-        return intent.inclusion.gas_used
+        self._gas_reported.add(carrier.inclusion.tx_hash)
+        return carrier.inclusion.gas_used
 
     async def state(self, market: MarketRef) -> Resolution:
         try:
@@ -325,7 +357,9 @@ class ChainVenue:
                 await submitter.report_payouts(adapter, qid)
         except ChainError as error:
             raise ResolverError(f"source {self.name}: {error}") from None
-        return self._reference(intent) if intent is not None else None
+        if intent is None or not intent.attempts:
+            return None
+        return intent.inclusion.tx_hash if intent.inclusion else intent.latest.tx_hash
 
     async def aclose(self) -> None:
         if self.submitter is not None:
@@ -334,6 +368,10 @@ class ChainVenue:
             await self.manager.close()
         if self.pool is not None:
             await self.pool.close()
+
+
+async def _latest_block(w3: Web3) -> Any:
+    return await w3.eth.get_block("latest")
 
 
 def _outcome_name(index: int, outcomes: tuple[str, ...]) -> str:

@@ -143,6 +143,10 @@ class _VenueClient:
             )
         return self._session
 
+    async def start(self) -> None:
+        """Nothing to check before the first request: a venue that is down fails a poll
+        or a delivery, which is retried."""
+
     async def aclose(self) -> None:
         if self._session is not None:
             await self._session.close()

@@ -3,6 +3,8 @@
 Contracts:
 
 :class:`MarketSource`
+    `start()` connects and checks the source's setup; the daemon calls it once, before
+    its first job (a repeated call is harmless); it raises :class:`SourceError`.
     `poll(deliver)` hands the markets the source knows now (new or not; the store keeps
     the first report and ignores repeats) to `deliver`, which stores them, and returns
     one line per malformed market it skipped (a bad market never hides the rest). A
@@ -12,11 +14,19 @@ Contracts:
 
 :class:`Resolver`
     Where a market's answer goes (the oracle contract, or an off-chain venue's webhook).
+    `start()` connects, checks the setup and resumes what a previous process left in
+    flight (for a chain: the transactions it recorded), before the daemon's first job,
+    whichever replica then runs which job; it raises :class:`ResolverError`.
     `propose` is idempotent: called again for the same market after a crash, it must not
     send a second answer; it returns once the answer is accepted (for a chain: included
     at the configured confirmation depth) or raises :class:`ResolverError`. `state`
     reports what the outlet says about the market now. `settle` pushes a final answer to
     whoever waits for it; calling it twice is harmless.
+
+:class:`VenueClock`
+    A venue whose rules run on a clock of its own (a chain's block time) says what that
+    clock shows now; the daemon judges a market due, and a challenge window over, by it.
+    Venues without one are judged by the daemon's clock.
 """
 
 from __future__ import annotations
@@ -24,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from oracle.errors import OracleError
 from oracle.store.repository import MarketSpec
@@ -91,12 +101,16 @@ Deliver = Callable[[list[MarketSpec]], Awaitable[None]]
 class MarketSource(Protocol):
     name: str
 
+    async def start(self) -> None: ...
+
     async def poll(self, deliver: Deliver) -> list[str]: ...
 
     async def aclose(self) -> None: ...
 
 
 class Resolver(Protocol):
+    async def start(self) -> None: ...
+
     async def propose(self, market: MarketRef, outcome: str, proof_checksum: str) -> Receipt: ...
 
     async def state(self, market: MarketRef) -> Resolution: ...
@@ -104,3 +118,10 @@ class Resolver(Protocol):
     async def settle(self, market: MarketRef) -> str | None: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class VenueClock(Protocol):
+    async def now(self) -> float:
+        """Epoch seconds on the venue's own clock (for a chain: its latest block's time)."""
+        ...

@@ -51,6 +51,7 @@ from oracle.daemon.ports import (
     Resolver,
     ResolverError,
     SourceError,
+    VenueClock,
 )
 from oracle.daemon.research import AgentPool
 from oracle.daemon.settings import DaemonSettings
@@ -138,6 +139,31 @@ class Daemon:
         self._promote_lock = asyncio.Lock()
         self._dispatch_lock = asyncio.Lock()
         self._promotion: asyncio.Task[None] | None = None
+        self._venue_clocks = {
+            name: resolver
+            for name, resolver in self.resolvers.items()
+            if isinstance(resolver, VenueClock)
+        }
+
+    async def start(self) -> None:
+        """Start every venue once, before the first job: connect, check, and resume what a
+        previous process left in flight (whichever replica then runs which job)."""
+        venues: list[MarketSource | Resolver] = [*self.sources, *self.resolvers.values()]
+        for venue in {id(v): v for v in venues}.values():
+            await venue.start()
+
+    async def _venue_times(self) -> dict[str, float | None]:
+        """Each venue clock's time now, by source (None: it cannot be read now, so its
+        markets wait: judging them by another clock could act too early)."""
+        times: dict[str, float | None] = {}
+        for name, clock in self._venue_clocks.items():
+            try:
+                times[name] = await clock.now()
+            except ResolverError as error:
+                times[name] = None
+                self.metrics.errors.labels("clock").inc()
+                emit(logger, logging.WARNING, "venue.clock_unavailable", source=name, error=error)
+        return times
 
     async def _db(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return await asyncio.to_thread(function, *args, **kwargs)
@@ -218,7 +244,9 @@ class Daemon:
         ):
             return 0
         now = self.clock()
-        due = await self._db(self.store.promote_due, now, self.replica)
+        due = await self._db(
+            self.store.promote_due, now, self.replica, venue_times=await self._venue_times()
+        )
         moved = len(due)
         for row in await self._db(self.store.retryable, now):
             try:
@@ -523,8 +551,12 @@ class Daemon:
             return 0
         changed = 0
         now = self.clock()
+        venue_times = await self._venue_times()
         for row in await self._db(self.store.markets, (S.SUBMITTED, S.DISPUTED)):
-            if row.state == S.SUBMITTED and row.submission.get("final_after", 0) > now:
+            venue_now = venue_times.get(row.source, now)
+            if row.state == S.SUBMITTED and (
+                venue_now is None or row.submission.get("final_after", 0) > venue_now
+            ):
                 continue
             resolver = self.resolvers.get(row.source)
             if resolver is None:
@@ -586,6 +618,7 @@ class Daemon:
 
     async def run_once(self) -> None:
         """One full pass: poll, promote, work everything that is due, watch, settle."""
+        await self.start()
         await self.poll()
         await self.promote()
         while await self.dispatch() or self._tasks:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Integer, Table, Update, bindparam, func, insert, update
+from sqlalchemy import Connection, Engine, Table, Update, bindparam, func, insert, or_, update
 from sqlalchemy import select as core_select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
@@ -76,14 +76,6 @@ _CLOSE_RUN = (
     update(_RUN)
     .where(_RUN.c.id == bindparam("run_id"))
     .values(status="done", finished_at=bindparam("v_finished_at"))
-)
-_DISCOVERED_DUE = (
-    core_select(_MARKET.c.id)
-    .where(_MARKET.c.state == bindparam("state"))
-    .where(_MARKET.c.resolve_after <= bindparam("now"))
-    .order_by(_MARKET.c.resolve_after)
-    .limit(bindparam("limit", type_=Integer))
-    .with_for_update(skip_locked=True)
 )
 _RUN_EXISTS = core_select(_RUN.c.id).where(_RUN.c.id == bindparam("run_id"))
 _INSERT_MARKET = insert(_MARKET)
@@ -261,16 +253,35 @@ class Store:
             ).all()
             return dict(rows)
 
-    def promote_due(self, now: float, actor: str, limit: int = 1000) -> list[str]:
+    def promote_due(
+        self,
+        now: float,
+        actor: str,
+        limit: int = 1000,
+        *,
+        venue_times: Mapping[str, float | None] | None = None,
+    ) -> list[str]:
         """Discovered markets whose resolution time has passed become due, in one
-        transaction (each with its audit row); returns their ids."""
+        transaction (each with its audit row); returns their ids. A market is judged by
+        its venue's clock in `venue_times` (source -> time; None: unknown, so none of its
+        markets is due), else by `now`."""
+        venue_times = venue_times or {}
+        passed = [
+            (_MARKET.c.source == source) & (_MARKET.c.resolve_after <= at)
+            for source, at in venue_times.items()
+            if at is not None
+        ]
+        passed.append(_MARKET.c.source.not_in(list(venue_times)) & (_MARKET.c.resolve_after <= now))
+        query = (
+            core_select(_MARKET.c.id)
+            .where(_MARKET.c.state == MarketState.DISCOVERED.value)
+            .where(or_(*passed))
+            .order_by(_MARKET.c.resolve_after)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
         with self._writing() as connection:
-            ids = list(
-                connection.execute(
-                    _DISCOVERED_DUE,
-                    {"state": MarketState.DISCOVERED.value, "now": now, "limit": limit},
-                ).scalars()
-            )
+            ids = list(connection.execute(query).scalars())
             for market_id in ids:
                 self._transition(
                     connection,

@@ -157,6 +157,16 @@ class TxIntentRow(SQLModel, table=True):
     updated_at: float
 
 
+class TxSubjectRow(SQLModel, table=True):
+    """What a live intent acts on (a question in a round, ...): one intent at a time may
+    hold a subject, so an action is never in two transactions (oracle.chain.intents)."""
+
+    __tablename__ = "tx_subject"
+
+    subject: str = Field(primary_key=True, max_length=200)
+    intent_key: str = Field(foreign_key="tx_intent.key", index=True, max_length=200)
+
+
 class JobLeaseRow(SQLModel, table=True):
     """Which replica runs a singleton job, until when."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 from eth_utils.crypto import keccak
@@ -21,13 +22,14 @@ from oracle.chain.contracts import (
     ConditionalTokensAdapter,
     Role,
     Status,
+    error_decoder,
     outcome_index,
     proof_hash,
     question_id,
 )
 from oracle.chain.deploy import ask
 from oracle.chain.eip712 import SignedProposal, batch_typed_data, digest, proposal_typed_data
-from oracle.chain.intents import InMemoryIntentStore, IntentState
+from oracle.chain.intents import InMemoryIntentStore, Intent, IntentState
 from oracle.chain.keys import LocalSigner
 from oracle.chain.market import MarketSource, RequestedQuestion
 from oracle.chain.settings import ScannerSettings, SubmitterSettings
@@ -215,9 +217,9 @@ def test_batches_by_size_and_by_time(anvil_factory: AnvilFactory) -> None:
                 *(submitter.enqueue(answer(q, i % 2)) for i, q in enumerate(qids[:3]))
             )
             assert loop.time() - started < 0.5  # sent at 3 answers, not after the wait
-            assert len({o.intent.key for o in full if o.intent}) == 1
-            assert full[0].intent is not None
-            assert full[0].intent.key.startswith("propose-batch:")
+            carriers = {c.key for o in full for c in o.carriers.values() if c}
+            assert len(carriers) == 1  # one transaction carries every answer
+            assert carriers.pop().startswith("propose-batch:")
             # Every answer's question, as the chain shows it after the batch: one read.
             assert full[0].questions is full[2].questions
             for i, q in enumerate(qids[:3]):
@@ -228,7 +230,7 @@ def test_batches_by_size_and_by_time(anvil_factory: AnvilFactory) -> None:
             partial = await asyncio.gather(*(submitter.enqueue(answer(q)) for q in qids[3:]))
             assert loop.time() - started >= 0.5  # two answers: sent when the wait ran out
             assert partial[0] == partial[1]
-            batch = partial[0].intent
+            batch = partial[0].carriers[bytes.fromhex(qids[3][2:])]
             assert batch is not None
             assert batch.state == IntentState.CONFIRMED
             for q in qids:
@@ -404,3 +406,44 @@ def test_events_are_logged_without_secrets(
     assert events(caplog, "tx.confirmed")
     assert DEV_KEYS[0][2:] not in caplog.text
     assert anvil.balance(DEV_ADDRESSES[1]) == 10_000 * 10**18 + 1
+
+
+@pytest.mark.parametrize("tracing", [True, False])
+def test_a_reverted_duplicate_is_named_or_explained(
+    anvil_factory: AnvilFactory, monkeypatch: pytest.MonkeyPatch, tracing: bool
+) -> None:
+    """Two proposals of one question in one block: the second reverts. With a trace the
+    custom error is named; a node without tracing still gets a reason, not just "no data"."""
+    anvil = anvil_factory()
+
+    async def run() -> Intent:
+        async with manager_for(anvil.url, decoder=error_decoder()) as manager:
+            deployment = await deploy_oracle(manager, deploy_conditional_tokens=False)
+            oracle = AgentOracle(manager.pool, deployment.address(ORACLE))
+            qid = (await ask(manager, oracle.address, text="q", earliest_time=FAR_PAST)).question_id
+            if not tracing:
+                request = manager.pool.request
+
+                async def no_trace(method: str, params: Any = ()) -> Any:
+                    if method == "debug_traceTransaction":
+                        raise RuntimeError("the method debug_traceTransaction does not exist")
+                    return await request(method, params)
+
+                monkeypatch.setattr(manager.pool, "request", no_trace)
+            anvil.rpc("evm_setAutomine", False)
+            data = oracle.encode("propose", *answer(qid).as_tuple())
+            await manager.send(TxRequest(key="first", to=oracle.address, data=data))
+            await manager.send(TxRequest(key="second", to=oracle.address, data=data))
+            anvil.mine()
+            assert (await manager.wait("first")).state == IntentState.CONFIRMED
+            return await manager.wait("second")
+
+    second = asyncio.run(run())
+    assert second.state == IntentState.REVERTED
+    if tracing:
+        assert second.error_name == "InvalidStatus"
+        assert second.error is not None
+        assert "status=2" in second.error  # Proposed
+    else:
+        assert second.error_name == "Empty"
+        assert "earlier transaction in that block" in (second.error or "")

@@ -262,9 +262,9 @@ def test_a_batch_reads_its_questions_once_before_and_once_after(anvil: Anvil) ->
             # One batch before sending (also the pre-send check), one once it is final.
             assert node.batches(GET_QUESTION) == [3, 3]
             assert node.single_calls(GET_QUESTION) == 0
-            intent = outcomes[0].intent
+            intent = outcomes[0].carriers[bytes.fromhex(qids[0][2:])]
             assert intent is not None
-            assert all(o.intent == intent for o in outcomes)
+            assert all(set(o.carriers.values()) == {intent} for o in outcomes)
             for i, q in enumerate(qids[:3]):
                 view = outcomes[i].questions[bytes.fromhex(q[2:])]
                 assert (view.status, view.outcome) == (Status.PROPOSED, i % 2)

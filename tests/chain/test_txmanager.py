@@ -9,9 +9,9 @@ import pytest
 from eth_account import Account
 from web3 import Web3
 
-from oracle.chain.errors import TxReverted
+from oracle.chain.errors import SubjectsHeld, TxReverted
 from oracle.chain.fees import GWEI
-from oracle.chain.intents import InMemoryIntentStore, IntentState
+from oracle.chain.intents import InMemoryIntentStore, Intent, IntentState
 from oracle.chain.revert import ErrorDecoder
 from oracle.chain.txmanager import TxRequest
 from tests.anvil import DEV_ADDRESSES, DEV_KEYS, Anvil, AnvilFactory, dead_url
@@ -449,3 +449,106 @@ def test_just_checked_skips_the_first_check_only(anvil_factory: AnvilFactory) ->
     asyncio.run(run())
     assert anvil.balance(RECIPIENT) == 0
     assert anvil.nonce(SENDER) == 1
+
+
+def held(key: str, subject: str, value: int = 1) -> TxRequest:
+    return TxRequest(key=key, to=RECIPIENT, value=value, subjects=(subject,))
+
+
+def test_a_subject_is_in_one_transaction_only(anvil_factory: AnvilFactory) -> None:
+    anvil = anvil_factory("--no-mining")
+
+    async def run() -> None:
+        store = InMemoryIntentStore()
+        async with manager_for(anvil.url, store=store) as manager:
+            first = await manager.send(held("first", "question-1", 5))
+            # Another key for the same subject, while the first is only in the mempool.
+            with pytest.raises(SubjectsHeld) as raised:
+                await manager.send(held("second", "question-1", 7))
+            assert raised.value.holders == {"question-1": "first"}
+            assert await store.get("second") is None
+            assert anvil.nonce(SENDER, "pending") == 1  # one transaction sent, not two
+            anvil.mine()
+            assert (await manager.wait("first")).state == IntentState.CONFIRMED
+            # Confirmed, it still holds the subject: the action is done.
+            with pytest.raises(SubjectsHeld):
+                await manager.send(held("second", "question-1", 7))
+            holders = await manager.holders(["question-1"])
+            assert holders["question-1"].key == first.key
+
+    asyncio.run(run())
+    assert anvil.balance(RECIPIENT) == 5
+
+
+class _DiesBeforeBroadcast(InMemoryIntentStore):
+    """Records a signed intent, then the process "dies" before broadcasting it."""
+
+    async def put(self, intent: Intent) -> None:
+        await super().put(intent)
+        if intent.state == IntentState.SIGNED:
+            raise _Died
+
+
+class _Died(Exception):
+    pass
+
+
+def _recorded_unsent(store: InMemoryIntentStore, anvil: Anvil, key: str) -> Intent:
+    async def run() -> None:
+        async with manager_for(anvil.url, store=_DiesBeforeBroadcast()) as dying:
+            with pytest.raises(_Died):
+                await dying.send(held(key, f"subject-of-{key}", 9))
+            recorded = await dying._store.get(key)
+            assert recorded is not None
+            await store.put(recorded)
+
+    asyncio.run(run())
+    intent = asyncio.run(store.get(key))
+    assert intent is not None
+    assert intent.state == IntentState.SIGNED
+    return intent
+
+
+def test_a_recorded_unsent_intent_is_checked_again_before_it_is_sent(
+    anvil_factory: AnvilFactory,
+) -> None:
+    anvil = anvil_factory()
+    store = InMemoryIntentStore()
+    recorded = _recorded_unsent(store, anvil, "late")
+
+    async def run() -> Intent:
+        async with manager_for(anvil.url, store=store) as manager:
+
+            async def done_meanwhile(_: Intent) -> bool:
+                return True  # e.g. another replica proposed the question meanwhile
+
+            manager.register_precheck("late", done_meanwhile)
+            (recovered,) = await manager.recover()
+            return recovered
+
+    recovered = asyncio.run(run())
+    assert recovered.state == IntentState.SKIPPED
+    assert anvil.rpc("eth_getTransactionByHash", recorded.latest.tx_hash) is None
+    assert anvil.balance(RECIPIENT) == 0
+    assert asyncio.run(store.holders([f"subject-of-{recorded.key}"])) == {}
+
+
+def test_another_signers_intent_is_relayed_never_driven(anvil_factory: AnvilFactory) -> None:
+    anvil = anvil_factory()
+    store = InMemoryIntentStore()  # shared by two replicas with their own keys
+    recorded = _recorded_unsent(store, anvil, "theirs")
+
+    async def run() -> None:
+        async with manager_for(anvil.url, store=store, key=DEV_KEYS[2]) as other:
+            # The same key: it is the first replica's intent, not this one's to sign.
+            with pytest.raises(SubjectsHeld):
+                await other.send(held("theirs", "subject-of-theirs", 9))
+            assert await other.resume() == []  # only its own signer's intents
+            assert await other.relay(recorded)  # lost by the node: sent again as signed
+            assert not await other.relay(recorded)  # known now: nothing to do
+
+    asyncio.run(run())
+    receipt = anvil.rpc("eth_getTransactionReceipt", recorded.latest.tx_hash)
+    assert receipt["from"].lower() == SENDER.lower()
+    assert anvil.balance(RECIPIENT) == 9
+    assert sender_txs(anvil, DEV_ADDRESSES[2]) == []

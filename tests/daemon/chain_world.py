@@ -39,8 +39,8 @@ class World:
     question_ids: list[str]
     replays: Path
 
-    def proposals(self) -> Counter[str]:
-        """How many AnswerProposed events each question has on the canonical chain."""
+    def _proposal_logs(self) -> list[tuple[str, str]]:
+        """(question id, transaction hash) of every AnswerProposed event, oldest first."""
         decoder = EventDecoder(load_artifact(ORACLE).abi, "AnswerProposed")
         logs = self.anvil.rpc(
             "eth_getLogs",
@@ -51,7 +51,18 @@ class World:
                 "toBlock": "latest",
             },
         )
-        return Counter("0x" + bytes(decoder.decode(log).args["questionId"]).hex() for log in logs)
+        return [
+            ("0x" + bytes(decoder.decode(log).args["questionId"]).hex(), log["transactionHash"])
+            for log in logs
+        ]
+
+    def proposals(self) -> Counter[str]:
+        """How many AnswerProposed events each question has on the canonical chain."""
+        return Counter(question for question, _ in self._proposal_logs())
+
+    def proposal_transactions(self) -> dict[str, str]:
+        """The transaction that carried each question's (last) proposal."""
+        return dict(self._proposal_logs())
 
     def reverted(self) -> list[str]:
         return [
@@ -61,55 +72,70 @@ class World:
         ]
 
 
+def question_text(index: int) -> str:
+    return f"Did event number {index} happen as described in its resolution rules?"
+
+
 def build_world(anvil: Anvil, tmp_path: Path, questions: int, reporters: int = 1) -> World:
     """Deploy (the daemons' keys are the reporters) and ask `questions` binary questions."""
-    texts = [
-        f"Did event number {i} happen as described in its resolution rules?"
-        for i in range(questions)
-    ]
 
-    async def setup() -> tuple[str, list[str], Any]:
+    async def deploy() -> Any:
         async with manager_for(anvil.url, key=DEV_KEYS[REPORTER_SLOTS[0]]) as deployer:
-            deployment = await deploy_contracts(
+            return await deploy_contracts(
                 deployer,
                 min_liveness=60,
                 reporters=[DEV_ADDRESSES[REPORTER_SLOTS[i]] for i in range(reporters)],
                 adapter=False,
             )
-        async with manager_for(anvil.url, key=REQUESTER_KEY) as requester:
-            past = int(time.time()) - 60
-            asked = await asyncio.gather(
-                *(
-                    ask(
-                        requester,
-                        deployment.address(ORACLE),
-                        text=text,
-                        earliest_time=past,
-                        liveness=60,
-                    )
-                    for text in texts
-                )
-            )
-        return deployment.address(ORACLE), [a.question_id for a in asked], deployment
 
-    oracle, ids, deployment = asyncio.run(setup())
+    deployment = asyncio.run(deploy())
     deployment_file = tmp_path / "deployment.json"
     deployment.save(deployment_file)
     replays = tmp_path / "replays"
     replays.mkdir()
-    for index, text in enumerate(texts):
+    world = World(anvil, deployment.address(ORACLE), deployment_file, [], replays)
+    ask_questions(world, questions)
+    return world
+
+
+def ask_questions(world: World, count: int) -> list[str]:
+    """Ask `count` more binary questions (due a minute ago), each with its recordings
+    (two agents say YES, one NO); returns their ids, also added to `world.question_ids`."""
+    first = len(world.question_ids)
+    texts = [question_text(i) for i in range(first, first + count)]
+    for index, text in enumerate(texts, start=first):
         document = consensus_document(
             [result_dict(agent, "YES" if agent != "gamma" else "NO", 0.8) for agent in AGENTS],
             market_id=f"recording-{index}",
             question=text,
         )
-        (replays / f"{index}.json").write_text(json.dumps(document))
-    return World(anvil, oracle, deployment_file, ids, replays)
+        (world.replays / f"{index}.json").write_text(json.dumps(document))
+
+    async def ask_all() -> list[str]:
+        async with manager_for(world.anvil.url, key=REQUESTER_KEY) as requester:
+            past = int(time.time()) - 60
+            asked = await asyncio.gather(
+                *(
+                    ask(requester, world.oracle, text=text, earliest_time=past, liveness=60)
+                    for text in texts
+                )
+            )
+        return [a.question_id for a in asked]
+
+    ids = asyncio.run(ask_all())
+    world.question_ids.extend(ids)
+    return ids
 
 
 def daemon_config(
-    world: World, tmp_path: Path, database_url: str, reporter: int = 0, **daemon: Any
+    world: World,
+    tmp_path: Path,
+    database_url: str,
+    reporter: int = 0,
+    rpc: dict[str, Any] | None = None,
+    **daemon: Any,
 ) -> Path:
+    """A config file for one replica; `rpc` overrides `chain.rpc` (the anvil URL, ...)."""
     config: dict[str, Any] = {
         "database": {"url": database_url},
         # Short leases, so work a killed process held is resumed within seconds.
@@ -130,7 +156,7 @@ def daemon_config(
         "market_sources": [{"kind": "chain", "name": "chain"}],
         "chain": {
             "deployment_file": str(world.deployment_file),
-            "rpc": {"urls": [world.anvil.url], "retry_backoff": 0.2},
+            "rpc": {"urls": [world.anvil.url], "retry_backoff": 0.2, **(rpc or {})},
             "signer": {
                 "type": "dev_private_key",
                 "dev_private_key": DEV_KEYS[REPORTER_SLOTS[reporter]],
