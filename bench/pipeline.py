@@ -1,7 +1,7 @@
 """The daemon end to end on a local chain: throughput, latency, overhead, memory.
 
 Run: .venv/bin/python bench/pipeline.py [--markets 1000] [--rate 1000] [--latency 30]
-                                        [--database URL]
+                                        [--database URL] [--replicas 1]
 
 Runs the real `oracle run` process against a local anvil with 5 `replay` agents that each
 take `--latency` seconds per market (30 s: a quick LLM research run), while a requester
@@ -20,6 +20,11 @@ Reported:
   that market, p50 and p95, and at p95 as a share of the agents' latency;
 - the same per stage of the lifecycle (audit log), and the daemon process's peak RSS and
   CPU time (in all, and per market: what bounds throughput on a small machine).
+
+`--replicas 2` (or 3) runs that many `oracle run` processes on one database (PostgreSQL
+with `--database`), each signing with its own reporter key, and reports how the
+confirmed proposals split between them (the replica that polls finds the markets; each
+replica claims its share) besides their combined throughput, CPU and peak RSS.
 
 With a steady `--rate`, one warm-up question is asked first and the stream starts once the
 daemon has discovered it (not measured): the daemon's start-up is not overhead. `--rate 0`
@@ -40,9 +45,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import yaml
 from sqlmodel import col, select
 
@@ -70,6 +78,8 @@ STAGES = (
     "proposal_confirmed",
 )
 SOURCES_PER_AGENT = 12
+REQUESTER = 1  # the dev key that asks; the others are replicas' reporter keys
+REPORTERS = (0, 2, 3)
 
 
 async def _manager(url: str, key: str) -> TxManager:
@@ -86,7 +96,10 @@ async def _manager(url: str, key: str) -> TxManager:
 async def deploy(anvil: Anvil) -> Any:
     deployer = await _manager(anvil.url, DEV_KEYS[0])
     deployment = await deploy_contracts(
-        deployer, min_liveness=3600, reporters=[DEV_ADDRESSES[0]], adapter=False
+        deployer,
+        min_liveness=3600,
+        reporters=[DEV_ADDRESSES[slot] for slot in REPORTERS],
+        adapter=False,
     )
     await deployer.close()
     await deployer.pool.close()
@@ -95,7 +108,7 @@ async def deploy(anvil: Anvil) -> Any:
 
 async def ask_all(anvil: Anvil, oracle: str, texts: list[str], rate: float) -> None:
     """Ask every question, `rate` per minute (0: all at once), each due when asked."""
-    requester = await _manager(anvil.url, DEV_KEYS[1])
+    requester = await _manager(anvil.url, DEV_KEYS[REQUESTER])
     pending: set[asyncio.Task[Any]] = set()
     started = time.monotonic()
     for index, text in enumerate(texts):
@@ -122,7 +135,7 @@ def write_recordings(directory: Path, texts: list[str]) -> None:
 
 
 def daemon_config(
-    work: Path, anvil: Anvil, database_url: str, latency: float, markets: int
+    work: Path, anvil: Anvil, database_url: str, latency: float, markets: int, *, replica: int
 ) -> Path:
     config = {
         "database": {"url": database_url},
@@ -134,6 +147,7 @@ def daemon_config(
             "dispatch_interval": 0.2,
             "watch_interval": 30,
             "max_concurrent_markets": markets,
+            "replica_id": f"bench-{replica}",
         },
         "metrics": {"enabled": False},
         "log": {"level": "WARNING"},
@@ -150,13 +164,16 @@ def daemon_config(
         "chain": {
             "deployment_file": str(work / "deployment.json"),
             "rpc": {"urls": [anvil.url]},
-            "signer": {"type": "dev_private_key", "dev_private_key": DEV_KEYS[0]},
+            "signer": {
+                "type": "dev_private_key",
+                "dev_private_key": DEV_KEYS[REPORTERS[replica]],
+            },
             "tx": {"confirmations": 1, "poll_interval": 0.1},
             "scanner": {"confirmations": 0, "poll_interval": 0.5, "max_block_range": 5000},
             "submitter": {"batch_max_size": 20, "batch_max_wait": 0.5},
         },
     }
-    path = work / "config.yaml"
+    path = work / f"config-{replica}.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
 
@@ -182,8 +199,11 @@ def measure(config: Path, markets: int, anvil: Anvil) -> dict[str, Any]:
         ).all()
     store.engine.dispose()
     at: dict[str, dict[str, float]] = {stage: {} for stage in STAGES}
+    confirmed_by: dict[str, str] = {}
     for entry in audit:
         at[entry.event][entry.market_id] = entry.at
+        if entry.event == "proposal_confirmed":
+            confirmed_by[entry.market_id] = entry.actor
     done = {m.id: at["proposal_confirmed"][m.id] for m in submitted}
     # Due: the question's resolution time has passed and the question is on-chain.
     mined_at = {
@@ -213,9 +233,13 @@ def measure(config: Path, markets: int, anvil: Anvil) -> dict[str, Any]:
             "p50_s": round(percentile(gaps, 0.5), 2),
             "p95_s": round(percentile(gaps, 0.95), 2),
         }
+    split: dict[str, int] = {}
+    for market_id in done:
+        split[confirmed_by[market_id]] = split.get(confirmed_by[market_id], 0) + 1
     return {
         "markets": markets,
         "submitted": len(submitted),
+        "confirmed_by_replica": dict(sorted(split.items())),
         "confirmed_per_minute": round(
             (len(confirmed) - 1) / (confirmed[-1] - confirmed[0]) * 60, 1
         ),
@@ -242,12 +266,53 @@ def wait_for_submissions(store: Store, count: int, timeout: float = 600) -> None
         time.sleep(1)
 
 
+def start_daemons(work: Path, configs: list[Path]) -> list[subprocess.Popen[bytes]]:
+    """One `oracle run` per replica config, each logging to its own file."""
+    profile = os.environ.get("ORACLE_BENCH_PROFILE")  # a file: profile the daemon into it
+    python = [sys.executable, "-m", "cProfile", "-o", profile] if profile else [sys.executable]
+    return [
+        subprocess.Popen(
+            [*python, "-m", "oracle", "run", "--config", str(config)],
+            stderr=(work / f"daemon-{index}.log").open("wb"),
+        )
+        for index, config in enumerate(configs)
+    ]
+
+
+@contextmanager
+def fresh_database(url: str | None, work: Path) -> Iterator[str]:
+    """SQLite in `work` by default; on a PostgreSQL server (the URL names any database
+    there), a new empty database for this run, dropped afterwards."""
+    if url is None:
+        yield f"sqlite:///{work / 'oracle.db'}"
+        return
+    if not url.startswith("postgresql"):
+        yield url
+        return
+    admin = url.replace("+psycopg", "")
+    name = f"oracle_bench_{os.getpid()}"
+    with psycopg.connect(admin, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"{url.rsplit('/', 1)[0]}/{name}"
+    finally:
+        with psycopg.connect(admin, autocommit=True) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--markets", type=int, default=1000)
     parser.add_argument("--rate", type=float, default=1000.0, help="questions asked per minute")
     parser.add_argument("--latency", type=float, default=30.0, help="seconds per agent per market")
-    parser.add_argument("--database", default=None, help="SQLAlchemy URL (default: SQLite)")
+    parser.add_argument(
+        "--database",
+        default=None,
+        help="SQLAlchemy URL (default: SQLite); on PostgreSQL a fresh database is made",
+    )
+    parser.add_argument(
+        "--replicas", type=int, default=1, choices=range(1, len(REPORTERS) + 1), metavar="N"
+    )
     args = parser.parse_args()
     binary = anvil_binary()
     if binary is None:
@@ -255,7 +320,8 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="oracle-bench-"))
     anvil = Anvil(binary, ["--gas-limit", "100000000"], None)
     anvil.start()
-    try:
+    with ExitStack() as stack:
+        stack.callback(anvil.stop, signal.SIGKILL)
         texts = [
             f"Bench question {i}: did the event happen as its rules describe?"
             for i in range(args.markets)
@@ -266,14 +332,13 @@ def main() -> None:
         write_recordings(work / "replays", [warm_up, *texts])
         if args.rate == 0:
             asyncio.run(ask_all(anvil, deployment.address(ORACLE), texts, 0))
-        database = args.database or f"sqlite:///{work / 'oracle.db'}"
-        config = daemon_config(work, anvil, database, args.latency, args.markets)
-        profile = os.environ.get("ORACLE_BENCH_PROFILE")  # a file: profile the daemon into it
-        python = [sys.executable, "-m", "cProfile", "-o", profile] if profile else [sys.executable]
-        daemon = subprocess.Popen(
-            [*python, "-m", "oracle", "run", "--config", str(config)],
-            stderr=(work / "daemon.log").open("wb"),
-        )
+        database = stack.enter_context(fresh_database(args.database, work))
+        configs = [
+            daemon_config(work, anvil, database, args.latency, args.markets, replica=replica)
+            for replica in range(args.replicas)
+        ]
+        config = configs[0]
+        daemons = start_daemons(work, configs)
         store = open_store(load_settings(config))
         if args.rate:
             # The steady stream starts once the daemon polls: its start-up is not overhead.
@@ -283,21 +348,21 @@ def main() -> None:
             asyncio.run(ask_all(anvil, deployment.address(ORACLE), texts, args.rate))
         wait_for_submissions(store, args.markets + (1 if args.rate else 0))
         store.engine.dispose()
-        daemon.send_signal(signal.SIGTERM)
-        _, status, usage = os.wait4(daemon.pid, 0)
+        for daemon in daemons:
+            daemon.send_signal(signal.SIGTERM)
+        ended = [os.wait4(daemon.pid, 0) for daemon in daemons]
         figures = measure(config, args.markets, anvil)
         figures["agents"] = len(AGENTS)
         figures["agent_latency_s"] = args.latency
         figures["asked_per_minute"] = args.rate or "all at once"
         figures["database"] = database.split(":", 1)[0]
-        figures["daemon_peak_rss_mb"] = round(usage.ru_maxrss / 1024, 1)
-        cpu_seconds = usage.ru_utime + usage.ru_stime
+        figures["replicas"] = args.replicas
+        figures["daemon_peak_rss_mb"] = [round(u.ru_maxrss / 1024, 1) for _, _, u in ended]
+        cpu_seconds = sum(u.ru_utime + u.ru_stime for _, _, u in ended)
         figures["daemon_cpu_s"] = round(cpu_seconds, 1)
         figures["daemon_cpu_ms_per_market"] = round(cpu_seconds * 1000 / args.markets, 1)
-        figures["daemon_exit_status"] = os.waitstatus_to_exitcode(status)
+        figures["daemon_exit_status"] = [os.waitstatus_to_exitcode(s) for _, s, _ in ended]
         print(json.dumps(figures, indent=2))
-    finally:
-        anvil.stop(signal.SIGKILL)
 
 
 if __name__ == "__main__":

@@ -16,8 +16,13 @@ records each transition (time, from, event, to, reason) in the audit log.
     disputed --proposal_reset--> due
     researching / consensus / submitting --failed--> failed_retry --retry--> due
     failed_retry --retry_submission--> submitting   (the verdict stands; only delivery failed)
-    consensus --consensus_research_again--> failed_retry
     failed_retry --retries_exhausted--> needs_review
+    consensus --consensus_research_again--> deferred   (agents agree: not decidable yet)
+    deferred --research_again--> due      deferred --deferrals_exhausted--> needs_review
+
+Nothing failed in `deferred`: its research worked and agreed that the event cannot be
+decided yet, so it neither uses up the failed-attempt budget of `failed_retry` nor
+reaches a person as a failure.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ class MarketState(StrEnum):
     NEEDS_REVIEW = "needs_review"
     REVIEWED = "reviewed"
     FAILED_RETRY = "failed_retry"
+    DEFERRED = "deferred"
     DISPUTED = "disputed"
 
 
@@ -58,6 +64,8 @@ class MarketEvent(StrEnum):
     RETRY = "retry"
     RETRY_SUBMISSION = "retry_submission"
     RETRIES_EXHAUSTED = "retries_exhausted"
+    RESEARCH_AGAIN = "research_again"
+    DEFERRALS_EXHAUSTED = "deferrals_exhausted"
 
 
 S, E = MarketState, MarketEvent
@@ -69,7 +77,7 @@ TRANSITIONS: dict[tuple[MarketState, MarketEvent], MarketState] = {
     (S.RESEARCHING, E.FAILED): S.FAILED_RETRY,
     (S.CONSENSUS, E.CONSENSUS_SUBMIT): S.SUBMITTING,
     (S.CONSENSUS, E.CONSENSUS_REVIEW): S.NEEDS_REVIEW,
-    (S.CONSENSUS, E.CONSENSUS_RESEARCH_AGAIN): S.FAILED_RETRY,
+    (S.CONSENSUS, E.CONSENSUS_RESEARCH_AGAIN): S.DEFERRED,
     (S.CONSENSUS, E.FAILED): S.FAILED_RETRY,
     (S.NEEDS_REVIEW, E.REVIEW_DECIDED): S.REVIEWED,
     (S.REVIEWED, E.SUBMISSION_STARTED): S.SUBMITTING,
@@ -83,6 +91,8 @@ TRANSITIONS: dict[tuple[MarketState, MarketEvent], MarketState] = {
     (S.FAILED_RETRY, E.RETRY): S.DUE,
     (S.FAILED_RETRY, E.RETRY_SUBMISSION): S.SUBMITTING,
     (S.FAILED_RETRY, E.RETRIES_EXHAUSTED): S.NEEDS_REVIEW,
+    (S.DEFERRED, E.RESEARCH_AGAIN): S.DUE,
+    (S.DEFERRED, E.DEFERRALS_EXHAUSTED): S.NEEDS_REVIEW,
 }
 
 TERMINAL_STATES = frozenset({S.FINAL})

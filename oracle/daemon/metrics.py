@@ -13,7 +13,9 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from oracle.core.decision import REVIEW_CODES
 from oracle.daemon.lifecycle import MarketState
 
-ERROR_STAGES = ("process", "watch", "settle", "poll", "promote", "dispatch", "housekeep")
+ERROR_STAGES = ("process", "watch", "settle", "poll", "promote", "dispatch", "housekeep", "clock")
+# Why the daemon itself (not a verdict) hands a market to a person.
+HANDOVER_CODES = ("retries_exhausted", "still_undecidable")
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 PIPELINE_BUCKETS = (0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200)
 
@@ -110,7 +112,7 @@ class DaemonMetrics:
         for action in ("submit", "review", "research_again"):
             for reached in ("true", "false"):
                 self.consensus.labels(action, reached)
-        for code in REVIEW_CODES:
+        for code in (*REVIEW_CODES, *HANDOVER_CODES):
             self.review_reasons.labels(code)
         for result in ("confirmed", "failed"):
             self.submissions.labels(result)

@@ -207,6 +207,11 @@ class Daemon:
                 )
         return added
 
+    def _replica_liveness(self) -> float:
+        """How recently a replica must have asked for work to get a share of it: a few of
+        its dispatch rounds (a busy replica with no free capacity does not ask)."""
+        return 3 * self.settings.dispatch_interval + 1.0
+
     def _job_lease(self) -> float:
         return 3 * max(self.settings.poll_interval, self.settings.watch_interval)
 
@@ -248,26 +253,47 @@ class Daemon:
             self.store.promote_due, now, self.replica, venue_times=await self._venue_times()
         )
         moved = len(due)
-        for row in await self._db(self.store.retryable, now):
+        for row in await self._db(self.store.waiting, now):
             try:
-                if row.decided_outcome is not None and row.proof_checksum is not None:
-                    await self._apply(row.id, E.RETRY_SUBMISSION, "delivery is retried")
-                elif row.attempts >= self.settings.max_attempts:
-                    await self._apply(
-                        row.id, E.RETRIES_EXHAUSTED, f"{row.attempts} research attempts failed"
-                    )
-                    await self._db(
-                        self.store.open_review,
-                        row.id,
-                        None,
-                        [f"gave up after {row.attempts} research attempts"],
-                    )
-                else:
-                    await self._apply(row.id, E.RETRY, f"retry after attempt {row.attempts}")
-                moved += 1
+                moved += await self._after_wait(row)
             except IllegalTransition:
                 continue  # another replica moved it first
         return moved
+
+    async def _after_wait(self, row: MarketRow) -> int:
+        """A failed or deferred market whose wait is over: retried, or handed to a person
+        when its budget is spent (the move and the review item in one transaction)."""
+        if row.state == S.DEFERRED:
+            if row.deferrals >= self.settings.max_deferrals:
+                return await self._hand_to_person(
+                    row,
+                    E.DEFERRALS_EXHAUSTED,
+                    "still_undecidable",
+                    f"the agents agreed {row.deferrals} times that it cannot be decided yet",
+                )
+            await self._apply(row.id, E.RESEARCH_AGAIN, f"deferral {row.deferrals} is over")
+        elif row.decided_outcome is not None and row.proof_checksum is not None:
+            await self._apply(row.id, E.RETRY_SUBMISSION, "delivery is retried")
+        elif row.failures >= self.settings.max_attempts:
+            return await self._hand_to_person(
+                row,
+                E.RETRIES_EXHAUSTED,
+                "retries_exhausted",
+                f"gave up after {row.failures} failed research attempts",
+            )
+        else:
+            await self._apply(row.id, E.RETRY, f"retry after {row.failures} failed attempts")
+        return 1
+
+    async def _hand_to_person(
+        self, row: MarketRow, event: MarketEvent, code: str, reason: str
+    ) -> int:
+        _, review_id = await self._db(
+            self.store.hand_to_person, row.id, event, actor=self.replica, reasons=[reason]
+        )
+        self.metrics.review_reasons.labels(code).inc()
+        emit(logger, logging.INFO, "market.review_opened", market=row.id, review=review_id)
+        return 1
 
     # -- dispatch --------------------------------------------------------------------------
 
@@ -280,7 +306,13 @@ class Daemon:
             if free <= 0:
                 return 0
             rows = await self._db(
-                self.store.claim, self.replica, WORK_STATES, free, self.lease_seconds
+                self.store.claim,
+                self.replica,
+                WORK_STATES,
+                free,
+                self.lease_seconds,
+                share_within=self._replica_liveness(),
+                in_flight=len(self._tasks),
             )
             self._start(rows)
             return len(rows)
@@ -394,7 +426,10 @@ class Daemon:
         else:
             event = E.CONSENSUS_RESEARCH_AGAIN
             reason = "agents agree the event cannot be decided yet"
-            updates = {"next_attempt_at": self.clock() + self.settings.research_again_after}
+            updates = {
+                "next_attempt_at": self.clock() + self.settings.research_again_after,
+                "deferrals": row.deferrals + 1,
+            }
         row, review_id = await self._db(
             self.store.record_verdict,
             row.id,
@@ -493,8 +528,11 @@ class Daemon:
 
     async def _fail(self, market_id: str, reason: str) -> MarketRow:
         row = await self._db(self.store.get_market, market_id)
+        # A failed delivery keeps its verdict and is retried as a delivery; only failed
+        # research counts against `daemon.max_attempts`.
+        failures = row.failures + (row.state != S.SUBMITTING)
         delay = min(
-            self.settings.retry_backoff * 2 ** max(row.attempts - 1, 0),
+            self.settings.retry_backoff * 2 ** max(failures - 1, 0),
             self.settings.retry_backoff_max,
         )
         try:
@@ -502,7 +540,7 @@ class Daemon:
                 market_id,
                 E.FAILED,
                 reason[:1000],
-                updates={"next_attempt_at": self.clock() + delay},
+                updates={"next_attempt_at": self.clock() + delay, "failures": failures},
             )
         except (IllegalTransition, LeaseLost):
             return row  # it already moved on, or another replica holds it now
@@ -627,18 +665,26 @@ class Daemon:
         await self.housekeep()
 
     async def drain(self) -> None:
-        """Start no new work; let in-flight markets finish within the drain timeout."""
+        """Start no new work; free this replica's singleton jobs (a replacement polls at
+        once) and its share of new work (the others take it all); let in-flight markets
+        finish within the drain timeout."""
         self.draining = True
         if self._promotion is not None:
             await asyncio.gather(self._promotion, return_exceptions=True)
+        await self._leave()
         pending = list(self._tasks)
-        if not pending:
-            return
-        emit(logger, logging.INFO, "daemon.draining", in_flight=len(pending))
-        _, still_running = await asyncio.wait(pending, timeout=self.settings.drain_timeout)
-        for task in still_running:
-            task.cancel()
-        await asyncio.gather(*still_running, return_exceptions=True)
+        if pending:
+            emit(logger, logging.INFO, "daemon.draining", in_flight=len(pending))
+            _, still_running = await asyncio.wait(pending, timeout=self.settings.drain_timeout)
+            for task in still_running:
+                task.cancel()
+            await asyncio.gather(*still_running, return_exceptions=True)
+
+    async def _leave(self) -> None:
+        try:
+            await self._db(self.store.leave, self.replica)
+        except Exception as error:  # the database is gone: the leases expire by themselves
+            emit(logger, logging.WARNING, "daemon.leave_failed", error=type(error).__name__)
 
 
 def _json(document: dict[str, Any]) -> str:

@@ -23,11 +23,19 @@ class DaemonSettings(BaseModel):
     lease_margin: Seconds = Field(
         120.0, gt=0, description="Lease length beyond consensus.agent_timeout."
     )
-    max_attempts: int = Field(5, ge=1, description="Research attempts before a person decides.")
+    max_attempts: int = Field(
+        5, ge=1, description="Failed research attempts before a person decides."
+    )
     retry_backoff: Seconds = Field(30.0, ge=0, description="First retry delay; doubles each time.")
     retry_backoff_max: Seconds = Field(3600.0, ge=0)
     research_again_after: Seconds = Field(
         3600.0, ge=0, description="Delay before re-researching a market agreed UNDETERMINED."
+    )
+    max_deferrals: int = Field(
+        24,
+        ge=1,
+        description="Times the agents may agree a market cannot be decided yet before a "
+        "person looks at it.",
     )
     proofs_dir: Path = Path("data/proofs")
     drain_timeout: Seconds = Field(

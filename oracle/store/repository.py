@@ -32,7 +32,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Table, Update, bindparam, func, insert, or_, update
 from sqlalchemy import select as core_select
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, delete, select
 
 from oracle.core.models import AgentFailure, AgentResult, ConsensusResult, ResearchSource
 from oracle.daemon.lifecycle import MarketEvent, MarketState, transition
@@ -46,6 +46,7 @@ from oracle.store.tables import (
     ConsensusRow,
     JobLeaseRow,
     MarketRow,
+    ReplicaRow,
     ResearchRunRow,
     ReviewItemRow,
 )
@@ -121,6 +122,7 @@ class MarketSpec:
     criteria: str = ""
     outcomes: tuple[str, ...] = ("YES", "NO")
     details: dict[str, Any] = field(default_factory=dict)
+    awaits_settlement: bool = False  # someone waits for the final answer to be pushed
 
     @property
     def market_id(self) -> str:
@@ -203,12 +205,15 @@ class Store:
                         "state": MarketState.DISCOVERED.value,
                         "state_changed_at": now,
                         "attempts": 0,
+                        "failures": 0,
+                        "deferrals": 0,
                         "next_attempt_at": 0.0,
                         "lease_owner": None,
                         "lease_expires_at": 0.0,
                         "decided_outcome": None,
                         "proof_checksum": None,
                         "submission": {},
+                        "awaits_settlement": spec.awaits_settlement,
                         "version": 0,
                         "created_at": now,
                     }
@@ -293,29 +298,33 @@ class Store:
                 )
             return ids
 
-    def retryable(self, now: float, limit: int = 1000) -> list[MarketRow]:
-        """Failed markets whose back-off has run out."""
+    def waiting(self, now: float, limit: int = 1000) -> list[MarketRow]:
+        """Failed or deferred markets whose wait has run out."""
         with self.reading() as session:
             return list(
                 session.exec(
                     select(MarketRow)
                     .where(
-                        col(MarketRow.state) == MarketState.FAILED_RETRY,
+                        col(MarketRow.state).in_([MarketState.FAILED_RETRY, MarketState.DEFERRED]),
                         col(MarketRow.next_attempt_at) <= now,
                     )
+                    .order_by(col(MarketRow.next_attempt_at))
                     .limit(limit)
                 ).all()
             )
 
     def markets_to_settle(self, limit: int = 1000) -> list[MarketRow]:
-        """Final markets with a callback waiting that nobody has settled yet."""
+        """Final markets whose answer someone waits for and nobody has settled yet."""
         with self.reading() as session:
-            rows = session.exec(
-                select(MarketRow).where(col(MarketRow.state) == MarketState.FINAL).limit(limit)
-            ).all()
-            return [
-                r for r in rows if r.details.get("callback") and not r.submission.get("settled")
-            ]
+            return list(
+                session.exec(
+                    select(MarketRow)
+                    .where(col(MarketRow.state) == MarketState.FINAL)
+                    .where(col(MarketRow.awaits_settlement).is_(True))
+                    .order_by(col(MarketRow.state_changed_at))
+                    .limit(limit)
+                ).all()
+            )
 
     def mark_settled(self, market_id: str, reference: str) -> None:
         with self.session() as session:
@@ -323,6 +332,7 @@ class Store:
                 select(MarketRow).where(col(MarketRow.id) == market_id).with_for_update()
             ).one()
             row.submission = {**row.submission, "settled": reference or True}
+            row.awaits_settlement = False
             session.add(row)
 
     def claim(
@@ -331,28 +341,65 @@ class Store:
         states: Sequence[MarketState],
         limit: int,
         lease_seconds: float,
-        due_only: bool = True,
+        *,
+        share_within: float | None = None,
+        in_flight: int = 0,
     ) -> list[MarketRow]:
-        """Lease up to `limit` markets in `states` whose lease has expired."""
+        """Lease up to `limit` markets in `states` whose lease has expired and whose next
+        attempt is due.
+
+        With `share_within` (seconds), `owner` is recorded as a replica asking for work
+        now with `in_flight` markets in hand, and takes at most its share: the claimable
+        markets and those in flight at the replicas that asked within that many seconds,
+        divided evenly among those replicas (rounded up), less what it holds already. So
+        replicas divide the work by load whoever found it (a trickle of single markets
+        too), the shares cover everything claimable, and one replica alone takes all.
+        """
         now = self.clock()
+        waiting = (
+            col(MarketRow.state).in_(list(states)),
+            col(MarketRow.lease_expires_at) < now,
+            col(MarketRow.next_attempt_at) <= now,
+        )
         with self.session() as session:
+            if share_within is not None:
+                session.merge(ReplicaRow(id=owner, seen_at=now, in_flight=in_flight))
+                session.flush()
+                replicas, busy = session.exec(
+                    select(func.count(), func.coalesce(func.sum(ReplicaRow.in_flight), 0))
+                    .select_from(ReplicaRow)
+                    .where(col(ReplicaRow.seen_at) >= now - share_within)
+                ).one()
+                claimable = session.exec(
+                    select(func.count()).select_from(MarketRow).where(*waiting)
+                ).one()
+                even = -(-(claimable + busy) // max(replicas, 1))
+                limit = min(limit, even - in_flight)
+                if limit <= 0:
+                    return []
             query = (
                 select(MarketRow)
-                .where(col(MarketRow.state).in_(list(states)))
-                .where(col(MarketRow.lease_expires_at) < now)
+                .where(*waiting)
                 .order_by(col(MarketRow.next_attempt_at), col(MarketRow.resolve_after))
                 .limit(limit)
                 .with_for_update(skip_locked=True)
             )
-            if due_only:
-                query = query.where(col(MarketRow.next_attempt_at) <= now)
             rows = list(session.exec(query).all())
             for row in rows:
                 row.lease_owner = owner
                 row.lease_expires_at = now + lease_seconds
                 row.version += 1
                 session.add(row)
+            if share_within is not None and rows:  # what the others see it holds now
+                session.merge(ReplicaRow(id=owner, seen_at=now, in_flight=in_flight + len(rows)))
             return rows
+
+    def leave(self, owner: str) -> None:
+        """A replica that stops: its singleton jobs are free at once (not when their
+        leases expire) and it no longer counts among the replicas that share work."""
+        with self.session() as session:
+            session.exec(delete(JobLeaseRow).where(col(JobLeaseRow.owner) == owner))
+            session.exec(delete(ReplicaRow).where(col(ReplicaRow.id) == owner))
 
     def release_lease(self, market_id: str, owner: str) -> None:
         with self._writing() as connection:
@@ -707,6 +754,22 @@ class Store:
     def open_review(self, market_id: str, consensus_id: int | None, reasons: Sequence[str]) -> int:
         with self._writing() as connection:
             return self._insert_review(connection, market_id, consensus_id, reasons)
+
+    def hand_to_person(
+        self, market_id: str, event: MarketEvent, *, actor: str, reasons: Sequence[str]
+    ) -> tuple[MarketRow, int]:
+        """Move a market to review by `event` and open its review item, in one
+        transaction: a market never waits for a person without an item that shows it."""
+        with self._writing() as connection:
+            row = self._transition(
+                connection,
+                market_id,
+                event,
+                actor=actor,
+                reason="; ".join(reasons),
+                lease_owner=None,
+            )
+            return row, self._insert_review(connection, market_id, None, reasons)
 
     def _insert_review(
         self,

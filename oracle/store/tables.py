@@ -20,6 +20,7 @@ class MarketRow(SQLModel, table=True):
     __table_args__ = (
         UniqueConstraint("source", "external_id", name="uq_market_source_external"),
         Index("ix_market_state_next", "state", "next_attempt_at"),
+        Index("ix_market_state_settlement", "state", "awaits_settlement"),
     )
 
     id: str = Field(primary_key=True, max_length=200)
@@ -32,13 +33,17 @@ class MarketRow(SQLModel, table=True):
     resolve_after: float
     state: str = Field(max_length=32)
     state_changed_at: float
-    attempts: int = 0
+    attempts: int = 0  # research runs started
+    failures: int = 0  # research attempts that failed (the budget is daemon.max_attempts)
+    deferrals: int = 0  # times the agents agreed it cannot be decided yet
     next_attempt_at: float = 0.0
     lease_owner: str | None = Field(default=None, max_length=100)
     lease_expires_at: float = 0.0
     decided_outcome: str | None = Field(default=None, max_length=300)
     proof_checksum: str | None = Field(default=None, max_length=64)
     submission: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    # Someone waits for the final answer to be pushed (a callback): settled once final.
+    awaits_settlement: bool = False
     version: int = 0
     created_at: float
 
@@ -165,6 +170,17 @@ class TxSubjectRow(SQLModel, table=True):
 
     subject: str = Field(primary_key=True, max_length=200)
     intent_key: str = Field(foreign_key="tx_intent.key", index=True, max_length=200)
+
+
+class ReplicaRow(SQLModel, table=True):
+    """A replica that asked for work lately, and how many markets it had in flight then:
+    due work is shared among the live ones by load."""
+
+    __tablename__ = "replica"
+
+    id: str = Field(primary_key=True, max_length=100)
+    seen_at: float
+    in_flight: int = 0
 
 
 class JobLeaseRow(SQLModel, table=True):

@@ -64,6 +64,11 @@ class World:
         """The transaction that carried each question's (last) proposal."""
         return dict(self._proposal_logs())
 
+    def proposal_receipts(self) -> list[dict[str, Any]]:
+        """The receipts of the transactions that carried proposals (one per transaction)."""
+        hashes = {tx for _, tx in self._proposal_logs()}
+        return [self.anvil.rpc("eth_getTransactionReceipt", tx) for tx in sorted(hashes)]
+
     def reverted(self) -> list[str]:
         return [
             r["transactionHash"]
@@ -98,25 +103,33 @@ def build_world(anvil: Anvil, tmp_path: Path, questions: int, reporters: int = 1
     return world
 
 
-def ask_questions(world: World, count: int) -> list[str]:
-    """Ask `count` more binary questions (due a minute ago), each with its recordings
-    (two agents say YES, one NO); returns their ids, also added to `world.question_ids`."""
+def record_answers(world: World, count: int) -> None:
+    """The recordings (two agents say YES, one NO) of the next `count` questions to be
+    asked: replay agents read them when they start."""
     first = len(world.question_ids)
-    texts = [question_text(i) for i in range(first, first + count)]
-    for index, text in enumerate(texts, start=first):
+    for index in range(first, first + count):
         document = consensus_document(
             [result_dict(agent, "YES" if agent != "gamma" else "NO", 0.8) for agent in AGENTS],
             market_id=f"recording-{index}",
-            question=text,
+            question=question_text(index),
         )
         (world.replays / f"{index}.json").write_text(json.dumps(document))
 
+
+def ask_questions(world: World, count: int, earliest_time: int | None = None) -> list[str]:
+    """Ask `count` more binary questions (due at `earliest_time`, default a minute ago),
+    each with its recordings (`record_answers`); returns their ids, also added to
+    `world.question_ids`."""
+    first = len(world.question_ids)
+    texts = [question_text(i) for i in range(first, first + count)]
+    record_answers(world, count)
+
     async def ask_all() -> list[str]:
         async with manager_for(world.anvil.url, key=REQUESTER_KEY) as requester:
-            past = int(time.time()) - 60
+            due = int(time.time()) - 60 if earliest_time is None else earliest_time
             asked = await asyncio.gather(
                 *(
-                    ask(requester, world.oracle, text=text, earliest_time=past, liveness=60)
+                    ask(requester, world.oracle, text=text, earliest_time=due, liveness=60)
                     for text in texts
                 )
             )
@@ -132,10 +145,13 @@ def daemon_config(
     tmp_path: Path,
     database_url: str,
     reporter: int = 0,
+    *,
     rpc: dict[str, Any] | None = None,
+    agent_latency: float = 0.0,
     **daemon: Any,
 ) -> Path:
-    """A config file for one replica; `rpc` overrides `chain.rpc` (the anvil URL, ...)."""
+    """A config file for one replica; `rpc` overrides `chain.rpc` (the anvil URL, ...);
+    each agent takes `agent_latency` seconds to answer."""
     config: dict[str, Any] = {
         "database": {"url": database_url},
         # Short leases, so work a killed process held is resumed within seconds.
@@ -152,7 +168,15 @@ def daemon_config(
         },
         "metrics": {"enabled": False},
         "log": {"format": "json"},
-        "agents": [{"name": a, "kind": "replay", "directory": str(world.replays)} for a in AGENTS],
+        "agents": [
+            {
+                "name": a,
+                "kind": "replay",
+                "directory": str(world.replays),
+                "latency_seconds": agent_latency,
+            }
+            for a in AGENTS
+        ],
         "market_sources": [{"kind": "chain", "name": "chain"}],
         "chain": {
             "deployment_file": str(world.deployment_file),
@@ -169,6 +193,14 @@ def daemon_config(
     path = tmp_path / f"config-{len(list(tmp_path.glob('config-*.yaml')))}.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
+
+
+def wait_for_started(log: Path, count: int, timeout: float = 60) -> None:
+    """Until `count` daemons have logged `daemon.started` into `log`."""
+    deadline = time.monotonic() + timeout
+    while log.read_text().count('"daemon.started"') < count:
+        assert time.monotonic() < deadline, "the daemons did not start"
+        time.sleep(0.2)
 
 
 def start_daemon(config: Path, log: Path) -> subprocess.Popen[bytes]:

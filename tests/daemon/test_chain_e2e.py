@@ -83,8 +83,8 @@ def write_config(tmp_path: Path, anvil: Anvil, database_url: str) -> Path:
     return path
 
 
-async def one_pass(settings: Settings, ahead: float = 0.0) -> None:
-    assembly = assemble(settings, clock=lambda: time.time() + ahead)
+async def one_pass(settings: Settings) -> None:
+    assembly = assemble(settings)
     try:
         await assembly.daemon.run_once()
     finally:
@@ -143,11 +143,12 @@ def test_questions_asked_on_chain_are_answered_with_matching_proofs(
         "alice",
     )
 
-    # Time passes beyond the challenge window (on the chain and for the daemon); the next
-    # pass delivers the decision and sees the first answer become final.
+    # The chain's time passes beyond the challenge window (the daemon judges the window by
+    # the chain's clock); the next pass delivers the decision and sees the first answer
+    # become final.
     anvil.rpc("evm_increaseTime", 120)
     anvil.mine()
-    asyncio.run(one_pass(settings, ahead=120))
+    asyncio.run(one_pass(settings))
     decided = store.get_market(contested_id)
     assert decided.state == MarketState.SUBMITTED
     contested_on_chain = question_status(config, ids[CONTESTED])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import signal
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,15 @@ from oracle.daemon.lifecycle import MarketState
 
 from ..anvil import Anvil
 from ..conftest import empty_postgres_database
-from .chain_world import World, build_world, daemon_config, start_daemon
+from .chain_world import (
+    World,
+    ask_questions,
+    build_world,
+    daemon_config,
+    record_answers,
+    start_daemon,
+    wait_for_started,
+)
 
 ANSWERED = {MarketState.SUBMITTED, MarketState.FINAL}
 
@@ -83,15 +92,21 @@ def test_sigkill_at_random_moments_answers_every_question_once(
 def test_two_replicas_on_postgresql_answer_every_question_once(
     anvil: Anvil, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    world = build_world(anvil, tmp_path, questions=24, reporters=2)
+    world = build_world(anvil, tmp_path, questions=0, reporters=2)
     database_url = empty_postgres_database(request)
     configs = [
-        daemon_config(world, tmp_path, database_url, reporter=i, replica_id=f"replica-{i}")
+        daemon_config(
+            world, tmp_path, database_url, reporter=i, replica_id=f"replica-{i}", agent_latency=1
+        )
         for i in range(2)
     ]
     log = tmp_path / "daemons.log"
+    log.touch()
+    record_answers(world, 24)
     replicas = [start_daemon(config, log) for config in configs]
     try:
+        wait_for_started(log, 2)
+        ask_questions(world, 24)  # found by whichever replica polls
         states = wait_until_all_answered(world, configs[0], timeout=120)
     finally:
         for process in replicas:
@@ -100,3 +115,11 @@ def test_two_replicas_on_postgresql_answer_every_question_once(
             process.wait(timeout=30)
     assert [p.returncode for p in replicas] == [0, 0], log.read_text()[-3000:]
     assert_exactly_once(world, configs[0], states)
+    # The replicas divided the work, whichever of them polled.
+    proposers = Counter(
+        receipt["from"].lower()
+        for receipt in world.proposal_receipts()
+        for _ in range(len(receipt["logs"]))  # one AnswerProposed log per question
+    )
+    assert len(proposers) == 2, proposers
+    assert min(proposers.values()) >= len(world.question_ids) // 4, proposers

@@ -47,6 +47,14 @@ def test_retry_and_exhaustion() -> None:
     assert transition(S.FAILED_RETRY, E.RETRIES_EXHAUSTED) is S.NEEDS_REVIEW
 
 
+def test_not_decidable_yet_is_deferred_not_failed() -> None:
+    state = transition(S.CONSENSUS, E.CONSENSUS_RESEARCH_AGAIN)
+    assert state is S.DEFERRED
+    assert E.RETRIES_EXHAUSTED not in allowed_events(state)
+    assert transition(state, E.RESEARCH_AGAIN) is S.DUE
+    assert transition(state, E.DEFERRALS_EXHAUSTED) is S.NEEDS_REVIEW
+
+
 def test_illegal_transition_names_state_and_allowed_events() -> None:
     with pytest.raises(
         IllegalTransition,

@@ -317,3 +317,89 @@ def test_a_poll_that_finds_due_markets_starts_them_at_once(
     assert market(settings_for(database_url, tmp_path, venue, replays), "venue:future").state == (
         MarketState.DISCOVERED
     )
+
+
+def test_not_decidable_yet_is_deferred_then_handed_over_as_such(
+    database_url: str, tmp_path: Path
+) -> None:
+    replays = tmp_path / "replays"
+    replays.mkdir()
+    record(
+        replays,
+        "later",
+        "Has D happened yet?",
+        [(a, "UNDETERMINED", 0.9, 60) for a in AGENTS],
+    )
+    metrics = DaemonMetrics()
+
+    async def scenario() -> Settings:
+        markets = [{"id": "later", "question": "Has D happened yet?", "resolve_after": 100}]
+        async with serve(Venue(markets)) as venue:
+            base = settings_for(database_url, tmp_path, venue, replays)
+            daemon = {"research_again_after": 0, "max_deferrals": 3, "max_attempts": 1}
+            settings = base.model_copy(update={"daemon": base.daemon.model_copy(update=daemon)})
+            await one_pass(settings, metrics)
+            assert market(settings, "venue:later").state == MarketState.DEFERRED
+            for _ in range(3):
+                await one_pass(settings, metrics)
+            return settings
+
+    settings = run(scenario)
+    later = market(settings, "venue:later")
+    assert later.state == MarketState.NEEDS_REVIEW
+    assert (later.deferrals, later.failures) == (3, 0), "nothing failed"
+    store = open_store(settings)
+    try:
+        [item] = store.reviews()
+        assert item.reasons == ["the agents agreed 3 times that it cannot be decided yet"]
+        events = [a.event for a in store.audit("venue:later")]
+    finally:
+        store.engine.dispose()
+    assert MarketEvent.FAILED not in events
+    assert events[-1] == MarketEvent.DEFERRALS_EXHAUSTED
+    reasons = metrics.registry.get_sample_value
+    assert reasons("oracle_review_reasons_total", {"reason": "still_undecidable"}) == 1
+
+
+def test_a_market_never_waits_for_a_person_without_its_review_item(
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its last retry spent, a market moves to review and its item opens in one
+    transaction: a crash between the two leaves it where it was, to try again."""
+    replays = recordings(tmp_path / "replays")
+
+    async def scenario() -> tuple[MarketState, MarketState, list[str]]:
+        async with serve(Venue(venue_markets()[:1])) as venue:
+            settings = settings_for(database_url, tmp_path, venue, replays)
+            assembly = assemble(settings, clock=lambda: 1_000.0)
+            store = assembly.daemon.store
+            await assembly.daemon.poll()
+            await assembly.daemon.promote()
+            for attempt in range(1, 6):  # five failed research attempts
+                store.apply_event("venue:agree", MarketEvent.RESEARCH_STARTED, actor="t")
+                store.apply_event(
+                    "venue:agree", MarketEvent.FAILED, actor="t", updates={"failures": attempt}
+                )
+                if attempt < 5:
+                    store.apply_event("venue:agree", MarketEvent.RETRY, actor="t")
+
+            def killed(*args: object, **kwargs: object) -> int:
+                raise RuntimeError("killed before the review item was written")
+
+            try:
+                with monkeypatch.context() as patch:
+                    patch.setattr(store, "_insert_review", killed)
+                    with pytest.raises(RuntimeError, match="killed"):
+                        await assembly.daemon.promote()
+                after_crash = store.get_market("venue:agree").state
+                await assembly.daemon.promote()
+                handed = store.get_market("venue:agree").state
+                reasons = [r for item in store.reviews() for r in item.reasons]
+            finally:
+                await assembly.close()
+            return after_crash, handed, reasons
+
+    after_crash, handed, reasons = run(scenario)
+    assert after_crash == MarketState.FAILED_RETRY
+    assert handed == MarketState.NEEDS_REVIEW
+    assert reasons == ["gave up after 5 failed research attempts"]

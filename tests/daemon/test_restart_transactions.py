@@ -213,3 +213,33 @@ def test_a_replica_killed_holding_a_signed_batch_never_duplicates_the_other(
     assert [revived.returncode, second.returncode] == [0, 0], log.read_text()[-3000:]
     assert_exactly_once(world, direct[0], states)
     assert_references_are_the_carriers(world, direct[0])
+
+
+def test_a_replacement_polls_at_once_after_a_graceful_stop(anvil: Anvil, tmp_path: Path) -> None:
+    """SIGTERM frees the stopping replica's singleton jobs: its replacement does not wait
+    for their leases (3 x the watch interval: 45 s here) to expire before it polls."""
+    world = build_world(anvil, tmp_path, questions=1, reporters=2)
+    database = f"sqlite:///{tmp_path / 'oracle.db'}"
+    slow_watch = {"watch_interval": 15}
+    configs = [
+        daemon_config(world, tmp_path, database, reporter=i, replica_id=f"r{i}", **slow_watch)
+        for i in range(2)
+    ]
+    log = tmp_path / "daemon.log"
+    first = start_daemon(configs[0], log)
+    try:
+        wait_until_all_answered(world, configs[0], timeout=60)
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.wait(timeout=30)
+    assert first.returncode == 0, log.read_text()[-3000:]
+    [later] = ask_questions(world, 1)
+    stopped_at = time.monotonic()
+    second = start_daemon(configs[1], log)
+    try:
+        states = wait_until_all_answered(world, configs[1], timeout=15)
+        assert states.get(later) is not None, "the replacement polled within 15 s"
+    finally:
+        second.send_signal(signal.SIGTERM)
+        second.wait(timeout=30)
+    assert time.monotonic() - stopped_at < 20

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from oracle.core.models import AgentFailure, AgentResult
 from oracle.daemon.lifecycle import IllegalTransition, MarketEvent, MarketState
@@ -263,3 +264,136 @@ def test_due_markets_are_promoted_together(store: Store, clock: FakeClock) -> No
     assert store.get_market("chain:q3").state == MarketState.DISCOVERED
     [_, entry] = store.audit("chain:q2")
     assert (entry.event, entry.to_state, entry.actor) == ("due", "due", "scheduler")
+
+
+def test_a_market_to_settle_is_found_behind_a_thousand_settled_ones(store: Store) -> None:
+    specs = [
+        MarketSpec(
+            source="chain",
+            external_id=f"q{i:04d}",
+            question="q?",
+            resolve_after=0.0,
+            details={"callback": "0x00000000000000000000000000000000000000c0"},
+            awaits_settlement=True,
+        )
+        for i in range(1001)
+    ]
+    store.add_discovered(specs, actor="t")
+    with store.engine.begin() as connection:  # all final; the first 1,000 settled
+        connection.execute(text("UPDATE market SET state = 'final'"))
+    for spec_ in specs[:1000]:
+        store.mark_settled(spec_.market_id, "0xdone")
+    assert [m.id for m in store.markets_to_settle()] == [specs[1000].market_id]
+    store.mark_settled(specs[1000].market_id, "0xdone")
+    assert store.markets_to_settle() == []
+
+
+def test_replicas_share_due_work_by_load_whoever_found_it(store: Store, clock: FakeClock) -> None:
+    def claim(owner: str, in_flight: int, limit: int = 100) -> int:
+        rows = store.claim(
+            owner, [MarketState.DUE], limit, lease_seconds=30, share_within=5, in_flight=in_flight
+        )
+        return len(rows)
+
+    def found(count: int) -> None:
+        clock.now += 1
+        store.add_discovered([spec(f"m{clock.now}-{i}") for i in range(count)], actor="poller")
+        store.promote_due(clock.now, "poller")
+
+    found(10)
+    assert claim("a", in_flight=0, limit=4) == 4  # alone: all it has room for
+    assert claim("b", in_flight=0) == 5  # now two: 5 each of the 10
+    assert claim("a", in_flight=4) == 1
+    # A trickle: a market goes to the replica with less in flight, even when the other
+    # one found it.
+    found(1)
+    assert claim("a", in_flight=6) == 0
+    assert claim("b", in_flight=5) == 1
+    # A replica that left no longer counts: the other takes all.
+    found(3)
+    store.leave("b")
+    assert claim("a", in_flight=6) == 3
+
+
+def test_leaving_frees_the_singleton_jobs_at_once(store: Store) -> None:
+    assert store.try_acquire_job("poll", "a", lease_seconds=45)
+    assert not store.try_acquire_job("poll", "b", lease_seconds=45)
+    store.leave("a")
+    assert store.try_acquire_job("poll", "b", lease_seconds=45)
+
+
+def test_handing_to_a_person_moves_and_opens_the_item_together(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    [market_id] = store.add_discovered([spec("q1")], actor="t")
+    for event in (MarketEvent.DUE, MarketEvent.RESEARCH_STARTED, MarketEvent.FAILED):
+        store.apply_event(market_id, event, actor="t")
+
+    def crash(*args: object, **kwargs: object) -> int:
+        raise RuntimeError("killed between the move and the review item")
+
+    monkeypatch.setattr(store, "_insert_review", crash)
+    with pytest.raises(RuntimeError):
+        store.hand_to_person(
+            market_id, MarketEvent.RETRIES_EXHAUSTED, actor="t", reasons=["gave up"]
+        )
+    assert store.get_market(market_id).state == MarketState.FAILED_RETRY, "rolled back"
+    monkeypatch.undo()
+    _, review_id = store.hand_to_person(
+        market_id, MarketEvent.RETRIES_EXHAUSTED, actor="t", reasons=["gave up"]
+    )
+    assert store.get_market(market_id).state == MarketState.NEEDS_REVIEW
+    assert store.review(review_id).reasons == ["gave up"]
+
+
+def test_each_market_is_due_by_its_venues_clock(store: Store, clock: FakeClock) -> None:
+    store.add_discovered(
+        [
+            MarketSpec(source="chain", external_id="c", question="c?", resolve_after=900.0),
+            MarketSpec(source="slow", external_id="s", question="s?", resolve_after=900.0),
+            MarketSpec(source="web", external_id="w", question="w?", resolve_after=900.0),
+        ],
+        actor="t",
+    )
+    # The daemon's clock says 1,000; the chain's says 950, the slow venue's is unknown.
+    promoted = store.promote_due(1000.0, "t", venue_times={"chain": 950.0, "slow": None})
+    assert sorted(promoted) == ["chain:c", "web:w"]
+    assert store.promote_due(1000.0, "t", venue_times={"chain": 850.0, "slow": 899.0}) == []
+    assert store.promote_due(1000.0, "t", venue_times={"slow": 900.0}) == ["slow:s"]
+
+
+def test_the_migration_carries_existing_markets_over(database_url: str) -> None:
+    engine = make_engine(database_url)
+    try:
+        upgrade(engine, "1e57e53838e3")
+        rows = [
+            ("chain:retrying", "failed_retry", 3, {}, {}),
+            ("chain:final", "final", 1, {"callback": "0xc0"}, {}),
+            ("chain:settled", "final", 1, {"callback": "0xc0"}, {"settled": "0x1"}),
+        ]
+        with engine.begin() as connection:
+            for market_id, state, attempts, details, submission in rows:
+                connection.execute(
+                    text(
+                        "INSERT INTO market (id, source, external_id, question, criteria, "
+                        "outcomes, details, resolve_after, state, state_changed_at, attempts, "
+                        "next_attempt_at, lease_expires_at, submission, version, created_at) "
+                        "VALUES (:id, 'chain', :id, 'q?', '', '[]', :details, 0, :state, 0, "
+                        ":attempts, 0, 0, :submission, 0, 0)"
+                    ),
+                    {
+                        "id": market_id,
+                        "state": state,
+                        "attempts": attempts,
+                        "details": json.dumps(details),
+                        "submission": json.dumps(submission),
+                    },
+                )
+        upgrade(engine)
+        store = Store(engine)
+        assert store.get_market("chain:retrying").failures == 3
+        assert store.get_market("chain:final").awaits_settlement
+        assert not store.get_market("chain:settled").awaits_settlement
+        assert [m.id for m in store.markets_to_settle()] == ["chain:final"]
+    finally:
+        engine.dispose()
