@@ -212,11 +212,13 @@ contract AgentOracle is IAgentOracle {
     // ------------------------------------------------------------------------------------------------------------
 
     /// @inheritdoc IAgentOracle
-    function dispute(bytes32 questionId) external payable {
+    function dispute(bytes32 questionId, address bondToken, uint96 maxBond) external payable {
         uint256 w = _questions[questionId];
         Status s = w.status(block.timestamp);
         if (s != Status.Proposed) revert InvalidStatus(questionId, s);
         BondConfig memory b = _bond;
+        // The bond is read at execution: the disputer's bounds stop a `setBond` mined first from charging more.
+        if (b.token != bondToken || b.amount > maxBond) revert UnexpectedBond(b.token, b.amount);
         _questions[questionId] = w.withStatus(QuestionLib.DISPUTED);
         _disputes[questionId] = DisputeInfo(msg.sender, b.amount, b.token);
         emit AnswerDisputed(questionId, msg.sender, b.token, b.amount);

@@ -538,7 +538,7 @@ contract AgentOracleTest is OracleBase {
         _useTokenBond(7 ether);
         bytes32 id = _askAndPropose(0);
         vm.prank(disputer);
-        oracle.dispute(id);
+        oracle.dispute(id, address(token), 7 ether);
         vm.prank(arbiter);
         oracle.confirm(id);
         vm.prank(treasury);
@@ -551,7 +551,7 @@ contract AgentOracleTest is OracleBase {
         token.setReturnNothing(true);
         bytes32 id = _askAndPropose(0);
         vm.prank(disputer);
-        oracle.dispute(id);
+        oracle.dispute(id, address(token), 7 ether);
         vm.prank(arbiter);
         oracle.overturn(id, 1);
         vm.prank(disputer);

@@ -241,6 +241,9 @@ interface IAgentOracle {
     error InsufficientSignatures(uint256 count, uint256 threshold);
     /// @notice The ETH sent with a dispute differs from the required bond.
     error IncorrectBondValue(uint256 sent, uint256 required);
+    /// @notice The configured bond (`token`, `amount`) is not in the token the disputer named or exceeds its
+    /// `maxBond`.
+    error UnexpectedBond(address token, uint96 amount);
     /// @notice The contract received a different amount of bond tokens than required (fee-on-transfer token).
     error BondTransferMismatch(uint256 received, uint256 required);
     /// @notice An overturn with the proposal's own outcome (use `confirm`).
@@ -308,10 +311,15 @@ interface IAgentOracle {
     // Disputes, settlement, payments
     // ------------------------------------------------------------------------------------------------------------
 
-    /// @notice Disputes a proposal during its window by posting the current bond (ETH as `msg.value`, or an ERC-20
-    /// pulled with `transferFrom` after approval). Works while paused.
+    /// @notice Disputes a proposal during its window by posting the bond configured when the transaction executes
+    /// (ETH as `msg.value`, or an ERC-20 pulled with `transferFrom` after approval). Works while paused.
+    /// @dev `bondToken` and `maxBond` bound what the disputer pays, so a `setBond` mined first can neither switch the
+    /// token nor raise the amount above what the disputer accepted (reverts `UnexpectedBond`); a lowered bond is
+    /// charged as lowered. With an ETH bond `msg.value` must equal the bond exactly (else `IncorrectBondValue`).
     /// @param questionId The question.
-    function dispute(bytes32 questionId) external payable;
+    /// @param bondToken The bond token the disputer expects (zero for ETH).
+    /// @param maxBond The most the disputer pays.
+    function dispute(bytes32 questionId, address bondToken, uint96 maxBond) external payable;
 
     /// @notice Arbiter: the disputed proposal stands and is final now; the bond is credited to the treasury.
     /// @param questionId The question.

@@ -71,6 +71,11 @@ contract AgentOracleInvariantTest is Test {
         assertFalse(handler.unauthorizedRuling());
     }
 
+    /// @notice A dispute never takes a bond in another token or above the disputer's `maxBond`.
+    function invariant_DisputeNeverChargesAboveLimit() public view {
+        assertFalse(handler.bondAboveLimit());
+    }
+
     /// @notice The contract's ETH and token balances equal the open bonds plus the unclaimed credits.
     function invariant_BalancesEqualBondsPlusCredits() public view {
         uint256 n = handler.bondTokenCount();

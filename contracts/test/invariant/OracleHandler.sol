@@ -27,6 +27,7 @@ contract OracleHandler is Test {
     bool public finalChanged;
     bool public unauthorizedProposal;
     bool public unauthorizedRuling;
+    bool public bondAboveLimit;
     mapping(bytes4 => uint256) public calls;
     mapping(bytes4 => uint256) public successes;
 
@@ -121,14 +122,22 @@ contract OracleHandler is Test {
         _after(this.proposeBatch.selector);
     }
 
-    function dispute(uint256 actorSeed, uint256 idSeed) external {
+    /// @dev Usually expects the configured bond; sometimes a stale token or a random limit, as after a `setBond`
+    /// the disputer did not see.
+    function dispute(uint256 actorSeed, uint256 idSeed, uint256 expectSeed) external {
         if (ids.length == 0) return;
         address a = _actor(actorSeed);
         (address t, uint96 amount) = oracle.bond();
         bytes32 id = _pick(idSeed, IAgentOracle.Status.Proposed);
+        address expectedToken = expectSeed % 5 == 0 ? bondTokens[(expectSeed >> 3) % bondTokens.length] : t;
+        uint96 maxBond = expectSeed % 3 == 0 ? uint96(bound(expectSeed >> 8, 0, 10 ether)) : amount;
+        uint256 before = a.balance + token.balanceOf(a);
         vm.prank(a);
-        try oracle.dispute{value: t == address(0) ? amount : 0}(id) {
+        try oracle.dispute{value: t == address(0) ? amount : 0}(id, expectedToken, maxBond) {
             successes[this.dispute.selector]++;
+            IAgentOracle.DisputeInfo memory d = oracle.getDispute(id);
+            uint256 paid = before - (a.balance + token.balanceOf(a));
+            if (d.token != expectedToken || d.amount > maxBond || paid > maxBond) bondAboveLimit = true;
         } catch {}
         _after(this.dispute.selector);
     }
