@@ -16,6 +16,8 @@ contract AgentOracle is IAgentOracle {
     /// @inheritdoc IAgentOracle
     uint16 public constant INVALID_OUTCOME = QuestionLib.INVALID_OUTCOME;
     /// @inheritdoc IAgentOracle
+    uint32 public constant LIVENESS_FLOOR = 30 seconds;
+    /// @inheritdoc IAgentOracle
     uint32 public constant MAX_LIVENESS = 90 days;
 
     uint32 internal constant MAX_CALLBACK_GAS = 10_000_000;
@@ -82,9 +84,9 @@ contract AgentOracle is IAgentOracle {
     /// @notice Deploys the oracle. Defaults: callback gas limit 500,000, safety period 2 days, single-reporter mode.
     /// @param initialOwner The owner.
     /// @param initialTreasury Receives forfeited bonds.
-    /// @param bondToken The dispute bond token (zero for ETH).
-    /// @param bondAmount The dispute bond.
-    /// @param minLiveness The minimum challenge window.
+    /// @param bondToken The dispute bond token (zero for ETH); see `setBond`.
+    /// @param bondAmount The dispute bond, not zero.
+    /// @param minLiveness The minimum challenge window, from `LIVENESS_FLOOR` to `MAX_LIVENESS`.
     constructor(
         address initialOwner,
         address initialTreasury,
@@ -93,19 +95,16 @@ contract AgentOracle is IAgentOracle {
         uint32 minLiveness
     ) {
         if (initialOwner == address(0) || initialTreasury == address(0)) revert ZeroAddress();
-        if (minLiveness > MAX_LIVENESS) revert ValueOutOfRange(minLiveness, 0, MAX_LIVENESS);
         owner = initialOwner;
         treasury = initialTreasury;
-        _bond = BondConfig(bondToken, bondAmount);
-        _hot.minLiveness = minLiveness;
         _config.callbackGasLimit = 500_000;
         _config.safetyPeriod = 2 days;
         _cachedChainId = block.chainid;
         _cachedDomainSeparator = SignatureLib.domainSeparator(block.chainid, address(this));
         emit OwnershipTransferred(address(0), initialOwner);
         emit TreasurySet(initialTreasury);
-        emit BondSet(bondToken, bondAmount);
-        emit MinLivenessSet(minLiveness);
+        _setBond(bondToken, bondAmount);
+        _setMinLiveness(minLiveness);
         emit CallbackGasLimitSet(500_000);
         emit SafetyPeriodSet(2 days);
     }
@@ -125,7 +124,12 @@ contract AgentOracle is IAgentOracle {
     ) external returns (bytes32 questionId) {
         if (text.length == 0) revert EmptyText();
         if (outcomeCount < 2 || outcomeCount > 256) revert InvalidOutcomeCount(outcomeCount);
-        if (liveness > MAX_LIVENESS) revert InvalidLiveness(liveness, MAX_LIVENESS);
+        // One comparison for both bounds: below the floor the subtraction wraps above the range.
+        unchecked {
+            if (liveness - LIVENESS_FLOOR > MAX_LIVENESS - LIVENESS_FLOOR) {
+                revert InvalidLiveness(liveness, LIVENESS_FLOOR, MAX_LIVENESS);
+            }
+        }
         // Hand-written for gas: the text is copied to memory once, laid out as the event's ABI-encoded data, hashed
         // in place, and logged from there. Equivalent to
         //   questionId = QuestionLib.questionId(msg.sender, keccak256(text), outcomeCount, earliestTime, liveness,
@@ -449,16 +453,13 @@ contract AgentOracle is IAgentOracle {
     /// @inheritdoc IAgentOracle
     function setMinLiveness(uint32 minLiveness) external {
         _onlyOwner();
-        if (minLiveness > MAX_LIVENESS) revert ValueOutOfRange(minLiveness, 0, MAX_LIVENESS);
-        _hot.minLiveness = minLiveness;
-        emit MinLivenessSet(minLiveness);
+        _setMinLiveness(minLiveness);
     }
 
     /// @inheritdoc IAgentOracle
     function setBond(address token, uint96 amount) external {
         _onlyOwner();
-        _bond = BondConfig(token, amount);
-        emit BondSet(token, amount);
+        _setBond(token, amount);
     }
 
     /// @inheritdoc IAgentOracle
@@ -682,6 +683,23 @@ contract AgentOracle is IAgentOracle {
         _questions[questionId] = w.proposed(outcome, reporterId, deadline, proofHash);
         round = w.round();
         emit AnswerProposed(questionId, msg.sender, outcome, proofHash, uint32(deadline));
+    }
+
+    function _setMinLiveness(uint32 minLiveness) internal {
+        if (minLiveness < LIVENESS_FLOOR || minLiveness > MAX_LIVENESS) {
+            revert ValueOutOfRange(minLiveness, LIVENESS_FLOOR, MAX_LIVENESS);
+        }
+        _hot.minLiveness = minLiveness;
+        emit MinLivenessSet(minLiveness);
+    }
+
+    /// @dev A bond must cost something and must be payable: zero would make disputes free, a token that is not
+    /// one would make every dispute revert.
+    function _setBond(address token, uint96 amount) internal {
+        if (amount == 0) revert ZeroBond();
+        if (token != address(0) && !TransferLib.isToken(token)) revert InvalidBondToken(token);
+        _bond = BondConfig(token, amount);
+        emit BondSet(token, amount);
     }
 
     function _setPrimaryReporter(address account, uint8 id) internal {

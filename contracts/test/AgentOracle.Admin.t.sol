@@ -3,6 +3,7 @@ pragma solidity 0.8.30;
 
 import {OracleBase} from "./utils/OracleBase.sol";
 import {IAgentOracle} from "../src/interfaces/IAgentOracle.sol";
+import {EthRejecter} from "./mocks/MockConsumer.sol";
 
 /// @notice Ownership, roles, pause, configuration and the emergency path.
 contract AgentOracleAdminTest is OracleBase {
@@ -275,9 +276,25 @@ contract AgentOracleAdminTest is OracleBase {
     }
 
     function test_RevertWhen_SetMinLivenessTooLong() public {
-        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.ValueOutOfRange.selector, 90 days + 1, 0, 90 days));
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.ValueOutOfRange.selector, 90 days + 1, 30, 90 days));
         vm.prank(owner);
         oracle.setMinLiveness(90 days + 1);
+    }
+
+    /// @dev With a zero minimum a zero-liveness request was final in the block of its proposal.
+    function testFuzz_RevertWhen_SetMinLivenessBelowFloor(uint32 minLiveness) public {
+        minLiveness = uint32(bound(minLiveness, 0, 29));
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.ValueOutOfRange.selector, minLiveness, 30, 90 days));
+        vm.prank(owner);
+        oracle.setMinLiveness(minLiveness);
+    }
+
+    function test_SetMinLiveness_AcceptsTheFloor() public {
+        assertEq(oracle.LIVENESS_FLOOR(), 30);
+        vm.prank(owner);
+        oracle.setMinLiveness(30);
+        (,,, uint32 minLiveness,,) = oracle.config();
+        assertEq(minLiveness, 30);
     }
 
     function test_SetBond() public {
@@ -293,7 +310,32 @@ contract AgentOracleAdminTest is OracleBase {
     function test_RevertWhen_SetBondCallerNotOwner() public {
         vm.expectRevert(abi.encodeWithSelector(IAgentOracle.NotOwner.selector, stranger));
         vm.prank(stranger);
+        oracle.setBond(address(0), 1);
+    }
+
+    /// @dev A free dispute would freeze any answer until the arbiter acts.
+    function test_RevertWhen_SetBondZero() public {
+        vm.expectRevert(IAgentOracle.ZeroBond.selector);
+        vm.prank(owner);
         oracle.setBond(address(0), 0);
+        vm.expectRevert(IAgentOracle.ZeroBond.selector);
+        vm.prank(owner);
+        oracle.setBond(address(token), 0);
+    }
+
+    /// @dev Every dispute would revert: answers could no longer be challenged.
+    function test_RevertWhen_SetBondTokenHasNoCode() public {
+        address notAToken = makeAddr("notAToken");
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidBondToken.selector, notAToken));
+        vm.prank(owner);
+        oracle.setBond(notAToken, 1);
+    }
+
+    function test_RevertWhen_SetBondTokenIsNotAToken() public {
+        address notAToken = address(new EthRejecter()); // code, but no balanceOf
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidBondToken.selector, notAToken));
+        vm.prank(owner);
+        oracle.setBond(notAToken, 1);
     }
 
     function test_SetTreasury() public {

@@ -39,14 +39,6 @@ contract AgentOracleDisputesTest is OracleBase {
         assertEq(oracle.getDispute(id).token, address(token));
     }
 
-    function test_Dispute_ZeroTokenBond() public {
-        _useTokenBond(0);
-        bytes32 id = _askAndPropose(0);
-        vm.prank(disputer);
-        oracle.dispute(id, address(token), 0);
-        assertEq(_status(id), IAgentOracle.Status.Disputed);
-    }
-
     function test_Dispute_WorksWhilePaused() public {
         bytes32 id = _askAndPropose(0);
         vm.prank(pauser);
@@ -202,16 +194,6 @@ contract AgentOracleDisputesTest is OracleBase {
         vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TransferFailed.selector, address(f), address(oracle), 1));
         vm.prank(disputer);
         oracle.dispute(id, address(f), 1);
-    }
-
-    function test_RevertWhen_DisputeBondTokenHasNoCode() public {
-        address notAToken = makeAddr("notAToken");
-        vm.prank(owner);
-        oracle.setBond(notAToken, 1);
-        bytes32 id = _askAndPropose(0);
-        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TransferFailed.selector, notAToken, address(oracle), 1));
-        vm.prank(disputer);
-        oracle.dispute(id, notAToken, 1);
     }
 
     // ---------------------------------------------------------------------------------------------------------

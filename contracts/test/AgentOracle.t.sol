@@ -45,8 +45,24 @@ contract AgentOracleTest is OracleBase {
     }
 
     function test_RevertWhen_ConstructorMinLivenessTooLong() public {
-        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.ValueOutOfRange.selector, 90 days + 1, 0, 90 days));
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.ValueOutOfRange.selector, 90 days + 1, 30, 90 days));
         new AgentOracle(owner, treasury, address(0), BOND, 90 days + 1);
+    }
+
+    function test_RevertWhen_ConstructorMinLivenessZero() public {
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.ValueOutOfRange.selector, 0, 30, 90 days));
+        new AgentOracle(owner, treasury, address(0), BOND, 0);
+    }
+
+    function test_RevertWhen_ConstructorBondZero() public {
+        vm.expectRevert(IAgentOracle.ZeroBond.selector);
+        new AgentOracle(owner, treasury, address(0), 0, MIN_LIVENESS);
+    }
+
+    function test_RevertWhen_ConstructorBondTokenHasNoCode() public {
+        address notAToken = makeAddr("notAToken");
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidBondToken.selector, notAToken));
+        new AgentOracle(owner, treasury, notAToken, BOND, MIN_LIVENESS);
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -101,7 +117,7 @@ contract AgentOracleTest is OracleBase {
     }
 
     function test_Request_LivenessBelowMinimumIsRaisedAtProposal() public {
-        bytes32 id = _askWith(2, 0, 1, address(0));
+        bytes32 id = _askWith(2, 0, 30, address(0));
         _propose(id, 0);
         assertEq(oracle.getQuestion(id).deadline, T0 + MIN_LIVENESS);
     }
@@ -117,7 +133,7 @@ contract AgentOracleTest is OracleBase {
     ) public {
         vm.assume(text.length > 0);
         outcomes = uint16(bound(outcomes, 2, 256));
-        liveness = uint32(bound(liveness, 0, 90 days));
+        liveness = uint32(bound(liveness, 30, 90 days));
         vm.recordLogs();
         vm.prank(who);
         bytes32 id = oracle.request(text, outcomes, earliest, liveness, callback, salt);
@@ -159,8 +175,31 @@ contract AgentOracleTest is OracleBase {
     }
 
     function test_RevertWhen_RequestLivenessAboveMax() public {
-        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidLiveness.selector, 90 days + 1, 90 days));
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidLiveness.selector, 90 days + 1, 30, 90 days));
         oracle.request(TEXT, 2, 0, 90 days + 1, address(0), bytes32(0));
+    }
+
+    function test_RevertWhen_RequestLivenessZero() public {
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidLiveness.selector, 0, 30, 90 days));
+        oracle.request(TEXT, 2, 0, 0, address(0), bytes32(0));
+    }
+
+    function testFuzz_RevertWhen_RequestLivenessOutOfRange(uint32 liveness) public {
+        vm.assume(liveness < 30 || liveness > 90 days);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidLiveness.selector, liveness, 30, 90 days));
+        oracle.request(TEXT, 2, 0, liveness, address(0), bytes32(0));
+    }
+
+    /// @dev Even the shortest allowed request leaves a window after the proposal's block: a dispute one block
+    /// (12 seconds) later still lands.
+    function test_Request_ShortestLivenessIsStillDisputable() public {
+        vm.prank(owner);
+        oracle.setMinLiveness(30);
+        bytes32 id = _askWith(2, 0, 30, address(0));
+        _propose(id, 0);
+        vm.warp(T0 + 12);
+        _disputeEth(id);
+        assertEq(_status(id), IAgentOracle.Status.Disputed);
     }
 
     function test_RevertWhen_RequestQuestionExists() public {

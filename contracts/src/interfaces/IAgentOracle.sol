@@ -213,8 +213,8 @@ interface IAgentOracle {
     error EmptyText();
     /// @notice The outcome count is not in [2, 256].
     error InvalidOutcomeCount(uint256 outcomeCount);
-    /// @notice The liveness is above `MAX_LIVENESS`.
-    error InvalidLiveness(uint32 liveness, uint32 maxLiveness);
+    /// @notice A requested liveness outside `[LIVENESS_FLOOR, MAX_LIVENESS]`.
+    error InvalidLiveness(uint32 liveness, uint32 minLiveness, uint32 maxLiveness);
     /// @notice A question with this id exists already.
     error QuestionExists(bytes32 questionId);
     /// @notice The question is not in a status that allows the call.
@@ -256,6 +256,10 @@ interface IAgentOracle {
     error InsufficientGasForCallback(uint256 available, uint256 required);
     /// @notice The account has no credit in that token.
     error NothingToWithdraw(address account, address token);
+    /// @notice A zero dispute bond: free disputes would freeze any answer until the arbiter acts.
+    error ZeroBond();
+    /// @notice A bond token without code, or one that does not answer `balanceOf`: every dispute would revert.
+    error InvalidBondToken(address token);
     /// @notice An ETH or token transfer failed.
     error TransferFailed(address token, address to, uint256 amount);
     /// @notice `resolveManually` before the safety period has passed.
@@ -266,8 +270,8 @@ interface IAgentOracle {
     // ------------------------------------------------------------------------------------------------------------
 
     /// @notice Asks a question. The id is derived from the caller and every parameter, so nobody else can take it.
-    /// @dev Works while paused (only proposals are paused). `liveness` may not exceed `MAX_LIVENESS`; a proposal's
-    /// window is `max(liveness, minLiveness)` with the minimum in force when the proposal is made.
+    /// @dev Works while paused (only proposals are paused). `liveness` must lie in `[LIVENESS_FLOOR, MAX_LIVENESS]`;
+    /// a proposal's window is `max(liveness, minLiveness)` with the minimum in force when the proposal is made.
     /// @param text The question text; emitted in `QuestionRequested`, never stored.
     /// @param outcomeCount Number of outcomes, 2 (binary: 0 = YES, 1 = NO) to 256 (categorical).
     /// @param earliestTime Earliest timestamp at which a proposal is accepted (0 = at once).
@@ -398,12 +402,12 @@ interface IAgentOracle {
     function setPrimaryReporter(address account) external;
 
     /// @notice Owner: sets the minimum liveness applied to new proposals.
-    /// @param minLiveness Seconds, at most `MAX_LIVENESS`.
+    /// @param minLiveness Seconds, from `LIVENESS_FLOOR` to `MAX_LIVENESS`.
     function setMinLiveness(uint32 minLiveness) external;
 
-    /// @notice Owner: sets the bond for new disputes.
-    /// @param token The bond token (zero for ETH).
-    /// @param amount The bond amount.
+    /// @notice Owner: sets the bond for new disputes (open disputes keep theirs).
+    /// @param token The bond token (zero for ETH); a token must have code and answer `balanceOf`.
+    /// @param amount The bond amount, not zero.
     function setBond(address token, uint96 amount) external;
 
     /// @notice Owner: sets the treasury that receives forfeited bonds.
@@ -429,6 +433,11 @@ interface IAgentOracle {
     /// @notice The outcome value meaning "the question cannot be resolved": 65535.
     /// @return The sentinel.
     function INVALID_OUTCOME() external view returns (uint16);
+
+    /// @notice The shortest allowed liveness, requested or minimum: 30 seconds, so that an answer is never final in
+    /// the block of its proposal and a dispute can land in a later block.
+    /// @return Seconds.
+    function LIVENESS_FLOOR() external view returns (uint32);
 
     /// @notice The longest allowed liveness: 90 days.
     /// @return Seconds.

@@ -74,7 +74,7 @@ contract OracleHandler is Test {
         address a = _actor(actorSeed);
         uint16 outcomes = uint16(bound(outcomesSeed, 2, 5));
         uint32 earliest = earliestSeed % 2 == 0 ? 0 : uint32(block.timestamp + bound(earliestSeed, 0, 1 hours));
-        uint32 liveness = uint32(bound(livenessSeed, 0, 4 hours));
+        uint32 liveness = uint32(bound(livenessSeed, 30, 4 hours));
         vm.prank(a);
         try oracle.request(abi.encodePacked("q", salt), outcomes, earliest, liveness, address(0), salt) returns (
             bytes32 id
@@ -196,7 +196,7 @@ contract OracleHandler is Test {
     }
 
     function setBond(bool useToken, uint96 amount) external {
-        amount = uint96(bound(amount, 0, 10 ether));
+        amount = uint96(bound(amount, 1, 10 ether));
         vm.prank(owner);
         oracle.setBond(useToken ? address(token) : address(0), amount);
         _after(this.setBond.selector);
