@@ -309,10 +309,11 @@ contract AgentOracle is IAgentOracle {
         uint256 w = _questions[questionId];
         Status s = w.status(block.timestamp);
         if (s == Status.None || s == Status.Final || s == Status.Flagged) revert InvalidStatus(questionId, s);
-        uint32 resolvableAt = uint32(block.timestamp) + _config.safetyPeriod;
-        _emergencies[questionId] = EmergencyInfo(s, uint32(block.timestamp), resolvableAt);
+        uint256 resolvableAt = block.timestamp + _config.safetyPeriod;
+        QuestionLib.checkTime(resolvableAt); // and so the flag time, which is smaller
+        _emergencies[questionId] = EmergencyInfo(s, uint32(block.timestamp), uint32(resolvableAt));
         _questions[questionId] = w.withStatus(QuestionLib.FLAGGED);
-        emit QuestionFlagged(questionId, resolvableAt);
+        emit QuestionFlagged(questionId, uint32(resolvableAt));
     }
 
     /// @inheritdoc IAgentOracle
@@ -322,14 +323,14 @@ contract AgentOracle is IAgentOracle {
         EmergencyInfo memory e = _emergencies[questionId];
         delete _emergencies[questionId];
         w = w.withStatus(uint256(e.previousStatus));
-        uint32 deadline;
+        uint256 deadline;
         if (e.previousStatus == Status.Proposed) {
             // The window does not run while flagged.
-            deadline = w.time() + (uint32(block.timestamp) - e.flaggedAt);
+            deadline = w.time() + (block.timestamp - e.flaggedAt);
             w = w.withTime(deadline);
         }
         _questions[questionId] = w;
-        emit QuestionUnflagged(questionId, e.previousStatus, deadline);
+        emit QuestionUnflagged(questionId, e.previousStatus, uint32(deadline));
     }
 
     /// @inheritdoc IAgentOracle
@@ -680,7 +681,7 @@ contract AgentOracle is IAgentOracle {
         uint256 liveness = w.liveness();
         // The effective window is never below the current minimum, even if the minimum rose after the request.
         uint256 deadline = block.timestamp + (liveness < minLiveness ? minLiveness : liveness);
-        _questions[questionId] = w.proposed(outcome, reporterId, deadline, proofHash);
+        _questions[questionId] = w.proposed(outcome, reporterId, deadline, proofHash); // checks the deadline fits
         round = w.round();
         emit AnswerProposed(questionId, msg.sender, outcome, proofHash, uint32(deadline));
     }

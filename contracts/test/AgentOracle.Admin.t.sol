@@ -535,6 +535,51 @@ contract AgentOracleAdminTest is OracleBase {
         assertEq(oracle.credits(disputer, address(0)), 0);
     }
 
+    /// @dev `uint32(block.timestamp)` used to truncate the flag time silently.
+    function test_RevertWhen_FlagAfterUint32Time() public {
+        bytes32 id = _ask();
+        uint256 late = uint256(type(uint32).max) + 1;
+        vm.warp(late);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TimeOverflow.selector, late + 2 days));
+        vm.prank(owner);
+        oracle.flag(id);
+    }
+
+    function test_RevertWhen_FlagResolvableAtBeyondUint32() public {
+        bytes32 id = _ask();
+        uint256 at = uint256(type(uint32).max) - 1 days;
+        vm.warp(at);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TimeOverflow.selector, at + 2 days));
+        vm.prank(owner);
+        oracle.flag(id);
+    }
+
+    /// @dev Extending the window by the time flagged used to overflow with a panic.
+    function test_RevertWhen_UnflagDeadlineBeyondUint32() public {
+        uint256 max = type(uint32).max;
+        uint256 start = max - 10 days;
+        vm.warp(start);
+        bytes32 id = _askAndPropose(0); // deadline start + 2 hours
+        vm.warp(start + 1 hours);
+        vm.prank(owner);
+        oracle.flag(id);
+        vm.warp(max - 30 minutes); // frozen for (max - 30 minutes) - (start + 1 hours)
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TimeOverflow.selector, max + 30 minutes));
+        vm.prank(owner);
+        oracle.unflag(id);
+    }
+
+    function test_RevertWhen_ResolveManuallyAfterUint32Time() public {
+        bytes32 id = _ask();
+        vm.prank(owner);
+        oracle.flag(id);
+        uint256 late = uint256(type(uint32).max) + 1;
+        vm.warp(late);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TimeOverflow.selector, late));
+        vm.prank(owner);
+        oracle.resolveManually(id, 0);
+    }
+
     function test_RevertWhen_FlagCallerNotOwner() public {
         bytes32 id = _ask();
         vm.expectRevert(abi.encodeWithSelector(IAgentOracle.NotOwner.selector, arbiter));

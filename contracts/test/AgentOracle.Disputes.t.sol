@@ -219,6 +219,19 @@ contract AgentOracleDisputesTest is OracleBase {
         assertEq(oracle.getDispute(id).disputer, address(0));
     }
 
+    function test_RevertWhen_RulingAfterUint32Time() public {
+        bytes32 id = _askProposeDispute(1);
+        uint256 late = uint256(type(uint32).max) + 1;
+        vm.warp(late);
+        vm.startPrank(arbiter);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TimeOverflow.selector, late));
+        oracle.confirm(id);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TimeOverflow.selector, late));
+        oracle.overturn(id, 0);
+        vm.stopPrank();
+        assertEq(oracle.getQuestion(id).proofHash, PROOF);
+    }
+
     function test_RevertWhen_ConfirmCallerNotArbiter() public {
         bytes32 id = _askProposeDispute(1);
         vm.expectRevert(abi.encodeWithSelector(IAgentOracle.MissingRole.selector, owner, IAgentOracle.Role.Arbiter));

@@ -340,6 +340,32 @@ contract AgentOracleTest is OracleBase {
         _propose(id, 2);
     }
 
+    /// @dev The review's finding: near 2^32 the deadline's overflow bit landed in the stored proof hash.
+    function test_RevertWhen_ProposeDeadlineBeyondUint32() public {
+        uint256 start = uint256(type(uint32).max) - 1 hours;
+        vm.warp(start);
+        bytes32 id = _ask();
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TimeOverflow.selector, start + LIVENESS));
+        _propose(id, 0);
+        assertEq(_status(id), IAgentOracle.Status.Requested);
+    }
+
+    function testFuzz_Propose_DeadlineFitsOrReverts(uint32 liveness, uint256 at) public {
+        liveness = uint32(bound(liveness, MIN_LIVENESS, 90 days));
+        at = bound(at, uint256(type(uint32).max) - 100 days, uint256(type(uint32).max));
+        vm.warp(at);
+        bytes32 id = _askWith(2, 0, liveness, address(0));
+        if (at + liveness > type(uint32).max) {
+            vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TimeOverflow.selector, at + liveness));
+            _propose(id, 0);
+        } else {
+            _propose(id, 0);
+            IAgentOracle.QuestionView memory q = oracle.getQuestion(id);
+            assertEq(q.deadline, at + liveness);
+            assertEq(q.proofHash, PROOF);
+        }
+    }
+
     // ---------------------------------------------------------------------------------------------------------
     // proposeBatch
     // ---------------------------------------------------------------------------------------------------------

@@ -256,6 +256,9 @@ interface IAgentOracle {
     error InsufficientGasForCallback(uint256 available, uint256 required);
     /// @notice The account has no credit in that token.
     error NothingToWithdraw(address account, address token);
+    /// @notice A time to store (deadline, finalization or flag time) does not fit the packed `uint32` time fields
+    /// (from February 2106 on).
+    error TimeOverflow(uint256 time);
     /// @notice A zero dispute bond: free disputes would freeze any answer until the arbiter acts.
     error ZeroBond();
     /// @notice A bond token without code, or one that does not answer `balanceOf`: every dispute would revert.
