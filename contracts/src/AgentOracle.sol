@@ -94,15 +94,14 @@ contract AgentOracle is IAgentOracle {
         uint96 bondAmount,
         uint32 minLiveness
     ) {
-        if (initialOwner == address(0) || initialTreasury == address(0)) revert ZeroAddress();
+        if (initialOwner == address(0)) revert ZeroAddress();
         owner = initialOwner;
-        treasury = initialTreasury;
         _config.callbackGasLimit = 500_000;
         _config.safetyPeriod = 2 days;
         _cachedChainId = block.chainid;
         _cachedDomainSeparator = SignatureLib.domainSeparator(block.chainid, address(this));
         emit OwnershipTransferred(address(0), initialOwner);
-        emit TreasurySet(initialTreasury);
+        _setTreasury(initialTreasury);
         _setBond(bondToken, bondAmount);
         _setMinLiveness(minLiveness);
         emit CallbackGasLimitSet(500_000);
@@ -342,7 +341,9 @@ contract AgentOracle is IAgentOracle {
         if (!w.isValidOutcome(outcome)) revert InvalidOutcome(questionId, outcome);
         delete _emergencies[questionId];
         _questions[questionId] = w.resolved(outcome, block.timestamp);
-        if (e.previousStatus == Status.Disputed) _releaseBond(questionId, outcome != w.outcome());
+        // Always a refund: the emergency path is no ruling on the dispute, and the owner, who picks the treasury,
+        // must not be able to forfeit a bond to it by flagging.
+        if (e.previousStatus == Status.Disputed) _releaseBond(questionId, true);
         emit QuestionResolvedManually(questionId, outcome);
     }
 
@@ -466,9 +467,7 @@ contract AgentOracle is IAgentOracle {
     /// @inheritdoc IAgentOracle
     function setTreasury(address newTreasury) external {
         _onlyOwner();
-        if (newTreasury == address(0)) revert ZeroAddress();
-        treasury = newTreasury;
-        emit TreasurySet(newTreasury);
+        _setTreasury(newTreasury);
     }
 
     /// @inheritdoc IAgentOracle
@@ -684,6 +683,13 @@ contract AgentOracle is IAgentOracle {
         _questions[questionId] = w.proposed(outcome, reporterId, deadline, proofHash); // checks the deadline fits
         round = w.round();
         emit AnswerProposed(questionId, msg.sender, outcome, proofHash, uint32(deadline));
+    }
+
+    function _setTreasury(address newTreasury) internal {
+        if (newTreasury == address(0)) revert ZeroAddress();
+        if (newTreasury == address(this)) revert InvalidTreasury(newTreasury);
+        treasury = newTreasury;
+        emit TreasurySet(newTreasury);
     }
 
     function _setMinLiveness(uint32 minLiveness) internal {

@@ -353,6 +353,13 @@ contract AgentOracleAdminTest is OracleBase {
         oracle.setTreasury(stranger);
     }
 
+    /// @dev Credits of the oracle itself could never be withdrawn: forfeited bonds would be lost.
+    function test_RevertWhen_SetTreasuryIsOracle() public {
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidTreasury.selector, address(oracle)));
+        vm.prank(owner);
+        oracle.setTreasury(address(oracle));
+    }
+
     function test_RevertWhen_SetTreasuryZero() public {
         vm.expectRevert(IAgentOracle.ZeroAddress.selector);
         vm.prank(owner);
@@ -524,15 +531,34 @@ contract AgentOracleAdminTest is OracleBase {
         assertEq(oracle.credits(treasury, address(0)), 0);
     }
 
-    function test_ResolveManually_DisputedForfeitsWhenOutcomeSame() public {
+    /// @dev The review's scenario: the owner points the treasury at itself, sets the shortest safety period, flags
+    /// an honest dispute, waits and resolves with the proposal's outcome. The bond must still go back to the
+    /// disputer: the emergency path is no ruling on the dispute.
+    function test_ResolveManually_OwnerCannotTakeTheBond() public {
+        bytes32 id = _askProposeDispute(0);
+        vm.startPrank(owner);
+        oracle.setTreasury(owner);
+        oracle.setSafetyPeriod(1 hours);
+        oracle.flag(id);
+        vm.warp(T0 + 1 hours);
+        vm.expectEmit(address(oracle));
+        emit IAgentOracle.BondRefunded(id, disputer, address(0), BOND);
+        oracle.resolveManually(id, 0);
+        vm.stopPrank();
+        assertEq(oracle.credits(owner, address(0)), 0);
+        assertEq(oracle.credits(disputer, address(0)), BOND);
+    }
+
+    function testFuzz_ResolveManually_DisputedAlwaysRefunds(uint16 outcome) public {
+        outcome = outcome % 2 == 0 ? outcome % 4 / 2 : INVALID; // 0, 1 or INVALID
         bytes32 id = _askProposeDispute(0);
         vm.prank(owner);
         oracle.flag(id);
         vm.warp(T0 + 2 days);
         vm.prank(owner);
-        oracle.resolveManually(id, 0);
-        assertEq(oracle.credits(treasury, address(0)), BOND);
-        assertEq(oracle.credits(disputer, address(0)), 0);
+        oracle.resolveManually(id, outcome);
+        assertEq(oracle.credits(disputer, address(0)), BOND);
+        assertEq(oracle.credits(treasury, address(0)), 0);
     }
 
     /// @dev `uint32(block.timestamp)` used to truncate the flag time silently.

@@ -44,6 +44,12 @@ contract AgentOracleTest is OracleBase {
         new AgentOracle(owner, address(0), address(0), BOND, MIN_LIVENESS);
     }
 
+    function test_RevertWhen_ConstructorTreasuryIsTheOracle() public {
+        address next = vm.computeCreateAddress(address(this), vm.getNonce(address(this)));
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidTreasury.selector, next));
+        new AgentOracle(owner, next, address(0), BOND, MIN_LIVENESS);
+    }
+
     function test_RevertWhen_ConstructorMinLivenessTooLong() public {
         vm.expectRevert(abi.encodeWithSelector(IAgentOracle.ValueOutOfRange.selector, 90 days + 1, 30, 90 days));
         new AgentOracle(owner, treasury, address(0), BOND, 90 days + 1);

@@ -259,6 +259,8 @@ interface IAgentOracle {
     /// @notice A time to store (deadline, finalization or flag time) does not fit the packed `uint32` time fields
     /// (from February 2106 on).
     error TimeOverflow(uint256 time);
+    /// @notice The oracle itself as treasury: its credits could never be withdrawn.
+    error InvalidTreasury(address treasury);
     /// @notice A zero dispute bond: free disputes would freeze any answer until the arbiter acts.
     error ZeroBond();
     /// @notice A bond token without code, or one that does not answer `balanceOf`: every dispute would revert.
@@ -366,7 +368,8 @@ interface IAgentOracle {
     function unflag(bytes32 questionId) external;
 
     /// @notice Owner: resolves a flagged question once the safety period has passed. An open dispute's bond is
-    /// refunded when `outcome` differs from the disputed proposal, forfeited otherwise.
+    /// always refunded to its disputer, whatever the outcome: the emergency path is no ruling on the dispute, so the
+    /// owner can never forfeit a bond through it (to punish a frivolous dispute, `unflag` and let the arbiter rule).
     /// @param questionId The question.
     /// @param outcome Outcome index or `INVALID_OUTCOME`.
     function resolveManually(bytes32 questionId, uint16 outcome) external;
@@ -413,8 +416,8 @@ interface IAgentOracle {
     /// @param amount The bond amount, not zero.
     function setBond(address token, uint96 amount) external;
 
-    /// @notice Owner: sets the treasury that receives forfeited bonds.
-    /// @param newTreasury The treasury, not zero.
+    /// @notice Owner: sets the treasury that receives bonds the arbiter forfeits (`confirm`), from the next ruling on.
+    /// @param newTreasury The treasury, neither zero nor the oracle itself.
     function setTreasury(address newTreasury) external;
 
     /// @notice Owner: sets the gas allowance of settlement callbacks.

@@ -76,6 +76,11 @@ contract AgentOracleInvariantTest is Test {
         assertFalse(handler.bondAboveLimit());
     }
 
+    /// @notice A manual resolution refunds an open dispute's bond in full and never credits the treasury.
+    function invariant_ManualResolutionAlwaysRefunds() public view {
+        assertFalse(handler.manualForfeit());
+    }
+
     /// @notice The contract's ETH and token balances equal the open bonds plus the unclaimed credits.
     function invariant_BalancesEqualBondsPlusCredits() public view {
         uint256 n = handler.bondTokenCount();

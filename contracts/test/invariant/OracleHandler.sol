@@ -28,6 +28,7 @@ contract OracleHandler is Test {
     bool public unauthorizedProposal;
     bool public unauthorizedRuling;
     bool public bondAboveLimit;
+    bool public manualForfeit;
     mapping(bytes4 => uint256) public calls;
     mapping(bytes4 => uint256) public successes;
 
@@ -228,9 +229,14 @@ contract OracleHandler is Test {
         IAgentOracle.EmergencyInfo memory e = oracle.getEmergency(id);
         if (e.resolvableAt > block.timestamp) vm.warp(e.resolvableAt);
         uint16 outcome = _outcome(id, outcomeSeed);
+        IAgentOracle.DisputeInfo memory d = oracle.getDispute(id);
+        uint256 treasuryBefore = oracle.credits(treasury, d.token);
+        uint256 disputerBefore = oracle.credits(d.disputer, d.token);
         vm.prank(owner);
         try oracle.resolveManually(id, outcome) {
             successes[this.resolveManually.selector]++;
+            if (oracle.credits(treasury, d.token) != treasuryBefore) manualForfeit = true;
+            if (oracle.credits(d.disputer, d.token) != disputerBefore + d.amount) manualForfeit = true;
         } catch {}
         _after(this.resolveManually.selector);
     }
