@@ -271,6 +271,7 @@ contract AgentOracle is IAgentOracle {
         Status s = w.status(block.timestamp);
         if (s != Status.Final) revert InvalidStatus(questionId, s);
         if (w.settled()) revert AlreadySettled(questionId);
+        // Set before the callback runs, so that a callback re-entering `settle` is never called twice.
         _questions[questionId] = w | QuestionLib.SETTLED_BIT;
         uint16 outcome = w.outcome();
         address callback = _callbacks[questionId];
@@ -278,12 +279,17 @@ contract AgentOracle is IAgentOracle {
         if (callback != address(0)) {
             uint256 gasLimit = _config.callbackGasLimit;
             uint256 required = gasLimit + gasLimit / 63 + CALLBACK_RESERVE;
+            // The callback always gets its whole allowance, so a caller cannot make it fail by starving it.
             if (gasleft() < required) revert InsufficientGasForCallback(gasleft(), required);
             bytes memory data = abi.encodeCall(IOracleConsumer.onOracleResult, (questionId, outcome));
             assembly ("memory-safe") {
-                // No return data is copied, so a callback cannot grief settlement with a huge revert reason.
-                ok := call(gasLimit, callback, 0, add(data, 0x20), mload(data), 0, 0)
+                // No return data is copied, so a callback cannot grief settlement with a huge revert reason. A
+                // callback without code (not deployed yet) runs nothing and so counts as not delivered.
+                ok := and(gt(extcodesize(callback), 0), call(gasLimit, callback, 0, add(data, 0x20), mload(data), 0, 0))
             }
+            // Not delivered: the question stays unsettled and anyone may call `settle` again. Final is terminal, so
+            // nothing but this function changed the word in between.
+            if (!ok) _questions[questionId] = w;
         }
         emit Settled(questionId, callback, outcome, ok);
     }

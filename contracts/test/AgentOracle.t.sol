@@ -5,7 +5,7 @@ import {OracleBase} from "./utils/OracleBase.sol";
 import {AgentOracle} from "../src/AgentOracle.sol";
 import {IAgentOracle} from "../src/interfaces/IAgentOracle.sol";
 import {QuestionLib} from "../src/libraries/QuestionLib.sol";
-import {MockConsumer, EthRejecter} from "./mocks/MockConsumer.sol";
+import {MockConsumer, EthRejecter, GasHungryConsumer} from "./mocks/MockConsumer.sol";
 import {Vm} from "forge-std/Vm.sol";
 
 /// @notice Requests, proposals, finality by time, settlement, withdrawals and views.
@@ -519,7 +519,7 @@ contract AgentOracleTest is OracleBase {
         vm.expectEmit(address(oracle));
         emit IAgentOracle.Settled(id, address(c), 1, false);
         oracle.settle(id);
-        assertTrue(oracle.getQuestion(id).settled);
+        assertFalse(oracle.getQuestion(id).settled, "a failed callback leaves the question open for a retry");
     }
 
     function test_Settle_RecordsGasBurningCallback() public {
@@ -542,7 +542,92 @@ contract AgentOracleTest is OracleBase {
         uint256 before = gasleft();
         oracle.settle{gas: 1_000_000}(id);
         assertLt(before - gasleft(), 700_000);
+        assertFalse(oracle.getQuestion(id).settled);
+    }
+
+    /// @dev The review's finding: a callback that failed once could never be retried.
+    function test_Settle_RetriesAFailedCallback() public {
+        MockConsumer c = new MockConsumer(address(oracle));
+        c.setMode(MockConsumer.Mode.Revert);
+        bytes32 id = _askWith(2, 0, LIVENESS, address(c));
+        _propose(id, 1);
+        vm.warp(T0 + LIVENESS);
+        oracle.settle(id);
+        c.setMode(MockConsumer.Mode.Succeed);
+        vm.expectEmit(address(oracle));
+        emit IAgentOracle.Settled(id, address(c), 1, true);
+        vm.prank(stranger);
+        oracle.settle(id);
+        assertEq(c.calls(), 1);
+        assertEq(c.lastOutcome(), 1);
         assertTrue(oracle.getQuestion(id).settled);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.AlreadySettled.selector, id));
+        oracle.settle(id);
+    }
+
+    function test_Settle_ReentrantCallbackIsDeliveredOnce() public {
+        MockConsumer c = new MockConsumer(address(oracle));
+        c.setMode(MockConsumer.Mode.Reenter);
+        bytes32 id = _askWith(2, 0, LIVENESS, address(c));
+        _propose(id, 0);
+        vm.warp(T0 + LIVENESS);
+        vm.expectEmit(address(oracle));
+        emit IAgentOracle.Settled(id, address(c), 0, true);
+        oracle.settle(id);
+        assertEq(c.calls(), 1);
+        assertEq(c.reentryError(), abi.encodeWithSelector(IAgentOracle.AlreadySettled.selector, id));
+        assertTrue(oracle.getQuestion(id).settled);
+    }
+
+    function test_Settle_ReentrantFailingCallbackCanBeRetried() public {
+        MockConsumer c = new MockConsumer(address(oracle));
+        c.setMode(MockConsumer.Mode.ReenterThenRevert);
+        bytes32 id = _askWith(2, 0, LIVENESS, address(c));
+        _propose(id, 0);
+        vm.warp(T0 + LIVENESS);
+        vm.recordLogs();
+        oracle.settle(id);
+        assertEq(vm.getRecordedLogs().length, 1, "one Settled(false), none from the nested call");
+        assertFalse(oracle.getQuestion(id).settled);
+        c.setMode(MockConsumer.Mode.Succeed);
+        oracle.settle(id);
+        assertEq(c.calls(), 1);
+        assertTrue(oracle.getQuestion(id).settled);
+    }
+
+    /// @dev A call to an address without code "succeeds" without running anything: that is no delivery, e.g. a
+    /// consumer deployed later at a precomputed address.
+    function test_Settle_CallbackWithoutCodeIsRetriedOnceDeployed() public {
+        address later = vm.computeCreateAddress(address(this), vm.getNonce(address(this)));
+        bytes32 id = _askWith(2, 0, LIVENESS, later);
+        _propose(id, 1);
+        vm.warp(T0 + LIVENESS);
+        vm.expectEmit(address(oracle));
+        emit IAgentOracle.Settled(id, later, 1, false);
+        oracle.settle(id);
+        assertFalse(oracle.getQuestion(id).settled);
+        MockConsumer c = new MockConsumer(address(oracle));
+        assertEq(address(c), later);
+        oracle.settle(id);
+        assertEq(c.calls(), 1);
+        assertTrue(oracle.getQuestion(id).settled);
+    }
+
+    /// @dev Whatever gas a caller gives, it either reverts or the callback runs with its whole allowance: a retry
+    /// cannot be griefed into a failure by starving the callback.
+    function testFuzz_Settle_CallbackAlwaysGetsItsAllowance(uint256 gas_) public {
+        GasHungryConsumer c = new GasHungryConsumer(450_000); // the default allowance is 500,000
+        bytes32 id = _askWith(2, 0, LIVENESS, address(c));
+        _propose(id, 0);
+        vm.warp(T0 + LIVENESS);
+        gas_ = bound(gas_, 400_000, 700_000);
+        try oracle.settle{gas: gas_}(id) {
+            assertEq(c.calls(), 1, "a settle that returns has delivered");
+            assertTrue(oracle.getQuestion(id).settled);
+        } catch (bytes memory reason) {
+            assertEq(bytes4(reason), IAgentOracle.InsufficientGasForCallback.selector);
+            assertFalse(oracle.getQuestion(id).settled);
+        }
     }
 
     function test_Settle_AfterArbiterResolution() public {

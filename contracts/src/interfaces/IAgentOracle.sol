@@ -49,7 +49,8 @@ interface IAgentOracle {
     }
 
     /// @notice Everything known about a question, as returned by `getQuestion`.
-    /// @dev `earliestTime` is only meaningful in `Requested`, `deadline` in `Proposed`/`Disputed`, `finalizedAt`
+    /// @dev `settled`: `settle` delivered the result (the callback succeeded, or there is none); false after a
+    /// failed callback, which `settle` may retry. `earliestTime` is only meaningful in `Requested`, `deadline` in `Proposed`/`Disputed`, `finalizedAt`
     /// in `Final`. `outcome`, `proposer` and `proofHash` are zero until a proposal is made.
     struct QuestionView {
         Status status;
@@ -120,8 +121,10 @@ interface IAgentOracle {
     /// and `outcome` is the rejected proposal's outcome.
     event DisputeResolved(bytes32 indexed questionId, address indexed arbiter, Ruling ruling, uint16 outcome);
 
-    /// @notice `settle` recorded a final result and, if a callback is set, called it.
-    /// @param callbackSucceeded False when the callback reverted or ran out of its gas allowance.
+    /// @notice `settle` ran for a final question: it called the callback, if one is set.
+    /// @param callbackSucceeded False when the callback reverted, ran out of its gas allowance or has no code; the
+    /// question then stays unsettled and `settle` may be called again. True (always, without a callback) marks the
+    /// question settled.
     event Settled(bytes32 indexed questionId, address indexed callback, uint16 outcome, bool callbackSucceeded);
 
     /// @notice A dispute bond was credited back to the disputer (withdraw with `withdraw`).
@@ -250,7 +253,7 @@ interface IAgentOracle {
     error SameOutcome(uint16 outcome);
     /// @notice The question has been reopened the maximum number of times (15); confirm or overturn instead.
     error RoundLimitReached(bytes32 questionId);
-    /// @notice `settle` was called already for this question.
+    /// @notice `settle` already delivered this question's result (or it has no callback and was settled).
     error AlreadySettled(bytes32 questionId);
     /// @notice `settle` was given too little gas to honour the callback's gas allowance.
     error InsufficientGasForCallback(uint256 available, uint256 required);
@@ -344,8 +347,14 @@ interface IAgentOracle {
     /// @param questionId The question.
     function reopen(bytes32 questionId) external;
 
-    /// @notice Anyone: marks a final question settled and pushes the result to its callback with a gas allowance
-    /// of `callbackGasLimit`. A failing callback never reverts settlement; `Settled` records the failure.
+    /// @notice Anyone: pushes a final question's result to its callback with a gas allowance of `callbackGasLimit`
+    /// and marks the question settled once the callback succeeded (at once without a callback). A failing callback
+    /// never reverts `settle`: `Settled(…, false)` records it and the question stays unsettled, so `settle` can be
+    /// retried (e.g. after the consumer is fixed or deployed) until it succeeds once; then it reverts
+    /// `AlreadySettled`. The consumer can always pull the result with `finalResult` instead.
+    /// @dev Reverts `InsufficientGasForCallback` unless the callback can get its whole allowance, so a caller cannot
+    /// make it fail by starving it. The settled bit is set before the call, so a re-entering callback cannot be
+    /// delivered twice.
     /// @param questionId The question.
     function settle(bytes32 questionId) external;
 

@@ -11,7 +11,7 @@ import {IAgentOracle} from "../interfaces/IAgentOracle.sol";
 /// | bits     | field       | meaning                                                                         |
 /// |----------|-------------|---------------------------------------------------------------------------------|
 /// | 0..2     | status      | stored status: 1 Requested, 2 Proposed, 3 Disputed, 4 Final, 5 Flagged          |
-/// | 3        | settled     | `settle` has run                                                                |
+/// | 3        | settled     | `settle` delivered the result (its callback succeeded, or there is none)        |
 /// | 4..7     | round       | 0..15, incremented when the arbiter reopens the question                        |
 /// | 8..15    | maxOutcome  | outcomeCount - 1 (1..255)                                                       |
 /// | 16..31   | outcome     | proposed / final outcome index, 65535 = INVALID                                 |
@@ -117,7 +117,7 @@ library QuestionLib {
         return IAgentOracle.Status(s);
     }
 
-    /// @notice Whether `settle` has run.
+    /// @notice Whether `settle` has delivered the result.
     function settled(uint256 w) internal pure returns (bool) {
         return w & SETTLED_BIT != 0;
     }

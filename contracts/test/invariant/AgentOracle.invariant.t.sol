@@ -31,7 +31,7 @@ contract AgentOracleInvariantTest is Test {
         vm.stopPrank();
         handler = new OracleHandler(oracle, token, owner, treasury, actors);
 
-        bytes4[] memory selectors = new bytes4[](14);
+        bytes4[] memory selectors = new bytes4[](15);
         selectors[0] = OracleHandler.request.selector;
         selectors[1] = OracleHandler.request.selector; // weight requests and proposals up
         selectors[2] = OracleHandler.propose.selector;
@@ -46,6 +46,7 @@ contract AgentOracleInvariantTest is Test {
         selectors[11] = OracleHandler.flag.selector;
         selectors[12] = OracleHandler.unflag.selector;
         selectors[13] = OracleHandler.resolveManually.selector;
+        selectors[14] = OracleHandler.toggleConsumer.selector;
         targetSelector(FuzzSelector({addr: address(handler), selectors: selectors}));
         targetContract(address(handler));
     }
@@ -79,6 +80,20 @@ contract AgentOracleInvariantTest is Test {
     /// @notice A manual resolution refunds an open dispute's bond in full and never credits the treasury.
     function invariant_ManualResolutionAlwaysRefunds() public view {
         assertFalse(handler.manualForfeit());
+    }
+
+    /// @notice A callback is delivered at most once, and a question with a callback is settled exactly when its
+    /// callback has been delivered (a failed one stays open for a retry).
+    function invariant_CallbackDeliveredAtMostOnceAndSettledOnlyWhenDelivered() public view {
+        uint256 ids = handler.idCount();
+        for (uint256 i; i < ids; ++i) {
+            bytes32 id = handler.ids(i);
+            IAgentOracle.QuestionView memory q = oracle.getQuestion(id);
+            if (q.callback == address(0)) continue;
+            uint256 deliveries = handler.consumer().deliveries(id);
+            assertLe(deliveries, 1);
+            assertEq(q.settled, deliveries == 1);
+        }
     }
 
     /// @notice The contract's ETH and token balances equal the open bonds plus the unclaimed credits.
@@ -122,6 +137,7 @@ contract AgentOracleInvariantTest is Test {
         console.log("disputes", handler.successes(OracleHandler.dispute.selector));
         console.log("rulings", handler.successes(OracleHandler.rule.selector));
         console.log("settlements", handler.successes(OracleHandler.settle.selector));
+        console.log("failed callbacks", handler.failedCallbacks());
         console.log("withdrawals", handler.successes(OracleHandler.withdraw.selector));
         console.log("flags", handler.successes(OracleHandler.flag.selector));
         console.log("manual", handler.successes(OracleHandler.resolveManually.selector));

@@ -5,12 +5,14 @@ import {Test} from "forge-std/Test.sol";
 import {AgentOracle} from "../../src/AgentOracle.sol";
 import {IAgentOracle} from "../../src/interfaces/IAgentOracle.sol";
 import {MockERC20} from "../mocks/MockERC20.sol";
+import {FlakyConsumer} from "../mocks/MockConsumer.sol";
 
 /// @notice Drives the oracle through random sequences of every user and admin action, from authorized and
 /// unauthorized callers alike, and keeps ghost records the invariants compare against.
 contract OracleHandler is Test {
     AgentOracle public oracle;
     MockERC20 public token;
+    FlakyConsumer public consumer; // the callback of about half the questions
     address public owner;
     address public treasury;
     address public arbiter;
@@ -29,6 +31,7 @@ contract OracleHandler is Test {
     bool public unauthorizedRuling;
     bool public bondAboveLimit;
     bool public manualForfeit;
+    uint256 public failedCallbacks;
     mapping(bytes4 => uint256) public calls;
     mapping(bytes4 => uint256) public successes;
 
@@ -41,6 +44,7 @@ contract OracleHandler is Test {
         treasury = treasury_;
         actors = actors_;
         arbiter = actors_[2];
+        consumer = new FlakyConsumer(address(oracle_));
         vm.deal(address(this), 1_000_000 ether); // a pranked call's value comes from the calling contract
         bondTokens.push(address(0));
         bondTokens.push(address(token_));
@@ -76,8 +80,9 @@ contract OracleHandler is Test {
         uint16 outcomes = uint16(bound(outcomesSeed, 2, 5));
         uint32 earliest = earliestSeed % 2 == 0 ? 0 : uint32(block.timestamp + bound(earliestSeed, 0, 1 hours));
         uint32 liveness = uint32(bound(livenessSeed, 30, 4 hours));
+        address callback = uint256(salt) % 2 == 0 ? address(consumer) : address(0);
         vm.prank(a);
-        try oracle.request(abi.encodePacked("q", salt), outcomes, earliest, liveness, address(0), salt) returns (
+        try oracle.request(abi.encodePacked("q", salt), outcomes, earliest, liveness, callback, salt) returns (
             bytes32 id
         ) {
             ids.push(id);
@@ -177,8 +182,15 @@ contract OracleHandler is Test {
         bytes32 id = _pick(idSeed, IAgentOracle.Status.Final);
         try oracle.settle(id) {
             successes[this.settle.selector]++;
+            if (!oracle.getQuestion(id).settled) failedCallbacks++;
         } catch {}
         _after(this.settle.selector);
+    }
+
+    /// @notice Makes the consumer's callbacks fail or succeed, so that settlements fail and get retried.
+    function toggleConsumer(bool failing) external {
+        consumer.setFailing(failing);
+        _after(this.toggleConsumer.selector);
     }
 
     function withdraw(uint256 actorSeed, bool useToken, bool asTreasury) external {
