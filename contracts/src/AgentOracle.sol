@@ -20,6 +20,8 @@ contract AgentOracle is IAgentOracle {
     /// @inheritdoc IAgentOracle
     uint32 public constant MAX_LIVENESS = 90 days;
 
+    /// @dev Below this a settlement callback could do next to nothing (two fresh storage writes are 44,200).
+    uint32 internal constant MIN_CALLBACK_GAS = 50_000;
     uint32 internal constant MAX_CALLBACK_GAS = 10_000_000;
     uint32 internal constant MIN_SAFETY_PERIOD = 1 hours;
     uint32 internal constant MAX_SAFETY_PERIOD = 30 days;
@@ -479,7 +481,9 @@ contract AgentOracle is IAgentOracle {
     /// @inheritdoc IAgentOracle
     function setCallbackGasLimit(uint32 gasLimit) external {
         _onlyOwner();
-        if (gasLimit > MAX_CALLBACK_GAS) revert ValueOutOfRange(gasLimit, 0, MAX_CALLBACK_GAS);
+        if (gasLimit < MIN_CALLBACK_GAS || gasLimit > MAX_CALLBACK_GAS) {
+            revert ValueOutOfRange(gasLimit, MIN_CALLBACK_GAS, MAX_CALLBACK_GAS);
+        }
         _config.callbackGasLimit = gasLimit;
         emit CallbackGasLimitSet(gasLimit);
     }

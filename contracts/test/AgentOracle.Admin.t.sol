@@ -382,9 +382,17 @@ contract AgentOracleAdminTest is OracleBase {
     }
 
     function test_RevertWhen_SetCallbackGasLimitTooHigh() public {
-        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.ValueOutOfRange.selector, 10_000_001, 0, 10_000_000));
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.ValueOutOfRange.selector, 10_000_001, 50_000, 10_000_000));
         vm.prank(owner);
         oracle.setCallbackGasLimit(10_000_001);
+    }
+
+    /// @dev A limit of 0 (or close to it) would make every settlement callback fail.
+    function testFuzz_RevertWhen_SetCallbackGasLimitBelowFloor(uint32 gasLimit) public {
+        gasLimit = uint32(bound(gasLimit, 0, 49_999));
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.ValueOutOfRange.selector, gasLimit, 50_000, 10_000_000));
+        vm.prank(owner);
+        oracle.setCallbackGasLimit(gasLimit);
     }
 
     function test_SetThreshold() public {

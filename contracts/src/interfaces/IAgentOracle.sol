@@ -429,8 +429,9 @@ interface IAgentOracle {
     /// @param newTreasury The treasury, neither zero nor the oracle itself.
     function setTreasury(address newTreasury) external;
 
-    /// @notice Owner: sets the gas allowance of settlement callbacks.
-    /// @param gasLimit Gas, at most 10,000,000.
+    /// @notice Owner: sets the gas allowance of settlement callbacks (a callback that failed for lack of gas can be
+    /// retried with `settle` after a raise).
+    /// @param gasLimit Gas, from 50,000 to 10,000,000.
     function setCallbackGasLimit(uint32 gasLimit) external;
 
     /// @notice Owner: sets the multi-operator threshold k (0 turns multi-operator mode off).

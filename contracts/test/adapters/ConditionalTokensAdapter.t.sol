@@ -241,7 +241,7 @@ contract ConditionalTokensAdapterTest is OracleBase {
 
     function test_Resolve_AfterFailedCallback() public {
         vm.prank(owner);
-        oracle.setCallbackGasLimit(10_000); // too little for reportPayouts
+        oracle.setCallbackGasLimit(50_000); // too little for reportPayouts
         (bytes32 id, bytes32 cond) = _prepare(2);
         _answer(id, 1);
         vm.expectEmit(address(oracle));
@@ -276,7 +276,7 @@ contract ConditionalTokensAdapterTest is OracleBase {
 
     function test_Settle_RetryAfterFailedCallbackReports() public {
         vm.prank(owner);
-        oracle.setCallbackGasLimit(10_000); // too little for reportPayouts
+        oracle.setCallbackGasLimit(50_000); // too little for reportPayouts
         (bytes32 id, bytes32 cond) = _prepare(2);
         _answer(id, 1);
         oracle.settle(id);
