@@ -748,6 +748,41 @@ contract AgentOracleTest is OracleBase {
         assertEq(q.outcomeCount, 0);
     }
 
+    /// @dev What docs/contracts.md says `deadline` is for final questions: the deadline that passed when final by
+    /// time (equal to `finalizedAt`), zero when final by a ruling or a manual resolution.
+    function test_GetQuestion_DeadlineOfFinalQuestions() public {
+        bytes32 byTime = _askAndPropose(0);
+        bytes32 byRuling = _ask(bytes32("r"));
+        _propose(byRuling, 0);
+        _disputeEth(byRuling);
+        vm.warp(T0 + 1 days);
+        vm.prank(arbiter);
+        oracle.confirm(byRuling);
+        IAgentOracle.QuestionView memory q = oracle.getQuestion(byTime);
+        assertEq(q.status, IAgentOracle.Status.Final);
+        assertEq(q.deadline, T0 + LIVENESS);
+        assertEq(q.finalizedAt, T0 + LIVENESS);
+        q = oracle.getQuestion(byRuling);
+        assertEq(q.status, IAgentOracle.Status.Final);
+        assertEq(q.deadline, 0);
+        assertEq(q.finalizedAt, T0 + 1 days);
+    }
+
+    /// @dev A flagged question shows the fields of the status it was flagged in, with the deadline not yet extended.
+    function test_GetQuestion_FlaggedShowsTheFrozenProposal() public {
+        bytes32 id = _askAndPropose(1);
+        vm.warp(T0 + 1 hours);
+        vm.prank(owner);
+        oracle.flag(id);
+        vm.warp(T0 + 1 days);
+        IAgentOracle.QuestionView memory q = oracle.getQuestion(id);
+        assertEq(q.status, IAgentOracle.Status.Flagged);
+        assertEq(q.outcome, 1);
+        assertEq(q.proposer, reporter);
+        assertEq(q.deadline, T0 + LIVENESS);
+        assertEq(q.finalizedAt, 0);
+    }
+
     function test_Views_Roles() public view {
         assertTrue(oracle.hasRole(reporter, IAgentOracle.Role.Reporter));
         assertFalse(oracle.hasRole(reporter, IAgentOracle.Role.Arbiter));

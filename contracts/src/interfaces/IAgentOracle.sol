@@ -31,7 +31,7 @@ interface IAgentOracle {
         Reporter, // 0: may propose answers
         Operator, // 1: signs proposals in multi-operator mode (EIP-712)
         Arbiter, // 2: settles disputes
-        Pauser // 3: may pause requests and proposals
+        Pauser // 3: may pause proposals (requests, disputes, rulings, settlement and withdrawals are never paused)
     }
 
     /// @notice The arbiter's ruling on a dispute.
@@ -49,9 +49,17 @@ interface IAgentOracle {
     }
 
     /// @notice Everything known about a question, as returned by `getQuestion`.
-    /// @dev `settled`: `settle` delivered the result (the callback succeeded, or there is none); false after a
-    /// failed callback, which `settle` may retry. `earliestTime` is only meaningful in `Requested`, `deadline` in `Proposed`/`Disputed`, `finalizedAt`
-    /// in `Final`. `outcome`, `proposer` and `proofHash` are zero until a proposal is made.
+    /// @dev Fields by status (a `Flagged` question shows those of the status it was flagged in, its deadline not yet
+    /// extended):
+    /// - `earliestTime`: set in `Requested` (0 = at once; always 0 after a `reopen`), else 0.
+    /// - `deadline`: in `Proposed` and `Disputed`, the proposal's deadline (extended by `unflag`). In `Final`, the
+    /// deadline that passed if the answer became final by time (then equal to `finalizedAt`), 0 if it became final
+    /// by an arbiter's ruling or a manual resolution. 0 in `Requested`.
+    /// - `finalizedAt`: set in `Final` only.
+    /// - `outcome`, `proposer`, `proofHash`: zero until a proposal is made, zero again after `reopen`; `proposer` and
+    /// `proofHash` are zero after `overturn` and `resolveManually`, kept by `confirm`.
+    /// - `settled`: `settle` delivered the result (the callback succeeded, or there is none); false after a failed
+    /// callback, which `settle` may retry.
     struct QuestionView {
         Status status;
         uint16 outcomeCount;
@@ -475,9 +483,10 @@ interface IAgentOracle {
         view
         returns (uint16 outcome, bytes20 proofHash, uint32 finalizedAt);
 
-    /// @notice Everything known about a question.
+    /// @notice Everything known about a question (all zero for an unknown id).
     /// @param questionId The question.
-    /// @return The question.
+    /// @return The question; `QuestionView` says which fields each status sets (e.g. `deadline` is 0 for a question
+    /// made final by a ruling or a manual resolution, the passed deadline for one final by time).
     function getQuestion(bytes32 questionId) external view returns (QuestionView memory);
 
     /// @notice The open dispute of a question (zero when none).

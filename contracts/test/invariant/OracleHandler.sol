@@ -7,6 +7,13 @@ import {IAgentOracle} from "../../src/interfaces/IAgentOracle.sol";
 import {MockERC20} from "../mocks/MockERC20.sol";
 import {FlakyConsumer} from "../mocks/MockConsumer.sol";
 
+/// @notice Sends its ETH to `to` by self-destructing in its constructor: ETH no contract can refuse.
+contract ForceSend {
+    constructor(address payable to) payable {
+        selfdestruct(to);
+    }
+}
+
 /// @notice Drives the oracle through random sequences of every user and admin action, from authorized and
 /// unauthorized callers alike, and keeps ghost records the invariants compare against.
 contract OracleHandler is Test {
@@ -32,6 +39,7 @@ contract OracleHandler is Test {
     bool public bondAboveLimit;
     bool public manualForfeit;
     uint256 public failedCallbacks;
+    mapping(address token => uint256) public forced; // sent to the oracle outside `dispute`
     mapping(bytes4 => uint256) public calls;
     mapping(bytes4 => uint256) public successes;
 
@@ -201,6 +209,20 @@ contract OracleHandler is Test {
             successes[this.withdraw.selector]++;
         } catch {}
         _after(this.withdraw.selector);
+    }
+
+    /// @notice Funds the oracle outside `dispute`: ETH forced in by a self-destruct, tokens by a plain transfer.
+    function force(bool useToken, uint96 amount) external {
+        amount = uint96(bound(amount, 1, 10 ether));
+        if (useToken) {
+            token.mint(address(this), amount);
+            token.transfer(address(oracle), amount);
+            forced[address(token)] += amount;
+        } else {
+            new ForceSend{value: amount}(payable(address(oracle)));
+            forced[address(0)] += amount;
+        }
+        _after(this.force.selector);
     }
 
     function warp(uint256 seconds_) external {
