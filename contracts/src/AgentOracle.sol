@@ -285,9 +285,12 @@ contract AgentOracle is IAgentOracle {
             if (gasleft() < required) revert InsufficientGasForCallback(gasleft(), required);
             bytes memory data = abi.encodeCall(IOracleConsumer.onOracleResult, (questionId, outcome));
             assembly ("memory-safe") {
-                // No return data is copied, so a callback cannot grief settlement with a huge revert reason. A
-                // callback without code (not deployed yet) runs nothing and so counts as not delivered.
-                ok := and(gt(extcodesize(callback), 0), call(gasLimit, callback, 0, add(data, 0x20), mload(data), 0, 0))
+                // A callback without code (e.g. not deployed yet) would run nothing: not delivered. No return data
+                // is copied, so a callback cannot grief settlement with a huge revert reason.
+                ok := 0
+                if extcodesize(callback) {
+                    ok := call(gasLimit, callback, 0, add(data, 0x20), mload(data), 0, 0)
+                }
             }
             // Not delivered: the question stays unsettled and anyone may call `settle` again. Final is terminal, so
             // nothing but this function changed the word in between.
