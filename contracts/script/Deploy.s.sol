@@ -16,8 +16,8 @@ import {IConditionalTokens} from "../src/interfaces/IConditionalTokens.sol";
 ///   OWNER               final owner (default: the deployer, no transfer)
 ///   TREASURY            receives forfeited bonds (default: OWNER)
 ///   BOND_TOKEN          dispute bond token, 0x0 for ETH (default: ETH)
-///   BOND_AMOUNT         dispute bond in wei / token units (default: 0.1 ether)
-///   MIN_LIVENESS        minimum challenge window in seconds (default: 3600)
+///   BOND_AMOUNT         dispute bond in wei / token units, not zero (default: 0.1 ether)
+///   MIN_LIVENESS        minimum challenge window in seconds, 30 to 7776000 (default: 3600)
 ///   REPORTER            reporter address, also made the primary reporter
 ///   ARBITER             arbiter address
 ///   PAUSER              pauser address
@@ -43,8 +43,12 @@ contract Deploy is Script {
             owner: owner,
             treasury: vm.envOr("TREASURY", owner),
             bondToken: vm.envOr("BOND_TOKEN", address(0)),
-            bondAmount: uint96(vm.envOr("BOND_AMOUNT", uint256(0.1 ether))),
-            minLiveness: uint32(vm.envOr("MIN_LIVENESS", uint256(1 hours))),
+            bondAmount: uint96(
+                _fits(vm.envOr("BOND_AMOUNT", uint256(0.1 ether)), type(uint96).max, "BOND_AMOUNT", "uint96")
+            ),
+            minLiveness: uint32(
+                _fits(vm.envOr("MIN_LIVENESS", uint256(1 hours)), type(uint32).max, "MIN_LIVENESS", "uint32")
+            ),
             reporter: vm.envOr("REPORTER", address(0)),
             arbiter: vm.envOr("ARBITER", address(0)),
             pauser: vm.envOr("PAUSER", address(0)),
@@ -55,6 +59,16 @@ contract Deploy is Script {
         vm.stopBroadcast();
         console.log("AgentOracle", address(oracle));
         if (address(adapter) != address(0)) console.log("ConditionalTokensAdapter", address(adapter));
+    }
+
+    /// @dev A value cast without this check would silently drop its high bits.
+    function _fits(uint256 value, uint256 max, string memory name, string memory type_)
+        internal
+        pure
+        returns (uint256)
+    {
+        require(value <= max, string.concat(name, " does not fit ", type_));
+        return value;
     }
 
     /// @notice Deploys and configures; `deployer` must be the account sending the transactions.

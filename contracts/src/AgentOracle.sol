@@ -16,8 +16,12 @@ contract AgentOracle is IAgentOracle {
     /// @inheritdoc IAgentOracle
     uint16 public constant INVALID_OUTCOME = QuestionLib.INVALID_OUTCOME;
     /// @inheritdoc IAgentOracle
+    uint32 public constant LIVENESS_FLOOR = 30 seconds;
+    /// @inheritdoc IAgentOracle
     uint32 public constant MAX_LIVENESS = 90 days;
 
+    /// @dev Below this a settlement callback could do next to nothing (two fresh storage writes are 44,200).
+    uint32 internal constant MIN_CALLBACK_GAS = 50_000;
     uint32 internal constant MAX_CALLBACK_GAS = 10_000_000;
     uint32 internal constant MIN_SAFETY_PERIOD = 1 hours;
     uint32 internal constant MAX_SAFETY_PERIOD = 30 days;
@@ -82,9 +86,9 @@ contract AgentOracle is IAgentOracle {
     /// @notice Deploys the oracle. Defaults: callback gas limit 500,000, safety period 2 days, single-reporter mode.
     /// @param initialOwner The owner.
     /// @param initialTreasury Receives forfeited bonds.
-    /// @param bondToken The dispute bond token (zero for ETH).
-    /// @param bondAmount The dispute bond.
-    /// @param minLiveness The minimum challenge window.
+    /// @param bondToken The dispute bond token (zero for ETH); see `setBond`.
+    /// @param bondAmount The dispute bond, not zero.
+    /// @param minLiveness The minimum challenge window, from `LIVENESS_FLOOR` to `MAX_LIVENESS`.
     constructor(
         address initialOwner,
         address initialTreasury,
@@ -92,20 +96,16 @@ contract AgentOracle is IAgentOracle {
         uint96 bondAmount,
         uint32 minLiveness
     ) {
-        if (initialOwner == address(0) || initialTreasury == address(0)) revert ZeroAddress();
-        if (minLiveness > MAX_LIVENESS) revert ValueOutOfRange(minLiveness, 0, MAX_LIVENESS);
+        if (initialOwner == address(0)) revert ZeroAddress();
         owner = initialOwner;
-        treasury = initialTreasury;
-        _bond = BondConfig(bondToken, bondAmount);
-        _hot.minLiveness = minLiveness;
         _config.callbackGasLimit = 500_000;
         _config.safetyPeriod = 2 days;
         _cachedChainId = block.chainid;
         _cachedDomainSeparator = SignatureLib.domainSeparator(block.chainid, address(this));
         emit OwnershipTransferred(address(0), initialOwner);
-        emit TreasurySet(initialTreasury);
-        emit BondSet(bondToken, bondAmount);
-        emit MinLivenessSet(minLiveness);
+        _setTreasury(initialTreasury);
+        _setBond(bondToken, bondAmount);
+        _setMinLiveness(minLiveness);
         emit CallbackGasLimitSet(500_000);
         emit SafetyPeriodSet(2 days);
     }
@@ -125,7 +125,12 @@ contract AgentOracle is IAgentOracle {
     ) external returns (bytes32 questionId) {
         if (text.length == 0) revert EmptyText();
         if (outcomeCount < 2 || outcomeCount > 256) revert InvalidOutcomeCount(outcomeCount);
-        if (liveness > MAX_LIVENESS) revert InvalidLiveness(liveness, MAX_LIVENESS);
+        // One comparison for both bounds: below the floor the subtraction wraps above the range.
+        unchecked {
+            if (liveness - LIVENESS_FLOOR > MAX_LIVENESS - LIVENESS_FLOOR) {
+                revert InvalidLiveness(liveness, LIVENESS_FLOOR, MAX_LIVENESS);
+            }
+        }
         // Hand-written for gas: the text is copied to memory once, laid out as the event's ABI-encoded data, hashed
         // in place, and logged from there. Equivalent to
         //   questionId = QuestionLib.questionId(msg.sender, keccak256(text), outcomeCount, earliestTime, liveness,
@@ -212,11 +217,13 @@ contract AgentOracle is IAgentOracle {
     // ------------------------------------------------------------------------------------------------------------
 
     /// @inheritdoc IAgentOracle
-    function dispute(bytes32 questionId) external payable {
+    function dispute(bytes32 questionId, address bondToken, uint96 maxBond) external payable {
         uint256 w = _questions[questionId];
         Status s = w.status(block.timestamp);
         if (s != Status.Proposed) revert InvalidStatus(questionId, s);
         BondConfig memory b = _bond;
+        // The bond is read at execution: the disputer's bounds stop a `setBond` mined first from charging more.
+        if (b.token != bondToken || b.amount > maxBond) revert UnexpectedBond(b.token, b.amount);
         _questions[questionId] = w.withStatus(QuestionLib.DISPUTED);
         _disputes[questionId] = DisputeInfo(msg.sender, b.amount, b.token);
         emit AnswerDisputed(questionId, msg.sender, b.token, b.amount);
@@ -266,6 +273,7 @@ contract AgentOracle is IAgentOracle {
         Status s = w.status(block.timestamp);
         if (s != Status.Final) revert InvalidStatus(questionId, s);
         if (w.settled()) revert AlreadySettled(questionId);
+        // Set before the callback runs, so that a callback re-entering `settle` is never called twice.
         _questions[questionId] = w | QuestionLib.SETTLED_BIT;
         uint16 outcome = w.outcome();
         address callback = _callbacks[questionId];
@@ -273,12 +281,20 @@ contract AgentOracle is IAgentOracle {
         if (callback != address(0)) {
             uint256 gasLimit = _config.callbackGasLimit;
             uint256 required = gasLimit + gasLimit / 63 + CALLBACK_RESERVE;
+            // The callback always gets its whole allowance, so a caller cannot make it fail by starving it.
             if (gasleft() < required) revert InsufficientGasForCallback(gasleft(), required);
             bytes memory data = abi.encodeCall(IOracleConsumer.onOracleResult, (questionId, outcome));
             assembly ("memory-safe") {
-                // No return data is copied, so a callback cannot grief settlement with a huge revert reason.
-                ok := call(gasLimit, callback, 0, add(data, 0x20), mload(data), 0, 0)
+                // A callback without code (e.g. not deployed yet) would run nothing: not delivered. No return data
+                // is copied, so a callback cannot grief settlement with a huge revert reason.
+                ok := 0
+                if extcodesize(callback) {
+                    ok := call(gasLimit, callback, 0, add(data, 0x20), mload(data), 0, 0)
+                }
             }
+            // Not delivered: the question stays unsettled and anyone may call `settle` again. Final is terminal, so
+            // nothing but this function changed the word in between.
+            if (!ok) _questions[questionId] = w;
         }
         emit Settled(questionId, callback, outcome, ok);
     }
@@ -303,10 +319,11 @@ contract AgentOracle is IAgentOracle {
         uint256 w = _questions[questionId];
         Status s = w.status(block.timestamp);
         if (s == Status.None || s == Status.Final || s == Status.Flagged) revert InvalidStatus(questionId, s);
-        uint32 resolvableAt = uint32(block.timestamp) + _config.safetyPeriod;
-        _emergencies[questionId] = EmergencyInfo(s, uint32(block.timestamp), resolvableAt);
+        uint256 resolvableAt = block.timestamp + _config.safetyPeriod;
+        QuestionLib.checkTime(resolvableAt); // and so the flag time, which is smaller
+        _emergencies[questionId] = EmergencyInfo(s, uint32(block.timestamp), uint32(resolvableAt));
         _questions[questionId] = w.withStatus(QuestionLib.FLAGGED);
-        emit QuestionFlagged(questionId, resolvableAt);
+        emit QuestionFlagged(questionId, uint32(resolvableAt));
     }
 
     /// @inheritdoc IAgentOracle
@@ -316,14 +333,14 @@ contract AgentOracle is IAgentOracle {
         EmergencyInfo memory e = _emergencies[questionId];
         delete _emergencies[questionId];
         w = w.withStatus(uint256(e.previousStatus));
-        uint32 deadline;
+        uint256 deadline;
         if (e.previousStatus == Status.Proposed) {
             // The window does not run while flagged.
-            deadline = w.time() + (uint32(block.timestamp) - e.flaggedAt);
+            deadline = w.time() + (block.timestamp - e.flaggedAt);
             w = w.withTime(deadline);
         }
         _questions[questionId] = w;
-        emit QuestionUnflagged(questionId, e.previousStatus, deadline);
+        emit QuestionUnflagged(questionId, e.previousStatus, uint32(deadline));
     }
 
     /// @inheritdoc IAgentOracle
@@ -335,7 +352,9 @@ contract AgentOracle is IAgentOracle {
         if (!w.isValidOutcome(outcome)) revert InvalidOutcome(questionId, outcome);
         delete _emergencies[questionId];
         _questions[questionId] = w.resolved(outcome, block.timestamp);
-        if (e.previousStatus == Status.Disputed) _releaseBond(questionId, outcome != w.outcome());
+        // Always a refund: the emergency path is no ruling on the dispute, and the owner, who picks the treasury,
+        // must not be able to forfeit a bond to it by flagging.
+        if (e.previousStatus == Status.Disputed) _releaseBond(questionId, true);
         emit QuestionResolvedManually(questionId, outcome);
     }
 
@@ -447,30 +466,27 @@ contract AgentOracle is IAgentOracle {
     /// @inheritdoc IAgentOracle
     function setMinLiveness(uint32 minLiveness) external {
         _onlyOwner();
-        if (minLiveness > MAX_LIVENESS) revert ValueOutOfRange(minLiveness, 0, MAX_LIVENESS);
-        _hot.minLiveness = minLiveness;
-        emit MinLivenessSet(minLiveness);
+        _setMinLiveness(minLiveness);
     }
 
     /// @inheritdoc IAgentOracle
     function setBond(address token, uint96 amount) external {
         _onlyOwner();
-        _bond = BondConfig(token, amount);
-        emit BondSet(token, amount);
+        _setBond(token, amount);
     }
 
     /// @inheritdoc IAgentOracle
     function setTreasury(address newTreasury) external {
         _onlyOwner();
-        if (newTreasury == address(0)) revert ZeroAddress();
-        treasury = newTreasury;
-        emit TreasurySet(newTreasury);
+        _setTreasury(newTreasury);
     }
 
     /// @inheritdoc IAgentOracle
     function setCallbackGasLimit(uint32 gasLimit) external {
         _onlyOwner();
-        if (gasLimit > MAX_CALLBACK_GAS) revert ValueOutOfRange(gasLimit, 0, MAX_CALLBACK_GAS);
+        if (gasLimit < MIN_CALLBACK_GAS || gasLimit > MAX_CALLBACK_GAS) {
+            revert ValueOutOfRange(gasLimit, MIN_CALLBACK_GAS, MAX_CALLBACK_GAS);
+        }
         _config.callbackGasLimit = gasLimit;
         emit CallbackGasLimitSet(gasLimit);
     }
@@ -677,9 +693,33 @@ contract AgentOracle is IAgentOracle {
         uint256 liveness = w.liveness();
         // The effective window is never below the current minimum, even if the minimum rose after the request.
         uint256 deadline = block.timestamp + (liveness < minLiveness ? minLiveness : liveness);
-        _questions[questionId] = w.proposed(outcome, reporterId, deadline, proofHash);
+        _questions[questionId] = w.proposed(outcome, reporterId, deadline, proofHash); // checks the deadline fits
         round = w.round();
         emit AnswerProposed(questionId, msg.sender, outcome, proofHash, uint32(deadline));
+    }
+
+    function _setTreasury(address newTreasury) internal {
+        if (newTreasury == address(0)) revert ZeroAddress();
+        if (newTreasury == address(this)) revert InvalidTreasury(newTreasury);
+        treasury = newTreasury;
+        emit TreasurySet(newTreasury);
+    }
+
+    function _setMinLiveness(uint32 minLiveness) internal {
+        if (minLiveness < LIVENESS_FLOOR || minLiveness > MAX_LIVENESS) {
+            revert ValueOutOfRange(minLiveness, LIVENESS_FLOOR, MAX_LIVENESS);
+        }
+        _hot.minLiveness = minLiveness;
+        emit MinLivenessSet(minLiveness);
+    }
+
+    /// @dev A bond must cost something and must be payable: zero would make disputes free, a token that is not
+    /// one would make every dispute revert.
+    function _setBond(address token, uint96 amount) internal {
+        if (amount == 0) revert ZeroBond();
+        if (token != address(0) && !TransferLib.isToken(token)) revert InvalidBondToken(token);
+        _bond = BondConfig(token, amount);
+        emit BondSet(token, amount);
     }
 
     function _setPrimaryReporter(address account, uint8 id) internal {

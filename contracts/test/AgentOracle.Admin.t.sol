@@ -3,6 +3,7 @@ pragma solidity 0.8.30;
 
 import {OracleBase} from "./utils/OracleBase.sol";
 import {IAgentOracle} from "../src/interfaces/IAgentOracle.sol";
+import {EthRejecter} from "./mocks/MockConsumer.sol";
 
 /// @notice Ownership, roles, pause, configuration and the emergency path.
 contract AgentOracleAdminTest is OracleBase {
@@ -275,9 +276,25 @@ contract AgentOracleAdminTest is OracleBase {
     }
 
     function test_RevertWhen_SetMinLivenessTooLong() public {
-        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.ValueOutOfRange.selector, 90 days + 1, 0, 90 days));
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.ValueOutOfRange.selector, 90 days + 1, 30, 90 days));
         vm.prank(owner);
         oracle.setMinLiveness(90 days + 1);
+    }
+
+    /// @dev With a zero minimum a zero-liveness request was final in the block of its proposal.
+    function testFuzz_RevertWhen_SetMinLivenessBelowFloor(uint32 minLiveness) public {
+        minLiveness = uint32(bound(minLiveness, 0, 29));
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.ValueOutOfRange.selector, minLiveness, 30, 90 days));
+        vm.prank(owner);
+        oracle.setMinLiveness(minLiveness);
+    }
+
+    function test_SetMinLiveness_AcceptsTheFloor() public {
+        assertEq(oracle.LIVENESS_FLOOR(), 30);
+        vm.prank(owner);
+        oracle.setMinLiveness(30);
+        (,,, uint32 minLiveness,,) = oracle.config();
+        assertEq(minLiveness, 30);
     }
 
     function test_SetBond() public {
@@ -293,7 +310,32 @@ contract AgentOracleAdminTest is OracleBase {
     function test_RevertWhen_SetBondCallerNotOwner() public {
         vm.expectRevert(abi.encodeWithSelector(IAgentOracle.NotOwner.selector, stranger));
         vm.prank(stranger);
+        oracle.setBond(address(0), 1);
+    }
+
+    /// @dev A free dispute would freeze any answer until the arbiter acts.
+    function test_RevertWhen_SetBondZero() public {
+        vm.expectRevert(IAgentOracle.ZeroBond.selector);
+        vm.prank(owner);
         oracle.setBond(address(0), 0);
+        vm.expectRevert(IAgentOracle.ZeroBond.selector);
+        vm.prank(owner);
+        oracle.setBond(address(token), 0);
+    }
+
+    /// @dev Every dispute would revert: answers could no longer be challenged.
+    function test_RevertWhen_SetBondTokenHasNoCode() public {
+        address notAToken = makeAddr("notAToken");
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidBondToken.selector, notAToken));
+        vm.prank(owner);
+        oracle.setBond(notAToken, 1);
+    }
+
+    function test_RevertWhen_SetBondTokenIsNotAToken() public {
+        address notAToken = address(new EthRejecter()); // code, but no balanceOf
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidBondToken.selector, notAToken));
+        vm.prank(owner);
+        oracle.setBond(notAToken, 1);
     }
 
     function test_SetTreasury() public {
@@ -309,6 +351,13 @@ contract AgentOracleAdminTest is OracleBase {
         vm.expectRevert(abi.encodeWithSelector(IAgentOracle.NotOwner.selector, stranger));
         vm.prank(stranger);
         oracle.setTreasury(stranger);
+    }
+
+    /// @dev Credits of the oracle itself could never be withdrawn: forfeited bonds would be lost.
+    function test_RevertWhen_SetTreasuryIsOracle() public {
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidTreasury.selector, address(oracle)));
+        vm.prank(owner);
+        oracle.setTreasury(address(oracle));
     }
 
     function test_RevertWhen_SetTreasuryZero() public {
@@ -333,9 +382,17 @@ contract AgentOracleAdminTest is OracleBase {
     }
 
     function test_RevertWhen_SetCallbackGasLimitTooHigh() public {
-        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.ValueOutOfRange.selector, 10_000_001, 0, 10_000_000));
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.ValueOutOfRange.selector, 10_000_001, 50_000, 10_000_000));
         vm.prank(owner);
         oracle.setCallbackGasLimit(10_000_001);
+    }
+
+    /// @dev A limit of 0 (or close to it) would make every settlement callback fail.
+    function testFuzz_RevertWhen_SetCallbackGasLimitBelowFloor(uint32 gasLimit) public {
+        gasLimit = uint32(bound(gasLimit, 0, 49_999));
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.ValueOutOfRange.selector, gasLimit, 50_000, 10_000_000));
+        vm.prank(owner);
+        oracle.setCallbackGasLimit(gasLimit);
     }
 
     function test_SetThreshold() public {
@@ -482,15 +539,79 @@ contract AgentOracleAdminTest is OracleBase {
         assertEq(oracle.credits(treasury, address(0)), 0);
     }
 
-    function test_ResolveManually_DisputedForfeitsWhenOutcomeSame() public {
+    /// @dev The review's scenario: the owner points the treasury at itself, sets the shortest safety period, flags
+    /// an honest dispute, waits and resolves with the proposal's outcome. The bond must still go back to the
+    /// disputer: the emergency path is no ruling on the dispute.
+    function test_ResolveManually_OwnerCannotTakeTheBond() public {
+        bytes32 id = _askProposeDispute(0);
+        vm.startPrank(owner);
+        oracle.setTreasury(owner);
+        oracle.setSafetyPeriod(1 hours);
+        oracle.flag(id);
+        vm.warp(T0 + 1 hours);
+        vm.expectEmit(address(oracle));
+        emit IAgentOracle.BondRefunded(id, disputer, address(0), BOND);
+        oracle.resolveManually(id, 0);
+        vm.stopPrank();
+        assertEq(oracle.credits(owner, address(0)), 0);
+        assertEq(oracle.credits(disputer, address(0)), BOND);
+    }
+
+    function testFuzz_ResolveManually_DisputedAlwaysRefunds(uint16 outcome) public {
+        outcome = outcome % 2 == 0 ? outcome % 4 / 2 : INVALID; // 0, 1 or INVALID
         bytes32 id = _askProposeDispute(0);
         vm.prank(owner);
         oracle.flag(id);
         vm.warp(T0 + 2 days);
         vm.prank(owner);
+        oracle.resolveManually(id, outcome);
+        assertEq(oracle.credits(disputer, address(0)), BOND);
+        assertEq(oracle.credits(treasury, address(0)), 0);
+    }
+
+    /// @dev `uint32(block.timestamp)` used to truncate the flag time silently.
+    function test_RevertWhen_FlagAfterUint32Time() public {
+        bytes32 id = _ask();
+        uint256 late = uint256(type(uint32).max) + 1;
+        vm.warp(late);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TimeOverflow.selector, late + 2 days));
+        vm.prank(owner);
+        oracle.flag(id);
+    }
+
+    function test_RevertWhen_FlagResolvableAtBeyondUint32() public {
+        bytes32 id = _ask();
+        uint256 at = uint256(type(uint32).max) - 1 days;
+        vm.warp(at);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TimeOverflow.selector, at + 2 days));
+        vm.prank(owner);
+        oracle.flag(id);
+    }
+
+    /// @dev Extending the window by the time flagged used to overflow with a panic.
+    function test_RevertWhen_UnflagDeadlineBeyondUint32() public {
+        uint256 max = type(uint32).max;
+        uint256 start = max - 10 days;
+        vm.warp(start);
+        bytes32 id = _askAndPropose(0); // deadline start + 2 hours
+        vm.warp(start + 1 hours);
+        vm.prank(owner);
+        oracle.flag(id);
+        vm.warp(max - 30 minutes); // frozen for (max - 30 minutes) - (start + 1 hours)
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TimeOverflow.selector, max + 30 minutes));
+        vm.prank(owner);
+        oracle.unflag(id);
+    }
+
+    function test_RevertWhen_ResolveManuallyAfterUint32Time() public {
+        bytes32 id = _ask();
+        vm.prank(owner);
+        oracle.flag(id);
+        uint256 late = uint256(type(uint32).max) + 1;
+        vm.warp(late);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TimeOverflow.selector, late));
+        vm.prank(owner);
         oracle.resolveManually(id, 0);
-        assertEq(oracle.credits(treasury, address(0)), BOND);
-        assertEq(oracle.credits(disputer, address(0)), 0);
     }
 
     function test_RevertWhen_FlagCallerNotOwner() public {

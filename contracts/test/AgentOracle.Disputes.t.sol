@@ -3,7 +3,7 @@ pragma solidity 0.8.30;
 
 import {OracleBase} from "./utils/OracleBase.sol";
 import {IAgentOracle} from "../src/interfaces/IAgentOracle.sol";
-import {FalseToken} from "./mocks/MockERC20.sol";
+import {FalseToken, MockERC20} from "./mocks/MockERC20.sol";
 
 /// @notice Disputes, bonds and the arbiter's rulings.
 contract AgentOracleDisputesTest is OracleBase {
@@ -34,17 +34,9 @@ contract AgentOracleDisputesTest is OracleBase {
         _useTokenBond(5 ether);
         bytes32 id = _askAndPropose(0);
         vm.prank(disputer);
-        oracle.dispute(id);
+        oracle.dispute(id, address(token), 5 ether);
         assertEq(token.balanceOf(address(oracle)), 5 ether);
         assertEq(oracle.getDispute(id).token, address(token));
-    }
-
-    function test_Dispute_ZeroTokenBond() public {
-        _useTokenBond(0);
-        bytes32 id = _askAndPropose(0);
-        vm.prank(disputer);
-        oracle.dispute(id);
-        assertEq(_status(id), IAgentOracle.Status.Disputed);
     }
 
     function test_Dispute_WorksWhilePaused() public {
@@ -62,6 +54,70 @@ contract AgentOracleDisputesTest is OracleBase {
         vm.prank(arbiter);
         oracle.overturn(id, 1);
         assertEq(oracle.credits(disputer, address(0)), BOND);
+    }
+
+    function test_Dispute_ChargesALoweredBond() public {
+        _useTokenBond(5 ether);
+        bytes32 id = _askAndPropose(0);
+        vm.prank(owner);
+        oracle.setBond(address(token), 3 ether);
+        _disputeToken(id, 5 ether);
+        assertEq(token.balanceOf(address(oracle)), 3 ether);
+        assertEq(oracle.getDispute(id).amount, 3 ether);
+    }
+
+    /// @dev The front-run of the review: a `setBond` mined before the dispute must not take more than the
+    /// disputer accepted, although it approved the oracle for everything.
+    function test_RevertWhen_DisputeBondRaisedAboveMax() public {
+        _useTokenBond(5 ether);
+        bytes32 id = _askAndPropose(0);
+        vm.prank(owner);
+        oracle.setBond(address(token), 500 ether);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.UnexpectedBond.selector, address(token), 500 ether));
+        _disputeToken(id, 5 ether);
+        assertEq(token.balanceOf(disputer), 1000 ether);
+    }
+
+    function test_RevertWhen_DisputeBondTokenSwitched() public {
+        _useTokenBond(5 ether);
+        MockERC20 other = new MockERC20("Other", "OTH");
+        other.mint(disputer, 1000 ether);
+        vm.prank(disputer);
+        other.approve(address(oracle), type(uint256).max);
+        bytes32 id = _askAndPropose(0);
+        vm.prank(owner);
+        oracle.setBond(address(other), 5 ether); // same amount, a token worth far more
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.UnexpectedBond.selector, address(other), 5 ether));
+        _disputeToken(id, 5 ether);
+        assertEq(other.balanceOf(disputer), 1000 ether);
+    }
+
+    function test_RevertWhen_DisputeEthBondSwitchedToToken() public {
+        bytes32 id = _askAndPropose(0);
+        _useTokenBond(1 ether);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.UnexpectedBond.selector, address(token), 1 ether));
+        _disputeEth(id);
+        assertEq(token.balanceOf(disputer), 1000 ether);
+    }
+
+    function test_RevertWhen_DisputeEthMaxBelowBond() public {
+        bytes32 id = _askAndPropose(0);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.UnexpectedBond.selector, address(0), BOND));
+        vm.prank(disputer);
+        oracle.dispute{value: BOND}(id, address(0), BOND - 1);
+    }
+
+    function testFuzz_Dispute_NeverChargesAboveMax(uint96 configured, uint96 maxBond) public {
+        configured = uint96(bound(configured, 1, 1000 ether));
+        _useTokenBond(configured);
+        bytes32 id = _askAndPropose(0);
+        if (configured > maxBond) {
+            vm.expectRevert(abi.encodeWithSelector(IAgentOracle.UnexpectedBond.selector, address(token), configured));
+        }
+        _disputeToken(id, maxBond);
+        uint256 paid = 1000 ether - token.balanceOf(disputer);
+        assertLe(paid, maxBond);
+        assertEq(paid, configured > maxBond ? 0 : configured);
     }
 
     function testFuzz_Dispute_Window(uint32 elapsed) public {
@@ -91,14 +147,14 @@ contract AgentOracleDisputesTest is OracleBase {
         bytes32 id = _askProposeDispute(0);
         vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidStatus.selector, id, IAgentOracle.Status.Disputed));
         vm.prank(stranger);
-        oracle.dispute{value: BOND}(id);
+        oracle.dispute{value: BOND}(id, address(0), BOND);
     }
 
     function test_RevertWhen_DisputeWrongEthValue() public {
         bytes32 id = _askAndPropose(0);
         vm.expectRevert(abi.encodeWithSelector(IAgentOracle.IncorrectBondValue.selector, BOND - 1, BOND));
         vm.prank(disputer);
-        oracle.dispute{value: BOND - 1}(id);
+        oracle.dispute{value: BOND - 1}(id, address(0), BOND);
     }
 
     function test_RevertWhen_DisputeEthSentWithTokenBond() public {
@@ -106,7 +162,7 @@ contract AgentOracleDisputesTest is OracleBase {
         bytes32 id = _askAndPropose(0);
         vm.expectRevert(abi.encodeWithSelector(IAgentOracle.IncorrectBondValue.selector, 1, 0));
         vm.prank(disputer);
-        oracle.dispute{value: 1}(id);
+        oracle.dispute{value: 1}(id, address(token), 5 ether);
     }
 
     function test_RevertWhen_DisputeFeeOnTransferToken() public {
@@ -115,7 +171,7 @@ contract AgentOracleDisputesTest is OracleBase {
         bytes32 id = _askAndPropose(0);
         vm.expectRevert(abi.encodeWithSelector(IAgentOracle.BondTransferMismatch.selector, 9.9 ether, 10 ether));
         vm.prank(disputer);
-        oracle.dispute(id);
+        oracle.dispute(id, address(token), 10 ether);
     }
 
     function test_RevertWhen_DisputeTokenNotApproved() public {
@@ -127,7 +183,7 @@ contract AgentOracleDisputesTest is OracleBase {
             abi.encodeWithSelector(IAgentOracle.TransferFailed.selector, address(token), address(oracle), 5 ether)
         );
         vm.prank(disputer);
-        oracle.dispute(id);
+        oracle.dispute(id, address(token), 5 ether);
     }
 
     function test_RevertWhen_DisputeTokenReturnsFalse() public {
@@ -137,17 +193,7 @@ contract AgentOracleDisputesTest is OracleBase {
         bytes32 id = _askAndPropose(0);
         vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TransferFailed.selector, address(f), address(oracle), 1));
         vm.prank(disputer);
-        oracle.dispute(id);
-    }
-
-    function test_RevertWhen_DisputeBondTokenHasNoCode() public {
-        address notAToken = makeAddr("notAToken");
-        vm.prank(owner);
-        oracle.setBond(notAToken, 1);
-        bytes32 id = _askAndPropose(0);
-        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TransferFailed.selector, notAToken, address(oracle), 1));
-        vm.prank(disputer);
-        oracle.dispute(id);
+        oracle.dispute(id, address(f), 1);
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -171,6 +217,19 @@ contract AgentOracleDisputesTest is OracleBase {
         assertEq(oracle.credits(treasury, address(0)), BOND);
         assertEq(oracle.credits(disputer, address(0)), 0);
         assertEq(oracle.getDispute(id).disputer, address(0));
+    }
+
+    function test_RevertWhen_RulingAfterUint32Time() public {
+        bytes32 id = _askProposeDispute(1);
+        uint256 late = uint256(type(uint32).max) + 1;
+        vm.warp(late);
+        vm.startPrank(arbiter);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TimeOverflow.selector, late));
+        oracle.confirm(id);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TimeOverflow.selector, late));
+        oracle.overturn(id, 0);
+        vm.stopPrank();
+        assertEq(oracle.getQuestion(id).proofHash, PROOF);
     }
 
     function test_RevertWhen_ConfirmCallerNotArbiter() public {

@@ -5,7 +5,7 @@ import {OracleBase} from "./utils/OracleBase.sol";
 import {AgentOracle} from "../src/AgentOracle.sol";
 import {IAgentOracle} from "../src/interfaces/IAgentOracle.sol";
 import {QuestionLib} from "../src/libraries/QuestionLib.sol";
-import {MockConsumer, EthRejecter} from "./mocks/MockConsumer.sol";
+import {MockConsumer, EthRejecter, GasHungryConsumer} from "./mocks/MockConsumer.sol";
 import {Vm} from "forge-std/Vm.sol";
 
 /// @notice Requests, proposals, finality by time, settlement, withdrawals and views.
@@ -44,9 +44,31 @@ contract AgentOracleTest is OracleBase {
         new AgentOracle(owner, address(0), address(0), BOND, MIN_LIVENESS);
     }
 
+    function test_RevertWhen_ConstructorTreasuryIsTheOracle() public {
+        address next = vm.computeCreateAddress(address(this), vm.getNonce(address(this)));
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidTreasury.selector, next));
+        new AgentOracle(owner, next, address(0), BOND, MIN_LIVENESS);
+    }
+
     function test_RevertWhen_ConstructorMinLivenessTooLong() public {
-        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.ValueOutOfRange.selector, 90 days + 1, 0, 90 days));
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.ValueOutOfRange.selector, 90 days + 1, 30, 90 days));
         new AgentOracle(owner, treasury, address(0), BOND, 90 days + 1);
+    }
+
+    function test_RevertWhen_ConstructorMinLivenessZero() public {
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.ValueOutOfRange.selector, 0, 30, 90 days));
+        new AgentOracle(owner, treasury, address(0), BOND, 0);
+    }
+
+    function test_RevertWhen_ConstructorBondZero() public {
+        vm.expectRevert(IAgentOracle.ZeroBond.selector);
+        new AgentOracle(owner, treasury, address(0), 0, MIN_LIVENESS);
+    }
+
+    function test_RevertWhen_ConstructorBondTokenHasNoCode() public {
+        address notAToken = makeAddr("notAToken");
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidBondToken.selector, notAToken));
+        new AgentOracle(owner, treasury, notAToken, BOND, MIN_LIVENESS);
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -101,7 +123,7 @@ contract AgentOracleTest is OracleBase {
     }
 
     function test_Request_LivenessBelowMinimumIsRaisedAtProposal() public {
-        bytes32 id = _askWith(2, 0, 1, address(0));
+        bytes32 id = _askWith(2, 0, 30, address(0));
         _propose(id, 0);
         assertEq(oracle.getQuestion(id).deadline, T0 + MIN_LIVENESS);
     }
@@ -117,7 +139,7 @@ contract AgentOracleTest is OracleBase {
     ) public {
         vm.assume(text.length > 0);
         outcomes = uint16(bound(outcomes, 2, 256));
-        liveness = uint32(bound(liveness, 0, 90 days));
+        liveness = uint32(bound(liveness, 30, 90 days));
         vm.recordLogs();
         vm.prank(who);
         bytes32 id = oracle.request(text, outcomes, earliest, liveness, callback, salt);
@@ -159,8 +181,31 @@ contract AgentOracleTest is OracleBase {
     }
 
     function test_RevertWhen_RequestLivenessAboveMax() public {
-        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidLiveness.selector, 90 days + 1, 90 days));
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidLiveness.selector, 90 days + 1, 30, 90 days));
         oracle.request(TEXT, 2, 0, 90 days + 1, address(0), bytes32(0));
+    }
+
+    function test_RevertWhen_RequestLivenessZero() public {
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidLiveness.selector, 0, 30, 90 days));
+        oracle.request(TEXT, 2, 0, 0, address(0), bytes32(0));
+    }
+
+    function testFuzz_RevertWhen_RequestLivenessOutOfRange(uint32 liveness) public {
+        vm.assume(liveness < 30 || liveness > 90 days);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidLiveness.selector, liveness, 30, 90 days));
+        oracle.request(TEXT, 2, 0, liveness, address(0), bytes32(0));
+    }
+
+    /// @dev Even the shortest allowed request leaves a window after the proposal's block: a dispute one block
+    /// (12 seconds) later still lands.
+    function test_Request_ShortestLivenessIsStillDisputable() public {
+        vm.prank(owner);
+        oracle.setMinLiveness(30);
+        bytes32 id = _askWith(2, 0, 30, address(0));
+        _propose(id, 0);
+        vm.warp(T0 + 12);
+        _disputeEth(id);
+        assertEq(_status(id), IAgentOracle.Status.Disputed);
     }
 
     function test_RevertWhen_RequestQuestionExists() public {
@@ -299,6 +344,32 @@ contract AgentOracleTest is OracleBase {
         bytes32 id = _ask();
         vm.expectRevert(abi.encodeWithSelector(IAgentOracle.InvalidOutcome.selector, id, 2));
         _propose(id, 2);
+    }
+
+    /// @dev The review's finding: near 2^32 the deadline's overflow bit landed in the stored proof hash.
+    function test_RevertWhen_ProposeDeadlineBeyondUint32() public {
+        uint256 start = uint256(type(uint32).max) - 1 hours;
+        vm.warp(start);
+        bytes32 id = _ask();
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TimeOverflow.selector, start + LIVENESS));
+        _propose(id, 0);
+        assertEq(_status(id), IAgentOracle.Status.Requested);
+    }
+
+    function testFuzz_Propose_DeadlineFitsOrReverts(uint32 liveness, uint256 at) public {
+        liveness = uint32(bound(liveness, MIN_LIVENESS, 90 days));
+        at = bound(at, uint256(type(uint32).max) - 100 days, uint256(type(uint32).max));
+        vm.warp(at);
+        bytes32 id = _askWith(2, 0, liveness, address(0));
+        if (at + liveness > type(uint32).max) {
+            vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TimeOverflow.selector, at + liveness));
+            _propose(id, 0);
+        } else {
+            _propose(id, 0);
+            IAgentOracle.QuestionView memory q = oracle.getQuestion(id);
+            assertEq(q.deadline, at + liveness);
+            assertEq(q.proofHash, PROOF);
+        }
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -448,7 +519,7 @@ contract AgentOracleTest is OracleBase {
         vm.expectEmit(address(oracle));
         emit IAgentOracle.Settled(id, address(c), 1, false);
         oracle.settle(id);
-        assertTrue(oracle.getQuestion(id).settled);
+        assertFalse(oracle.getQuestion(id).settled, "a failed callback leaves the question open for a retry");
     }
 
     function test_Settle_RecordsGasBurningCallback() public {
@@ -471,7 +542,92 @@ contract AgentOracleTest is OracleBase {
         uint256 before = gasleft();
         oracle.settle{gas: 1_000_000}(id);
         assertLt(before - gasleft(), 700_000);
+        assertFalse(oracle.getQuestion(id).settled);
+    }
+
+    /// @dev The review's finding: a callback that failed once could never be retried.
+    function test_Settle_RetriesAFailedCallback() public {
+        MockConsumer c = new MockConsumer(address(oracle));
+        c.setMode(MockConsumer.Mode.Revert);
+        bytes32 id = _askWith(2, 0, LIVENESS, address(c));
+        _propose(id, 1);
+        vm.warp(T0 + LIVENESS);
+        oracle.settle(id);
+        c.setMode(MockConsumer.Mode.Succeed);
+        vm.expectEmit(address(oracle));
+        emit IAgentOracle.Settled(id, address(c), 1, true);
+        vm.prank(stranger);
+        oracle.settle(id);
+        assertEq(c.calls(), 1);
+        assertEq(c.lastOutcome(), 1);
         assertTrue(oracle.getQuestion(id).settled);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.AlreadySettled.selector, id));
+        oracle.settle(id);
+    }
+
+    function test_Settle_ReentrantCallbackIsDeliveredOnce() public {
+        MockConsumer c = new MockConsumer(address(oracle));
+        c.setMode(MockConsumer.Mode.Reenter);
+        bytes32 id = _askWith(2, 0, LIVENESS, address(c));
+        _propose(id, 0);
+        vm.warp(T0 + LIVENESS);
+        vm.expectEmit(address(oracle));
+        emit IAgentOracle.Settled(id, address(c), 0, true);
+        oracle.settle(id);
+        assertEq(c.calls(), 1);
+        assertEq(c.reentryError(), abi.encodeWithSelector(IAgentOracle.AlreadySettled.selector, id));
+        assertTrue(oracle.getQuestion(id).settled);
+    }
+
+    function test_Settle_ReentrantFailingCallbackCanBeRetried() public {
+        MockConsumer c = new MockConsumer(address(oracle));
+        c.setMode(MockConsumer.Mode.ReenterThenRevert);
+        bytes32 id = _askWith(2, 0, LIVENESS, address(c));
+        _propose(id, 0);
+        vm.warp(T0 + LIVENESS);
+        vm.recordLogs();
+        oracle.settle(id);
+        assertEq(vm.getRecordedLogs().length, 1, "one Settled(false), none from the nested call");
+        assertFalse(oracle.getQuestion(id).settled);
+        c.setMode(MockConsumer.Mode.Succeed);
+        oracle.settle(id);
+        assertEq(c.calls(), 1);
+        assertTrue(oracle.getQuestion(id).settled);
+    }
+
+    /// @dev A call to an address without code "succeeds" without running anything: that is no delivery, e.g. a
+    /// consumer deployed later at a precomputed address.
+    function test_Settle_CallbackWithoutCodeIsRetriedOnceDeployed() public {
+        address later = vm.computeCreateAddress(address(this), vm.getNonce(address(this)));
+        bytes32 id = _askWith(2, 0, LIVENESS, later);
+        _propose(id, 1);
+        vm.warp(T0 + LIVENESS);
+        vm.expectEmit(address(oracle));
+        emit IAgentOracle.Settled(id, later, 1, false);
+        oracle.settle(id);
+        assertFalse(oracle.getQuestion(id).settled);
+        MockConsumer c = new MockConsumer(address(oracle));
+        assertEq(address(c), later);
+        oracle.settle(id);
+        assertEq(c.calls(), 1);
+        assertTrue(oracle.getQuestion(id).settled);
+    }
+
+    /// @dev Whatever gas a caller gives, it either reverts or the callback runs with its whole allowance: a retry
+    /// cannot be griefed into a failure by starving the callback.
+    function testFuzz_Settle_CallbackAlwaysGetsItsAllowance(uint256 gas_) public {
+        GasHungryConsumer c = new GasHungryConsumer(450_000); // the default allowance is 500,000
+        bytes32 id = _askWith(2, 0, LIVENESS, address(c));
+        _propose(id, 0);
+        vm.warp(T0 + LIVENESS);
+        gas_ = bound(gas_, 400_000, 700_000);
+        try oracle.settle{gas: gas_}(id) {
+            assertEq(c.calls(), 1, "a settle that returns has delivered");
+            assertTrue(oracle.getQuestion(id).settled);
+        } catch (bytes memory reason) {
+            assertEq(bytes4(reason), IAgentOracle.InsufficientGasForCallback.selector);
+            assertFalse(oracle.getQuestion(id).settled);
+        }
     }
 
     function test_Settle_AfterArbiterResolution() public {
@@ -538,7 +694,7 @@ contract AgentOracleTest is OracleBase {
         _useTokenBond(7 ether);
         bytes32 id = _askAndPropose(0);
         vm.prank(disputer);
-        oracle.dispute(id);
+        oracle.dispute(id, address(token), 7 ether);
         vm.prank(arbiter);
         oracle.confirm(id);
         vm.prank(treasury);
@@ -551,7 +707,7 @@ contract AgentOracleTest is OracleBase {
         token.setReturnNothing(true);
         bytes32 id = _askAndPropose(0);
         vm.prank(disputer);
-        oracle.dispute(id);
+        oracle.dispute(id, address(token), 7 ether);
         vm.prank(arbiter);
         oracle.overturn(id, 1);
         vm.prank(disputer);
@@ -590,6 +746,41 @@ contract AgentOracleTest is OracleBase {
         IAgentOracle.QuestionView memory q = oracle.getQuestion(bytes32("x"));
         assertEq(q.status, IAgentOracle.Status.None);
         assertEq(q.outcomeCount, 0);
+    }
+
+    /// @dev What docs/contracts.md says `deadline` is for final questions: the deadline that passed when final by
+    /// time (equal to `finalizedAt`), zero when final by a ruling or a manual resolution.
+    function test_GetQuestion_DeadlineOfFinalQuestions() public {
+        bytes32 byTime = _askAndPropose(0);
+        bytes32 byRuling = _ask(bytes32("r"));
+        _propose(byRuling, 0);
+        _disputeEth(byRuling);
+        vm.warp(T0 + 1 days);
+        vm.prank(arbiter);
+        oracle.confirm(byRuling);
+        IAgentOracle.QuestionView memory q = oracle.getQuestion(byTime);
+        assertEq(q.status, IAgentOracle.Status.Final);
+        assertEq(q.deadline, T0 + LIVENESS);
+        assertEq(q.finalizedAt, T0 + LIVENESS);
+        q = oracle.getQuestion(byRuling);
+        assertEq(q.status, IAgentOracle.Status.Final);
+        assertEq(q.deadline, 0);
+        assertEq(q.finalizedAt, T0 + 1 days);
+    }
+
+    /// @dev A flagged question shows the fields of the status it was flagged in, with the deadline not yet extended.
+    function test_GetQuestion_FlaggedShowsTheFrozenProposal() public {
+        bytes32 id = _askAndPropose(1);
+        vm.warp(T0 + 1 hours);
+        vm.prank(owner);
+        oracle.flag(id);
+        vm.warp(T0 + 1 days);
+        IAgentOracle.QuestionView memory q = oracle.getQuestion(id);
+        assertEq(q.status, IAgentOracle.Status.Flagged);
+        assertEq(q.outcome, 1);
+        assertEq(q.proposer, reporter);
+        assertEq(q.deadline, T0 + LIVENESS);
+        assertEq(q.finalizedAt, 0);
     }
 
     function test_Views_Roles() public view {

@@ -198,8 +198,13 @@ def _deployment_option(function: Any) -> Any:
     default=None,
     help="Where to write the deployment file (default: chain.deployment_file).",
 )
-@click.option("--min-liveness", type=click.IntRange(0, 90 * 86400), default=7200, show_default=True)
-@click.option("--bond-wei", type=click.IntRange(0, 2**96 - 1), default=0, show_default=True)
+# 30 seconds is the contract's LIVENESS_FLOOR; it rejects a zero bond.
+@click.option(
+    "--min-liveness", type=click.IntRange(30, 90 * 86400), default=7200, show_default=True
+)
+@click.option(
+    "--bond-wei", type=click.IntRange(1, 2**96 - 1), default=10**17, show_default="0.1 ETH"
+)
 @click.option("--bond-token", default=None, help="ERC-20 bond token (default: ETH).")
 @click.option("--treasury", default=None, help="Receives forfeited bonds (default: the signer).")
 @click.option("--owner", default=None, help="Owner after deployment (default: the signer).")
@@ -259,10 +264,10 @@ def chain_deploy(
 @click.option("--outcomes", type=click.IntRange(2, 256), default=2, show_default=True)
 @click.option(
     "--liveness",
-    type=click.IntRange(0, 90 * 86400),
-    default=0,
+    type=click.IntRange(30, 90 * 86400),
+    default=30,
     show_default=True,
-    help="Challenge window in seconds (raised to the contract's minimum).",
+    help="Challenge window in seconds (raised to the contract's minimum: 30 means the minimum).",
 )
 @click.option("--callback", default=ZERO_ADDRESS, help="Contract notified by settle.")
 def chain_ask(

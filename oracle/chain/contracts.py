@@ -41,6 +41,8 @@ from oracle.chain.revert import ErrorDecoder
 from oracle.chain.rpc import RpcPool, Web3
 
 INVALID_OUTCOME = 65535
+LIVENESS_FLOOR = 30  # seconds: the shortest liveness, requested or minimum, the contract accepts
+MAX_LIVENESS = 90 * 86400
 YES_INDEX = 0
 NO_INDEX = 1
 ORACLE = "AgentOracle"

@@ -21,6 +21,7 @@ from web3 import Web3
 from oracle.chain.contracts import (
     ADAPTER,
     CONDITIONAL_TOKENS,
+    LIVENESS_FLOOR,
     ORACLE,
     AgentOracle,
     Deployment,
@@ -33,6 +34,9 @@ from oracle.chain.intents import Intent, IntentState
 from oracle.chain.txmanager import TxManager, TxRequest
 
 ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
+# The dispute bond when none is given: 0.1 ETH, as in contracts/script/Deploy.s.sol
+# (the contract rejects a zero bond).
+DEFAULT_BOND_WEI = 10**17
 _OFFLINE = Web3()
 
 
@@ -74,7 +78,7 @@ async def deploy_contracts(
     owner: str | None = None,
     treasury: str | None = None,
     bond_token: str = ZERO_ADDRESS,
-    bond_amount: int = 0,
+    bond_amount: int = DEFAULT_BOND_WEI,
     min_liveness: int = 7200,
     reporters: Sequence[str] | None = None,
     conditional_tokens: str | None = None,
@@ -174,11 +178,15 @@ async def ask(
     text: str,
     earliest_time: int,
     outcomes: int = 2,
-    liveness: int = 0,
+    liveness: int = LIVENESS_FLOOR,
     callback: str = ZERO_ADDRESS,
     salt: bytes | None = None,
 ) -> Asked:
-    """Ask a question (`request`); returns its id once the request is confirmed."""
+    """Ask a question (`request`); returns its id once the request is confirmed.
+
+    `liveness` is raised to the contract's minimum, so the default (the contract's floor,
+    30 seconds) means "the minimum liveness".
+    """
     oracle = AgentOracle(manager.pool, oracle_address)
     salt = salt if salt is not None else secrets.token_bytes(32)
     raw = text.encode("utf-8")

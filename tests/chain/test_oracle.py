@@ -16,6 +16,8 @@ from oracle.chain.contracts import (
     ADAPTER,
     CONDITIONAL_TOKENS,
     INVALID_OUTCOME,
+    LIVENESS_FLOOR,
+    MAX_LIVENESS,
     ORACLE,
     AgentOracle,
     ConditionalTokens,
@@ -27,7 +29,7 @@ from oracle.chain.contracts import (
     proof_hash,
     question_id,
 )
-from oracle.chain.deploy import ask
+from oracle.chain.deploy import DEFAULT_BOND_WEI, ask
 from oracle.chain.eip712 import SignedProposal, batch_typed_data, digest, proposal_typed_data
 from oracle.chain.intents import InMemoryIntentStore, Intent, IntentState
 from oracle.chain.keys import LocalSigner
@@ -64,6 +66,10 @@ def test_deploy_ask_and_read(anvil_factory: AnvilFactory) -> None:
             oracle = AgentOracle(manager.pool, deployment.address(ORACLE))
             assert await oracle.has_role(REPORTER, Role.REPORTER)
             assert await oracle.read("primaryReporter") == REPORTER
+            # The Python side's bounds and defaults are the contract's.
+            assert await oracle.read("LIVENESS_FLOOR") == LIVENESS_FLOOR
+            assert await oracle.read("MAX_LIVENESS") == MAX_LIVENESS
+            assert await oracle.read("bond") == (ZERO, DEFAULT_BOND_WEI)
             asked = await ask(
                 manager, oracle.address, text="Will it rain?", earliest_time=FAR_PAST, liveness=60
             )
@@ -143,10 +149,10 @@ def test_market_source_checkpoint_restart_and_reorg(
             # A question inside the confirmation window is reorged out, another one is asked.
             contract = AgentOracle(manager.pool, oracle)
             lost = question_id(
-                REPORTER, b"reorged away", outcome_count=2, earliest_time=FAR_PAST, liveness=0,
+                REPORTER, b"reorged away", outcome_count=2, earliest_time=FAR_PAST, liveness=60,
                 callback=ZERO, salt=bytes(32),
             )  # fmt: skip
-            data = contract.encode("request", b"reorged away", 2, FAR_PAST, 0, ZERO, bytes(32))
+            data = contract.encode("request", b"reorged away", 2, FAR_PAST, 60, ZERO, bytes(32))
             await manager.send(TxRequest(key="lost", to=oracle, data=data))
             anvil.mine()
             assert (await contract.get_question(lost)).exists

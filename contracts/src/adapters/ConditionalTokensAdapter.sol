@@ -47,13 +47,18 @@ contract ConditionalTokensAdapter is IConditionalTokensAdapter {
     /// @inheritdoc IOracleConsumer
     function onOracleResult(bytes32 questionId, uint16 outcome) external {
         if (msg.sender != address(oracle)) revert NotOracle(msg.sender);
-        _report(questionId, outcome);
+        // Already reported through `resolve`: the result is delivered, so let settlement complete (a revert would
+        // leave the question open to retries that can never succeed).
+        (uint16 outcomeCount, bytes32 conditionId) = _condition(questionId);
+        if (conditionalTokens.payoutDenominator(conditionId) != 0) return;
+        _report(questionId, outcome, outcomeCount, conditionId);
     }
 
     /// @inheritdoc IConditionalTokensAdapter
     function resolve(bytes32 questionId) external {
         (uint16 outcome,,) = oracle.finalResult(questionId);
-        _report(questionId, outcome);
+        (uint16 outcomeCount, bytes32 conditionId) = _condition(questionId);
+        _report(questionId, outcome, outcomeCount, conditionId);
     }
 
     /// @inheritdoc IConditionalTokensAdapter
@@ -61,9 +66,13 @@ contract ConditionalTokensAdapter is IConditionalTokensAdapter {
         return PayoutLib.payouts(outcomeCount, outcome);
     }
 
-    function _report(bytes32 questionId, uint16 outcome) internal {
-        uint16 outcomeCount = oracle.getQuestion(questionId).outcomeCount;
-        bytes32 conditionId = conditionalTokens.getConditionId(address(this), questionId, outcomeCount);
+    /// @dev The question's outcome count and the id of its condition with this adapter as oracle.
+    function _condition(bytes32 questionId) internal view returns (uint16 outcomeCount, bytes32 conditionId) {
+        outcomeCount = oracle.getQuestion(questionId).outcomeCount;
+        conditionId = conditionalTokens.getConditionId(address(this), questionId, outcomeCount);
+    }
+
+    function _report(bytes32 questionId, uint16 outcome, uint16 outcomeCount, bytes32 conditionId) internal {
         if (outcomeCount == 0 || conditionalTokens.getOutcomeSlotCount(conditionId) == 0) {
             revert ConditionNotPrepared(conditionId);
         }

@@ -31,7 +31,7 @@ interface IAgentOracle {
         Reporter, // 0: may propose answers
         Operator, // 1: signs proposals in multi-operator mode (EIP-712)
         Arbiter, // 2: settles disputes
-        Pauser // 3: may pause requests and proposals
+        Pauser // 3: may pause proposals (requests, disputes, rulings, settlement and withdrawals are never paused)
     }
 
     /// @notice The arbiter's ruling on a dispute.
@@ -49,8 +49,17 @@ interface IAgentOracle {
     }
 
     /// @notice Everything known about a question, as returned by `getQuestion`.
-    /// @dev `earliestTime` is only meaningful in `Requested`, `deadline` in `Proposed`/`Disputed`, `finalizedAt`
-    /// in `Final`. `outcome`, `proposer` and `proofHash` are zero until a proposal is made.
+    /// @dev Fields by status (a `Flagged` question shows those of the status it was flagged in, its deadline not yet
+    /// extended):
+    /// - `earliestTime`: set in `Requested` (0 = at once; always 0 after a `reopen`), else 0.
+    /// - `deadline`: in `Proposed` and `Disputed`, the proposal's deadline (extended by `unflag`). In `Final`, the
+    /// deadline that passed if the answer became final by time (then equal to `finalizedAt`), 0 if it became final
+    /// by an arbiter's ruling or a manual resolution. 0 in `Requested`.
+    /// - `finalizedAt`: set in `Final` only.
+    /// - `outcome`, `proposer`, `proofHash`: zero until a proposal is made, zero again after `reopen`; `proposer` and
+    /// `proofHash` are zero after `overturn` and `resolveManually`, kept by `confirm`.
+    /// - `settled`: `settle` delivered the result (the callback succeeded, or there is none); false after a failed
+    /// callback, which `settle` may retry.
     struct QuestionView {
         Status status;
         uint16 outcomeCount;
@@ -120,8 +129,10 @@ interface IAgentOracle {
     /// and `outcome` is the rejected proposal's outcome.
     event DisputeResolved(bytes32 indexed questionId, address indexed arbiter, Ruling ruling, uint16 outcome);
 
-    /// @notice `settle` recorded a final result and, if a callback is set, called it.
-    /// @param callbackSucceeded False when the callback reverted or ran out of its gas allowance.
+    /// @notice `settle` ran for a final question: it called the callback, if one is set.
+    /// @param callbackSucceeded False when the callback reverted, ran out of its gas allowance or has no code; the
+    /// question then stays unsettled and `settle` may be called again. True (always, without a callback) marks the
+    /// question settled.
     event Settled(bytes32 indexed questionId, address indexed callback, uint16 outcome, bool callbackSucceeded);
 
     /// @notice A dispute bond was credited back to the disputer (withdraw with `withdraw`).
@@ -213,8 +224,8 @@ interface IAgentOracle {
     error EmptyText();
     /// @notice The outcome count is not in [2, 256].
     error InvalidOutcomeCount(uint256 outcomeCount);
-    /// @notice The liveness is above `MAX_LIVENESS`.
-    error InvalidLiveness(uint32 liveness, uint32 maxLiveness);
+    /// @notice A requested liveness outside `[LIVENESS_FLOOR, MAX_LIVENESS]`.
+    error InvalidLiveness(uint32 liveness, uint32 minLiveness, uint32 maxLiveness);
     /// @notice A question with this id exists already.
     error QuestionExists(bytes32 questionId);
     /// @notice The question is not in a status that allows the call.
@@ -241,18 +252,30 @@ interface IAgentOracle {
     error InsufficientSignatures(uint256 count, uint256 threshold);
     /// @notice The ETH sent with a dispute differs from the required bond.
     error IncorrectBondValue(uint256 sent, uint256 required);
+    /// @notice The configured bond (`token`, `amount`) is not in the token the disputer named or exceeds its
+    /// `maxBond`.
+    error UnexpectedBond(address token, uint96 amount);
     /// @notice The contract received a different amount of bond tokens than required (fee-on-transfer token).
     error BondTransferMismatch(uint256 received, uint256 required);
     /// @notice An overturn with the proposal's own outcome (use `confirm`).
     error SameOutcome(uint16 outcome);
     /// @notice The question has been reopened the maximum number of times (15); confirm or overturn instead.
     error RoundLimitReached(bytes32 questionId);
-    /// @notice `settle` was called already for this question.
+    /// @notice `settle` already delivered this question's result (or it has no callback and was settled).
     error AlreadySettled(bytes32 questionId);
     /// @notice `settle` was given too little gas to honour the callback's gas allowance.
     error InsufficientGasForCallback(uint256 available, uint256 required);
     /// @notice The account has no credit in that token.
     error NothingToWithdraw(address account, address token);
+    /// @notice A time to store (deadline, finalization or flag time) does not fit the packed `uint32` time fields
+    /// (from February 2106 on).
+    error TimeOverflow(uint256 time);
+    /// @notice The oracle itself as treasury: its credits could never be withdrawn.
+    error InvalidTreasury(address treasury);
+    /// @notice A zero dispute bond: free disputes would freeze any answer until the arbiter acts.
+    error ZeroBond();
+    /// @notice A bond token without code, or one that does not answer `balanceOf`: every dispute would revert.
+    error InvalidBondToken(address token);
     /// @notice An ETH or token transfer failed.
     error TransferFailed(address token, address to, uint256 amount);
     /// @notice `resolveManually` before the safety period has passed.
@@ -263,8 +286,8 @@ interface IAgentOracle {
     // ------------------------------------------------------------------------------------------------------------
 
     /// @notice Asks a question. The id is derived from the caller and every parameter, so nobody else can take it.
-    /// @dev Works while paused (only proposals are paused). `liveness` may not exceed `MAX_LIVENESS`; a proposal's
-    /// window is `max(liveness, minLiveness)` with the minimum in force when the proposal is made.
+    /// @dev Works while paused (only proposals are paused). `liveness` must lie in `[LIVENESS_FLOOR, MAX_LIVENESS]`;
+    /// a proposal's window is `max(liveness, minLiveness)` with the minimum in force when the proposal is made.
     /// @param text The question text; emitted in `QuestionRequested`, never stored.
     /// @param outcomeCount Number of outcomes, 2 (binary: 0 = YES, 1 = NO) to 256 (categorical).
     /// @param earliestTime Earliest timestamp at which a proposal is accepted (0 = at once).
@@ -308,10 +331,15 @@ interface IAgentOracle {
     // Disputes, settlement, payments
     // ------------------------------------------------------------------------------------------------------------
 
-    /// @notice Disputes a proposal during its window by posting the current bond (ETH as `msg.value`, or an ERC-20
-    /// pulled with `transferFrom` after approval). Works while paused.
+    /// @notice Disputes a proposal during its window by posting the bond configured when the transaction executes
+    /// (ETH as `msg.value`, or an ERC-20 pulled with `transferFrom` after approval). Works while paused.
+    /// @dev `bondToken` and `maxBond` bound what the disputer pays, so a `setBond` mined first can neither switch the
+    /// token nor raise the amount above what the disputer accepted (reverts `UnexpectedBond`); a lowered bond is
+    /// charged as lowered. With an ETH bond `msg.value` must equal the bond exactly (else `IncorrectBondValue`).
     /// @param questionId The question.
-    function dispute(bytes32 questionId) external payable;
+    /// @param bondToken The bond token the disputer expects (zero for ETH).
+    /// @param maxBond The most the disputer pays.
+    function dispute(bytes32 questionId, address bondToken, uint96 maxBond) external payable;
 
     /// @notice Arbiter: the disputed proposal stands and is final now; the bond is credited to the treasury.
     /// @param questionId The question.
@@ -327,8 +355,14 @@ interface IAgentOracle {
     /// @param questionId The question.
     function reopen(bytes32 questionId) external;
 
-    /// @notice Anyone: marks a final question settled and pushes the result to its callback with a gas allowance
-    /// of `callbackGasLimit`. A failing callback never reverts settlement; `Settled` records the failure.
+    /// @notice Anyone: pushes a final question's result to its callback with a gas allowance of `callbackGasLimit`
+    /// and marks the question settled once the callback succeeded (at once without a callback). A failing callback
+    /// never reverts `settle`: `Settled(…, false)` records it and the question stays unsettled, so `settle` can be
+    /// retried (e.g. after the consumer is fixed or deployed) until it succeeds once; then it reverts
+    /// `AlreadySettled`. The consumer can always pull the result with `finalResult` instead.
+    /// @dev Reverts `InsufficientGasForCallback` unless the callback can get its whole allowance, so a caller cannot
+    /// make it fail by starving it. The settled bit is set before the call, so a re-entering callback cannot be
+    /// delivered twice.
     /// @param questionId The question.
     function settle(bytes32 questionId) external;
 
@@ -351,7 +385,8 @@ interface IAgentOracle {
     function unflag(bytes32 questionId) external;
 
     /// @notice Owner: resolves a flagged question once the safety period has passed. An open dispute's bond is
-    /// refunded when `outcome` differs from the disputed proposal, forfeited otherwise.
+    /// always refunded to its disputer, whatever the outcome: the emergency path is no ruling on the dispute, so the
+    /// owner can never forfeit a bond through it (to punish a frivolous dispute, `unflag` and let the arbiter rule).
     /// @param questionId The question.
     /// @param outcome Outcome index or `INVALID_OUTCOME`.
     function resolveManually(bytes32 questionId, uint16 outcome) external;
@@ -390,20 +425,21 @@ interface IAgentOracle {
     function setPrimaryReporter(address account) external;
 
     /// @notice Owner: sets the minimum liveness applied to new proposals.
-    /// @param minLiveness Seconds, at most `MAX_LIVENESS`.
+    /// @param minLiveness Seconds, from `LIVENESS_FLOOR` to `MAX_LIVENESS`.
     function setMinLiveness(uint32 minLiveness) external;
 
-    /// @notice Owner: sets the bond for new disputes.
-    /// @param token The bond token (zero for ETH).
-    /// @param amount The bond amount.
+    /// @notice Owner: sets the bond for new disputes (open disputes keep theirs).
+    /// @param token The bond token (zero for ETH); a token must have code and answer `balanceOf`.
+    /// @param amount The bond amount, not zero.
     function setBond(address token, uint96 amount) external;
 
-    /// @notice Owner: sets the treasury that receives forfeited bonds.
-    /// @param newTreasury The treasury, not zero.
+    /// @notice Owner: sets the treasury that receives bonds the arbiter forfeits (`confirm`), from the next ruling on.
+    /// @param newTreasury The treasury, neither zero nor the oracle itself.
     function setTreasury(address newTreasury) external;
 
-    /// @notice Owner: sets the gas allowance of settlement callbacks.
-    /// @param gasLimit Gas, at most 10,000,000.
+    /// @notice Owner: sets the gas allowance of settlement callbacks (a callback that failed for lack of gas can be
+    /// retried with `settle` after a raise).
+    /// @param gasLimit Gas, from 50,000 to 10,000,000.
     function setCallbackGasLimit(uint32 gasLimit) external;
 
     /// @notice Owner: sets the multi-operator threshold k (0 turns multi-operator mode off).
@@ -421,6 +457,11 @@ interface IAgentOracle {
     /// @notice The outcome value meaning "the question cannot be resolved": 65535.
     /// @return The sentinel.
     function INVALID_OUTCOME() external view returns (uint16);
+
+    /// @notice The shortest allowed liveness, requested or minimum: 30 seconds, so that an answer is never final in
+    /// the block of its proposal and a dispute can land in a later block.
+    /// @return Seconds.
+    function LIVENESS_FLOOR() external view returns (uint32);
 
     /// @notice The longest allowed liveness: 90 days.
     /// @return Seconds.
@@ -442,9 +483,10 @@ interface IAgentOracle {
         view
         returns (uint16 outcome, bytes20 proofHash, uint32 finalizedAt);
 
-    /// @notice Everything known about a question.
+    /// @notice Everything known about a question (all zero for an unknown id).
     /// @param questionId The question.
-    /// @return The question.
+    /// @return The question; `QuestionView` says which fields each status sets (e.g. `deadline` is 0 for a question
+    /// made final by a ruling or a manual resolution, the passed deadline for one final by time).
     function getQuestion(bytes32 questionId) external view returns (QuestionView memory);
 
     /// @notice The open dispute of a question (zero when none).

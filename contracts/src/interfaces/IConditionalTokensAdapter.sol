@@ -44,6 +44,7 @@ interface IConditionalTokensAdapter is IOracleConsumer {
     ) external returns (bytes32 questionId, bytes32 conditionId);
 
     /// @notice Anyone: reports payouts for a final question (use when the settle callback failed or was skipped).
+    /// The settle callback (`onOracleResult`) then returns without effect, so a later `settle` completes.
     /// @param questionId The question.
     function resolve(bytes32 questionId) external;
 

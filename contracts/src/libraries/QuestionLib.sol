@@ -11,7 +11,7 @@ import {IAgentOracle} from "../interfaces/IAgentOracle.sol";
 /// | bits     | field       | meaning                                                                         |
 /// |----------|-------------|---------------------------------------------------------------------------------|
 /// | 0..2     | status      | stored status: 1 Requested, 2 Proposed, 3 Disputed, 4 Final, 5 Flagged          |
-/// | 3        | settled     | `settle` has run                                                                |
+/// | 3        | settled     | `settle` delivered the result (its callback succeeded, or there is none)        |
 /// | 4..7     | round       | 0..15, incremented when the arbiter reopens the question                        |
 /// | 8..15    | maxOutcome  | outcomeCount - 1 (1..255)                                                       |
 /// | 16..31   | outcome     | proposed / final outcome index, 65535 = INVALID                                 |
@@ -21,6 +21,8 @@ import {IAgentOracle} from "../interfaces/IAgentOracle.sol";
 /// | 96..255  | proofHash   | bytes20(sha256(proof)); the word's top 20 bytes                                 |
 ///
 /// A stored `Proposed` whose deadline has passed is reported as `Final` (finality by time).
+/// Every writer of the time field reverts `TimeOverflow` for a time that does not fit its 32 bits, which would
+/// otherwise spill into the proof hash above it.
 library QuestionLib {
     uint256 internal constant REQUESTED = 1;
     uint256 internal constant PROPOSED = 2;
@@ -71,12 +73,14 @@ library QuestionLib {
         pure
         returns (uint256)
     {
+        checkTime(deadline);
         return (w & KEEP_MASK) | PROPOSED | (answer << OUTCOME_SHIFT) | (reporterId << PROPOSER_SHIFT)
             | (deadline << TIME_SHIFT) | uint256(bytes32(hash));
     }
 
     /// @notice The word after an arbiter or manual resolution with a new outcome (proposer and hash cleared).
     function resolved(uint256 w, uint256 answer, uint256 finalizedAt) internal pure returns (uint256) {
+        checkTime(finalizedAt);
         return (w & KEEP_MASK) | FINAL | (answer << OUTCOME_SHIFT) | (finalizedAt << TIME_SHIFT);
     }
 
@@ -92,7 +96,13 @@ library QuestionLib {
 
     /// @notice Replaces the time field.
     function withTime(uint256 w, uint256 t) internal pure returns (uint256) {
+        checkTime(t);
         return (w & ~TIME_MASK) | (t << TIME_SHIFT);
+    }
+
+    /// @notice Reverts unless `t` fits a `uint32` time field.
+    function checkTime(uint256 t) internal pure {
+        if (t > type(uint32).max) revert IAgentOracle.TimeOverflow(t);
     }
 
     /// @notice The stored status code (0 = none).
@@ -107,7 +117,7 @@ library QuestionLib {
         return IAgentOracle.Status(s);
     }
 
-    /// @notice Whether `settle` has run.
+    /// @notice Whether `settle` has delivered the result.
     function settled(uint256 w) internal pure returns (bool) {
         return w & SETTLED_BIT != 0;
     }

@@ -37,6 +37,15 @@ library TransferLib {
         }
     }
 
+    /// @notice Whether `token` has code and answers `balanceOf` with a word, i.e. can plausibly hold bonds.
+    function isToken(address token) internal view returns (bool ok) {
+        bytes memory data = abi.encodeCall(IERC20Minimal.balanceOf, (address(this)));
+        assembly ("memory-safe") {
+            ok := staticcall(gas(), token, add(data, 0x20), mload(data), 0, 0x20)
+            ok := and(and(ok, gt(returndatasize(), 0x1f)), gt(extcodesize(token), 0))
+        }
+    }
+
     /// @dev Calls a token; succeeds when the call succeeds and returns true or nothing (from a contract).
     function _callToken(address token, bytes memory data) private returns (bool ok) {
         assembly ("memory-safe") {

@@ -156,7 +156,7 @@ contract GasTest is Test {
         address disputer = makeAddr("disputer");
         vm.deal(disputer, 10 ether);
         vm.prank(disputer);
-        oracle.dispute{value: 1 ether}(id);
+        oracle.dispute{value: 1 ether}(id, address(0), 1 ether);
         uint256 d = _txGas();
         vm.prank(owner);
         oracle.grantRole(owner, IAgentOracle.Role.Arbiter);

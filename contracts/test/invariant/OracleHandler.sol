@@ -5,12 +5,21 @@ import {Test} from "forge-std/Test.sol";
 import {AgentOracle} from "../../src/AgentOracle.sol";
 import {IAgentOracle} from "../../src/interfaces/IAgentOracle.sol";
 import {MockERC20} from "../mocks/MockERC20.sol";
+import {FlakyConsumer} from "../mocks/MockConsumer.sol";
+
+/// @notice Sends its ETH to `to` by self-destructing in its constructor: ETH no contract can refuse.
+contract ForceSend {
+    constructor(address payable to) payable {
+        selfdestruct(to);
+    }
+}
 
 /// @notice Drives the oracle through random sequences of every user and admin action, from authorized and
 /// unauthorized callers alike, and keeps ghost records the invariants compare against.
 contract OracleHandler is Test {
     AgentOracle public oracle;
     MockERC20 public token;
+    FlakyConsumer public consumer; // the callback of about half the questions
     address public owner;
     address public treasury;
     address public arbiter;
@@ -27,6 +36,10 @@ contract OracleHandler is Test {
     bool public finalChanged;
     bool public unauthorizedProposal;
     bool public unauthorizedRuling;
+    bool public bondAboveLimit;
+    bool public manualForfeit;
+    uint256 public failedCallbacks;
+    mapping(address token => uint256) public forced; // sent to the oracle outside `dispute`
     mapping(bytes4 => uint256) public calls;
     mapping(bytes4 => uint256) public successes;
 
@@ -39,6 +52,7 @@ contract OracleHandler is Test {
         treasury = treasury_;
         actors = actors_;
         arbiter = actors_[2];
+        consumer = new FlakyConsumer(address(oracle_));
         vm.deal(address(this), 1_000_000 ether); // a pranked call's value comes from the calling contract
         bondTokens.push(address(0));
         bondTokens.push(address(token_));
@@ -73,9 +87,10 @@ contract OracleHandler is Test {
         address a = _actor(actorSeed);
         uint16 outcomes = uint16(bound(outcomesSeed, 2, 5));
         uint32 earliest = earliestSeed % 2 == 0 ? 0 : uint32(block.timestamp + bound(earliestSeed, 0, 1 hours));
-        uint32 liveness = uint32(bound(livenessSeed, 0, 4 hours));
+        uint32 liveness = uint32(bound(livenessSeed, 30, 4 hours));
+        address callback = uint256(salt) % 2 == 0 ? address(consumer) : address(0);
         vm.prank(a);
-        try oracle.request(abi.encodePacked("q", salt), outcomes, earliest, liveness, address(0), salt) returns (
+        try oracle.request(abi.encodePacked("q", salt), outcomes, earliest, liveness, callback, salt) returns (
             bytes32 id
         ) {
             ids.push(id);
@@ -121,14 +136,22 @@ contract OracleHandler is Test {
         _after(this.proposeBatch.selector);
     }
 
-    function dispute(uint256 actorSeed, uint256 idSeed) external {
+    /// @dev Usually expects the configured bond; sometimes a stale token or a random limit, as after a `setBond`
+    /// the disputer did not see.
+    function dispute(uint256 actorSeed, uint256 idSeed, uint256 expectSeed) external {
         if (ids.length == 0) return;
         address a = _actor(actorSeed);
         (address t, uint96 amount) = oracle.bond();
         bytes32 id = _pick(idSeed, IAgentOracle.Status.Proposed);
+        address expectedToken = expectSeed % 5 == 0 ? bondTokens[(expectSeed >> 3) % bondTokens.length] : t;
+        uint96 maxBond = expectSeed % 3 == 0 ? uint96(bound(expectSeed >> 8, 0, 10 ether)) : amount;
+        uint256 before = a.balance + token.balanceOf(a);
         vm.prank(a);
-        try oracle.dispute{value: t == address(0) ? amount : 0}(id) {
+        try oracle.dispute{value: t == address(0) ? amount : 0}(id, expectedToken, maxBond) {
             successes[this.dispute.selector]++;
+            IAgentOracle.DisputeInfo memory d = oracle.getDispute(id);
+            uint256 paid = before - (a.balance + token.balanceOf(a));
+            if (d.token != expectedToken || d.amount > maxBond || paid > maxBond) bondAboveLimit = true;
         } catch {}
         _after(this.dispute.selector);
     }
@@ -167,8 +190,15 @@ contract OracleHandler is Test {
         bytes32 id = _pick(idSeed, IAgentOracle.Status.Final);
         try oracle.settle(id) {
             successes[this.settle.selector]++;
+            if (!oracle.getQuestion(id).settled) failedCallbacks++;
         } catch {}
         _after(this.settle.selector);
+    }
+
+    /// @notice Makes the consumer's callbacks fail or succeed, so that settlements fail and get retried.
+    function toggleConsumer(bool failing) external {
+        consumer.setFailing(failing);
+        _after(this.toggleConsumer.selector);
     }
 
     function withdraw(uint256 actorSeed, bool useToken, bool asTreasury) external {
@@ -181,13 +211,27 @@ contract OracleHandler is Test {
         _after(this.withdraw.selector);
     }
 
+    /// @notice Funds the oracle outside `dispute`: ETH forced in by a self-destruct, tokens by a plain transfer.
+    function force(bool useToken, uint96 amount) external {
+        amount = uint96(bound(amount, 1, 10 ether));
+        if (useToken) {
+            token.mint(address(this), amount);
+            token.transfer(address(oracle), amount);
+            forced[address(token)] += amount;
+        } else {
+            new ForceSend{value: amount}(payable(address(oracle)));
+            forced[address(0)] += amount;
+        }
+        _after(this.force.selector);
+    }
+
     function warp(uint256 seconds_) external {
         vm.warp(block.timestamp + bound(seconds_, 1, 3 hours));
         _after(this.warp.selector);
     }
 
     function setBond(bool useToken, uint96 amount) external {
-        amount = uint96(bound(amount, 0, 10 ether));
+        amount = uint96(bound(amount, 1, 10 ether));
         vm.prank(owner);
         oracle.setBond(useToken ? address(token) : address(0), amount);
         _after(this.setBond.selector);
@@ -219,9 +263,14 @@ contract OracleHandler is Test {
         IAgentOracle.EmergencyInfo memory e = oracle.getEmergency(id);
         if (e.resolvableAt > block.timestamp) vm.warp(e.resolvableAt);
         uint16 outcome = _outcome(id, outcomeSeed);
+        IAgentOracle.DisputeInfo memory d = oracle.getDispute(id);
+        uint256 treasuryBefore = oracle.credits(treasury, d.token);
+        uint256 disputerBefore = oracle.credits(d.disputer, d.token);
         vm.prank(owner);
         try oracle.resolveManually(id, outcome) {
             successes[this.resolveManually.selector]++;
+            if (oracle.credits(treasury, d.token) != treasuryBefore) manualForfeit = true;
+            if (oracle.credits(d.disputer, d.token) != disputerBefore + d.amount) manualForfeit = true;
         } catch {}
         _after(this.resolveManually.selector);
     }

@@ -5,8 +5,27 @@ import {Test} from "forge-std/Test.sol";
 import {QuestionLib} from "../../src/libraries/QuestionLib.sol";
 import {IAgentOracle} from "../../src/interfaces/IAgentOracle.sol";
 
+/// @dev External entry points, so that a library revert can be expected.
+contract QuestionLibHarness {
+    using QuestionLib for uint256;
+
+    function proposed(uint256 w, uint256 deadline) external pure returns (uint256) {
+        return w.proposed(0, 1, deadline, bytes20(uint160(1)));
+    }
+
+    function resolved(uint256 w, uint256 at) external pure returns (uint256) {
+        return w.resolved(0, at);
+    }
+
+    function withTime(uint256 w, uint256 t) external pure returns (uint256) {
+        return w.withTime(t);
+    }
+}
+
 contract QuestionLibTest is Test {
     using QuestionLib for uint256;
+
+    QuestionLibHarness internal harness = new QuestionLibHarness();
 
     function testFuzz_Requested_RoundTrips(uint16 count, uint24 liveness, uint32 earliest) public pure {
         count = uint16(bound(count, 2, 256));
@@ -108,5 +127,24 @@ contract QuestionLibTest is Test {
         uint256 w = QuestionLib.requested(2, 1, 0) | QuestionLib.SETTLED_BIT;
         assertTrue(w.settled());
         assertEq(w.rawStatus(), QuestionLib.REQUESTED);
+    }
+
+    /// @dev A time at or above 2^32 would spill into the proof hash above the time field.
+    function testFuzz_RevertWhen_TimeDoesNotFit(uint256 t, bytes20 hash) public {
+        t = bound(t, uint256(type(uint32).max) + 1, type(uint256).max >> 96);
+        uint256 w = QuestionLib.requested(2, 100, 5).proposed(0, 1, 7, hash);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TimeOverflow.selector, t));
+        harness.proposed(w, t);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TimeOverflow.selector, t));
+        harness.resolved(w, t);
+        vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TimeOverflow.selector, t));
+        harness.withTime(w, t);
+    }
+
+    function test_TimeFieldTakesUint32Max() public view {
+        uint256 w = QuestionLib.requested(2, 100, 5);
+        assertEq(harness.proposed(w, type(uint32).max).time(), type(uint32).max);
+        assertEq(harness.resolved(w, type(uint32).max).time(), type(uint32).max);
+        assertEq(harness.withTime(w, type(uint32).max).time(), type(uint32).max);
     }
 }

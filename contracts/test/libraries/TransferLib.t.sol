@@ -21,6 +21,10 @@ contract TransferHarness {
     function balanceOfSelf(address token) external view returns (uint256) {
         return TransferLib.balanceOfSelf(token);
     }
+
+    function isToken(address token) external view returns (bool) {
+        return TransferLib.isToken(token);
+    }
 }
 
 contract TransferLibTest is Test {
@@ -76,5 +80,13 @@ contract TransferLibTest is Test {
     function test_RevertWhen_TransferInTokenReverts() public {
         vm.expectRevert(abi.encodeWithSelector(IAgentOracle.TransferFailed.selector, address(token), address(h), 1));
         h.transferIn(address(token), alice, 1);
+    }
+
+    function test_IsToken() public {
+        assertTrue(h.isToken(address(token)));
+        assertTrue(h.isToken(address(new FalseToken()))); // answers balanceOf; its transfers fail at dispute time
+        assertFalse(h.isToken(makeAddr("eoa")));
+        assertFalse(h.isToken(address(new EthRejecter()))); // code without balanceOf
+        assertFalse(h.isToken(address(0)));
     }
 }

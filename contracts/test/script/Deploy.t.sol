@@ -18,6 +18,7 @@ contract DeployTest is Test {
     function test_Run_DefaultsThenEnvironment() public {
         _defaults();
         _fromEnvironment();
+        _rejectsValuesThatDoNotFit();
     }
 
     function _defaults() internal {
@@ -60,5 +61,17 @@ contract DeployTest is Test {
         vm.prank(owner);
         oracle.acceptOwnership();
         assertEq(oracle.owner(), owner);
+    }
+
+    /// @dev The script used to cast with `uint96(...)` / `uint32(...)`: 2^96 + 5 deployed a bond of 5.
+    function _rejectsValuesThatDoNotFit() internal {
+        vm.setEnv("BOND_AMOUNT", vm.toString(uint256(type(uint96).max) + 6));
+        vm.expectRevert(bytes("BOND_AMOUNT does not fit uint96"));
+        script.run();
+        vm.setEnv("BOND_AMOUNT", "5");
+        vm.setEnv("MIN_LIVENESS", vm.toString(uint256(type(uint32).max) + 601));
+        vm.expectRevert(bytes("MIN_LIVENESS does not fit uint32"));
+        script.run();
+        vm.setEnv("MIN_LIVENESS", "600");
     }
 }

@@ -85,7 +85,12 @@ abstract contract OracleBase is Test {
 
     function _disputeEth(bytes32 id) internal {
         vm.prank(disputer);
-        oracle.dispute{value: BOND}(id);
+        oracle.dispute{value: BOND}(id, address(0), BOND);
+    }
+
+    function _disputeToken(bytes32 id, uint96 maxBond) internal {
+        vm.prank(disputer);
+        oracle.dispute(id, address(token), maxBond);
     }
 
     function _askProposeDispute(uint16 outcome) internal returns (bytes32 id) {
