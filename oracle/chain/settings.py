@@ -130,6 +130,13 @@ class ScannerSettings(_Section):
 class SubmitterSettings(_Section):
     batch_max_size: int = Field(20, ge=1, le=500)
     batch_max_wait: PositiveSeconds = Field(30.0, description="Seconds before a partial batch.")
+    settle_attempts: int = Field(
+        3,
+        ge=1,
+        le=20,
+        description="settle transactions per question while its callback keeps failing; "
+        "after that its consumer reads finalResult itself.",
+    )
 
 
 class ChainSettings(_Section):

@@ -5,11 +5,12 @@ and has a pre-send check that reads the contract:
 
     propose:<question id>:<round>          propose / proposeSigned
     propose-batch:<digest of ids+rounds>   proposeBatch / proposeBatchSigned
-    settle:<question id>                   settle (questions with a callback, once final)
+    settle:<question id>[:<attempt>]       settle (a callback waits; again while it fails)
     payout:<question id>                   ConditionalTokensAdapter.resolve
 
 and subjects `propose:<chain id>:<oracle>:<question id>:<round>` (one per question of a
-proposal), `settle:<chain id>:<oracle>:<question id>`, `payout:<chain id>:<oracle>:<id>`.
+proposal), `settle:<chain id>:<oracle>:<question id>[:<attempt>]`,
+`payout:<chain id>:<oracle>:<question id>`.
 
 A question in a round goes into one transaction only: while an intent holds it (sent
 and unfinished, recorded and not yet sent, or confirmed: of this process, an earlier one,
@@ -54,7 +55,7 @@ from oracle.chain.eip712 import (
     proposal_typed_data,
 )
 from oracle.chain.errors import SubjectsHeld, TxError
-from oracle.chain.intents import Intent
+from oracle.chain.intents import Intent, IntentState
 from oracle.chain.keys import Signer
 from oracle.chain.settings import SubmitterSettings
 from oracle.chain.txmanager import TxManager, TxRequest
@@ -98,6 +99,16 @@ class BatchOutcome:
 
     carriers: Mapping[bytes, Intent | None]
     questions: Mapping[bytes, QuestionView]
+
+
+@dataclass(frozen=True)
+class Settlement:
+    """How settling a question stands: the latest `settle` transaction, whether the
+    callback took the answer, and how many more attempts `settle` may make."""
+
+    intent: Intent | None
+    delivered: bool
+    attempts_left: int
 
 
 @dataclass(frozen=True)
@@ -161,10 +172,11 @@ class ProposalSubmitter:
 
     # -- subjects ---------------------------------------------------------------------------
 
-    def _subject(self, kind: str, question_id: bytes, round_: int | None = None) -> str:
+    def _subject(self, kind: str, question_id: bytes, number: int | None = None) -> str:
+        """`kind:<chain id>:<oracle>:<question id>[:<number>]` (a round, an attempt)."""
         qid = HexBytes(question_id).to_0x_hex()
         where = f"{self.manager.chain_id}:{self.oracle.address.lower()}"
-        return f"{kind}:{where}:{qid}" + (f":{round_}" if round_ is not None else "")
+        return f"{kind}:{where}:{qid}" + (f":{number}" if number is not None else "")
 
     def _proposal_subject(self, question_id: bytes, round_: int) -> str:
         return self._subject("propose", question_id, round_)
@@ -369,8 +381,11 @@ class ProposalSubmitter:
 
     # -- settlement and payouts -------------------------------------------------------------
 
-    async def settle(self, question_id: bytes) -> Intent | None:
-        """`settle` a final question that has a callback; None when there is nothing to do."""
+    async def settle(self, question_id: bytes) -> Settlement | None:
+        """`settle` a final question that has a callback, until the callback takes the
+        answer: a confirmed `settle` whose callback failed leaves the question unsettled,
+        and the next call sends another (its own key and subject), at most
+        `settle_attempts` in all. None when there is nothing to settle."""
         question = await self.oracle.get_question(question_id)
         if question.callback == ZERO_ADDRESS or question.status != Status.FINAL:
             return None
@@ -379,15 +394,29 @@ class ProposalSubmitter:
         async def already_done() -> bool:
             return (await self.oracle.get_question(question_id)).settled
 
-        return await self._submit_or_find(
-            TxRequest(
-                key=f"settle:{qid}",
-                to=self.oracle.address,
-                data=self.oracle.encode("settle", question_id),
-                already_done=already_done,
-                subjects=(self._subject("settle", question_id),),
+        attempts = self.settings.settle_attempts
+        keys = [f"settle:{qid}" + (f":{attempt}" if attempt else "") for attempt in range(attempts)]
+        if question.settled:  # delivered: by the last of our attempts, or by someone else
+            recorded = [await self.manager.intent(key) for key in keys]
+            sent = [i for i in recorded if i is not None and i.state == IntentState.CONFIRMED]
+            return Settlement(sent[-1] if sent else None, True, 0)
+        intent = None
+        for attempt, key in enumerate(keys):
+            intent = await self.manager.intent(key)
+            if intent is not None and intent.state == IntentState.CONFIRMED:
+                continue  # that attempt's callback failed: the next one is due
+            intent = await self._submit_or_find(
+                TxRequest(
+                    key=key,
+                    to=self.oracle.address,
+                    data=self.oracle.encode("settle", question_id),
+                    already_done=already_done,
+                    subjects=(self._subject("settle", question_id, attempt or None),),
+                )
             )
-        )
+            delivered = (await self.oracle.get_question(question_id)).settled
+            return Settlement(intent, delivered, attempts - attempt - 1)
+        return Settlement(intent, False, 0)
 
     async def report_payouts(
         self, adapter: ConditionalTokensAdapter, question_id: bytes

@@ -229,6 +229,10 @@ class TxManager:
             self._follow(intent)
         return [i.key for i in unfinished]
 
+    async def intent(self, key: str) -> Intent | None:
+        """The intent recorded under `key`, as it stands."""
+        return await self._store.get(key)
+
     async def holders(self, subjects: Collection[str]) -> dict[str, Intent]:
         """The intents (of any signer) that hold `subjects` now, by subject."""
         return await self._store.holders(subjects) if subjects else {}

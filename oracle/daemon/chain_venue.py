@@ -344,10 +344,13 @@ class ChainVenue:
         return Resolution(status, outcome, float(view.deadline) if view.deadline else None)
 
     async def settle(self, market: MarketRef) -> str | None:
+        """Push the final answer to the question's callback: the reference of the `settle`
+        that delivered it (or of the last one, once every attempt's callback failed: its
+        consumer then reads `finalResult` itself); ResolverError while attempts remain."""
         qid = bytes(HexBytes(market.details["question_id"]))
         try:
             oracle, submitter = await self._ready()
-            intent = await submitter.settle(qid)
+            settlement = await submitter.settle(qid)
             if (
                 self.config.report_payouts
                 and self.adapter_address is not None
@@ -357,9 +360,21 @@ class ChainVenue:
                 await submitter.report_payouts(adapter, qid)
         except ChainError as error:
             raise ResolverError(f"source {self.name}: {error}") from None
-        if intent is None or not intent.attempts:
+        if settlement is None:
             return None
-        return intent.inclusion.tx_hash if intent.inclusion else intent.latest.tx_hash
+        intent = settlement.intent
+        reference = None
+        if intent is not None and intent.attempts:
+            reference = intent.inclusion.tx_hash if intent.inclusion else intent.latest.tx_hash
+        if settlement.delivered:
+            return reference
+        if settlement.attempts_left:
+            raise ResolverError(
+                f"source {self.name}: the callback did not take the answer "
+                f"({settlement.attempts_left} more settle attempts)"
+            )
+        emit(logger, logging.WARNING, "chain.callback_undelivered", market=market.market_id)
+        return f"undelivered:{reference}"
 
     async def aclose(self) -> None:
         if self.submitter is not None:

@@ -336,7 +336,9 @@ def test_settle_and_conditional_tokens_payouts(anvil_factory: AnvilFactory) -> N
             # First question: settle; its callback reports the payouts.
             settled = await submitter.settle(qids[0])
             assert settled is not None
-            assert settled.state == IntentState.CONFIRMED
+            assert settled.intent is not None
+            assert settled.intent.state == IntentState.CONFIRMED
+            assert settled.delivered
             assert (await oracle.get_question(qids[0])).settled
             skipped = await submitter.report_payouts(adapter, qids[0])
             assert skipped is not None
@@ -351,6 +353,45 @@ def test_settle_and_conditional_tokens_payouts(anvil_factory: AnvilFactory) -> N
                 assert await tokens.payouts(condition, 2) == payouts
 
     asyncio.run(run())
+
+
+def test_a_failed_callback_is_settled_again_until_it_takes_the_answer(
+    anvil_factory: AnvilFactory,
+) -> None:
+    anvil = anvil_factory()
+    consumer = "0x00000000000000000000000000000000000c0de5"  # no code yet: the call fails
+
+    async def run() -> list[Any]:
+        async with manager_for(anvil.url) as manager:
+            deployment = await deploy_oracle(manager, deploy_conditional_tokens=False)
+            oracle = AgentOracle(manager.pool, deployment.address(ORACLE))
+            asked = await ask(
+                manager, oracle.address, text="cb", earliest_time=FAR_PAST, callback=consumer
+            )
+            qid = bytes.fromhex(asked.question_id[2:])
+            submitter = ProposalSubmitter(
+                manager, oracle, settings=SubmitterSettings(settle_attempts=3)
+            )
+            await submitter.propose(answer(asked.question_id))
+            anvil.rpc("evm_increaseTime", 601)
+            anvil.mine()
+            first = await submitter.settle(qid)
+            again = await submitter.settle(qid)  # still no code: the second attempt fails too
+            anvil.rpc("anvil_setCode", consumer, "0x00")  # deployed: takes any call
+            delivered = await submitter.settle(qid)
+            after = await submitter.settle(qid)  # delivered: nothing more is sent
+            return [first, again, delivered, after]
+
+    first, again, delivered, after = asyncio.run(run())
+    assert (first.delivered, first.attempts_left) == (False, 2)
+    assert (again.delivered, again.attempts_left) == (False, 1)
+    assert (delivered.delivered, delivered.attempts_left) == (True, 0)
+    assert after.delivered
+    assert after.intent == delivered.intent
+    keys = [s.intent.key for s in (first, again, delivered)]
+    assert len(set(keys)) == 3, "each attempt is its own transaction"
+    settles = [r for r in sender_txs(anvil, REPORTER) if r["to"] and len(r["logs"]) == 1]
+    assert all(int(r["status"], 16) == 1 for r in settles)
 
 
 def _salt(caller: str) -> bytes:
