@@ -474,16 +474,14 @@ class Daemon:
             decided_by=review.decided_by or "unknown",
             decided_at=review.decided_at or self.clock(),
         )
-        await self._db(self.store.record_decision_proof, row.id, review.decided_outcome, proof)
-        self._write_proof(row.id, proof)
-        return await self._step(
+        self._write_proof(row.id, proof)  # on disk before the market moves on with it
+        return await self._db(
+            self.store.start_delivery_of_decision,
             row.id,
-            E.SUBMISSION_STARTED,
-            f"decided {review.decided_outcome} by {review.decided_by}",
-            updates={
-                "decided_outcome": review.decided_outcome,
-                "proof_checksum": proof["checksum"],
-            },
+            self.replica,
+            review.decided_outcome,
+            proof,
+            reason=f"decided {review.decided_outcome} by {review.decided_by}",
         )
 
     async def _deliver(self, row: MarketRow) -> MarketRow:
@@ -522,7 +520,8 @@ class Daemon:
                     "final_after": receipt.final_after,
                     "gas_used": receipt.gas_used,
                     **receipt.details,
-                }
+                },
+                "window_ends_at": receipt.final_after,
             },
         )
 
@@ -590,21 +589,20 @@ class Daemon:
         changed = 0
         now = self.clock()
         venue_times = await self._venue_times()
-        for row in await self._db(self.store.markets, (S.SUBMITTED, S.DISPUTED)):
-            venue_now = venue_times.get(row.source, now)
-            if row.state == S.SUBMITTED and (
-                venue_now is None or row.submission.get("final_after", 0) > venue_now
-            ):
-                continue
-            resolver = self.resolvers.get(row.source)
-            if resolver is None:
-                continue
-            try:
-                resolution = await resolver.state(_market_ref(row))
-                changed += await self._follow(row, resolution)
-            except (ResolverError, IllegalTransition) as error:
-                self.metrics.errors.labels("watch").inc()
-                emit(logger, logging.WARNING, "market.watch_failed", market=row.id, error=error)
+        after, page = "", 500
+        while True:
+            rows = await self._db(
+                self.store.markets_to_watch,
+                now,
+                venue_times=venue_times,
+                after=after,
+                limit=page,
+            )
+            for row in rows:
+                changed += await self._watch_one(row)
+            if len(rows) < page:
+                break
+            after = rows[-1].id
         for row in await self._db(self.store.markets_to_settle):
             resolver = self.resolvers.get(row.source)
             if resolver is None:
@@ -618,6 +616,17 @@ class Daemon:
             await self._db(self.store.mark_settled, row.id, reference or "")
             emit(logger, logging.INFO, "market.settled", market=row.id, reference=reference)
         return changed
+
+    async def _watch_one(self, row: MarketRow) -> int:
+        resolver = self.resolvers.get(row.source)
+        if resolver is None:
+            return 0
+        try:
+            return await self._follow(row, await resolver.state(_market_ref(row)))
+        except (ResolverError, IllegalTransition) as error:
+            self.metrics.errors.labels("watch").inc()
+            emit(logger, logging.WARNING, "market.watch_failed", market=row.id, error=error)
+            return 0
 
     async def _follow(self, row: MarketRow, resolution: Resolution) -> int:
         status = resolution.status
@@ -637,7 +646,12 @@ class Daemon:
                 row.id,
                 E.PROPOSAL_RESET,
                 "the arbiter asked for a new answer",
-                updates={"decided_outcome": None, "proof_checksum": None, "submission": {}},
+                updates={
+                    "decided_outcome": None,
+                    "proof_checksum": None,
+                    "submission": {},
+                    "window_ends_at": None,
+                },
             )
         else:
             return 0

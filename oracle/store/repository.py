@@ -213,6 +213,7 @@ class Store:
                         "decided_outcome": None,
                         "proof_checksum": None,
                         "submission": {},
+                        "window_ends_at": None,
                         "awaits_settlement": spec.awaits_settlement,
                         "version": 0,
                         "created_at": now,
@@ -309,6 +310,40 @@ class Store:
                         col(MarketRow.next_attempt_at) <= now,
                     )
                     .order_by(col(MarketRow.next_attempt_at))
+                    .limit(limit)
+                ).all()
+            )
+
+    def markets_to_watch(
+        self,
+        now: float,
+        *,
+        venue_times: Mapping[str, float | None] | None = None,
+        after: str = "",
+        limit: int = 500,
+    ) -> list[MarketRow]:
+        """Disputed markets, and submitted ones whose challenge window is over by their
+        venue's clock (as in `promote_due`), by id after `after`: a page of at most
+        `limit`; the caller pages on until a short one, so none is ever left out."""
+        venue_times = venue_times or {}
+        over = [
+            (_MARKET.c.source == source) & (_MARKET.c.window_ends_at <= at)
+            for source, at in venue_times.items()
+            if at is not None
+        ]
+        over.append(_MARKET.c.source.not_in(list(venue_times)) & (_MARKET.c.window_ends_at <= now))
+        with self.reading() as session:
+            return list(
+                session.exec(
+                    select(MarketRow)
+                    .where(
+                        or_(
+                            col(MarketRow.state) == MarketState.DISPUTED,
+                            (col(MarketRow.state) == MarketState.SUBMITTED) & or_(*over),
+                        )
+                    )
+                    .where(col(MarketRow.id) > after)
+                    .order_by(col(MarketRow.id))
                     .limit(limit)
                 ).all()
             )
@@ -715,10 +750,23 @@ class Store:
             proof=proof,
         )
 
-    def record_decision_proof(self, market_id: str, outcome: str, proof: dict[str, Any]) -> int:
-        """Store the proof of a person's decision beside the verdicts it overrides."""
+    def start_delivery_of_decision(
+        self, market_id: str, owner: str, outcome: str, proof: dict[str, Any], *, reason: str
+    ) -> MarketRow:
+        """Store the proof of a person's decision beside the verdicts it overrides and move
+        the market on to `submitting` with it, in one transaction (LeaseLost stores
+        nothing): a crash never leaves a second decision proof behind."""
         with self._writing() as connection:
-            return self._insert_proof(
+            row = self._transition(
+                connection,
+                market_id,
+                MarketEvent.SUBMISSION_STARTED,
+                actor=owner,
+                reason=reason,
+                lease_owner=owner,
+                updates={"decided_outcome": outcome, "proof_checksum": proof["checksum"]},
+            )
+            self._insert_proof(
                 connection,
                 market_id=market_id,
                 run_id=None,
@@ -728,6 +776,7 @@ class Store:
                 review_reasons=[],
                 proof=proof,
             )
+            return row
 
     def _insert_proof(self, connection: Connection, *, proof: dict[str, Any], **values: Any) -> int:
         consensus_id: int = connection.execute(

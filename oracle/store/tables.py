@@ -21,6 +21,7 @@ class MarketRow(SQLModel, table=True):
         UniqueConstraint("source", "external_id", name="uq_market_source_external"),
         Index("ix_market_state_next", "state", "next_attempt_at"),
         Index("ix_market_state_settlement", "state", "awaits_settlement"),
+        Index("ix_market_state_window", "state", "window_ends_at"),
     )
 
     id: str = Field(primary_key=True, max_length=200)
@@ -42,6 +43,8 @@ class MarketRow(SQLModel, table=True):
     decided_outcome: str | None = Field(default=None, max_length=300)
     proof_checksum: str | None = Field(default=None, max_length=64)
     submission: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    # When the challenge window of its answer ends, on its venue's clock (None: no answer).
+    window_ends_at: float | None = None
     # Someone waits for the final answer to be pushed (a callback): settled once final.
     awaits_settlement: bool = False
     version: int = 0

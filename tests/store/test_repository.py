@@ -362,6 +362,31 @@ def test_each_market_is_due_by_its_venues_clock(store: Store, clock: FakeClock) 
     assert store.promote_due(1000.0, "t", venue_times={"slow": 900.0}) == ["slow:s"]
 
 
+def test_a_decision_proof_is_stored_with_the_move_it_makes(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    [market_id] = store.add_discovered([spec("q1")], actor="t")
+    for event in (
+        MarketEvent.DUE,
+        MarketEvent.RESEARCH_STARTED,
+        MarketEvent.RESEARCH_FINISHED,
+        MarketEvent.CONSENSUS_REVIEW,
+        MarketEvent.REVIEW_DECIDED,
+    ):
+        store.apply_event(market_id, event, actor="t")
+    assert len(store.claim("r", [MarketState.REVIEWED], 1, lease_seconds=30)) == 1
+    proof = {"checksum": "ab" * 32, "kind": "human_decision"}
+    # Another replica took the market over: nothing is stored.
+    with pytest.raises(LeaseLost):
+        store.start_delivery_of_decision(market_id, "other", "NO", proof, reason="r")
+    assert store.latest_consensus(market_id) is None
+    moved = store.start_delivery_of_decision(market_id, "r", "NO", proof, reason="decided")
+    assert (moved.state, moved.decided_outcome) == (MarketState.SUBMITTING, "NO")
+    stored = store.latest_consensus(market_id)
+    assert stored is not None
+    assert (stored.action, stored.checksum) == ("decided", "ab" * 32)
+
+
 def test_the_migration_carries_existing_markets_over(database_url: str) -> None:
     engine = make_engine(database_url)
     try:
@@ -370,6 +395,7 @@ def test_the_migration_carries_existing_markets_over(database_url: str) -> None:
             ("chain:retrying", "failed_retry", 3, {}, {}),
             ("chain:final", "final", 1, {"callback": "0xc0"}, {}),
             ("chain:settled", "final", 1, {"callback": "0xc0"}, {"settled": "0x1"}),
+            ("chain:waiting", "submitted", 1, {}, {"final_after": 1234.5}),
         ]
         with engine.begin() as connection:
             for market_id, state, attempts, details, submission in rows:
@@ -395,5 +421,33 @@ def test_the_migration_carries_existing_markets_over(database_url: str) -> None:
         assert store.get_market("chain:final").awaits_settlement
         assert not store.get_market("chain:settled").awaits_settlement
         assert [m.id for m in store.markets_to_settle()] == ["chain:final"]
+        assert store.get_market("chain:waiting").window_ends_at == 1234.5
+        assert store.get_market("chain:final").window_ends_at is None
     finally:
         engine.dispose()
+
+
+def test_every_market_whose_window_is_over_is_watched(store: Store) -> None:
+    """Past a thousand answers still in their windows, the one whose window is over is
+    found, by its venue's clock, and a disputed one always."""
+    specs = [spec(f"q{i:04d}") for i in range(1002)]
+    store.add_discovered(specs, actor="t")
+    with store.engine.begin() as connection:  # all submitted; windows end at 2,000
+        connection.execute(text("UPDATE market SET state = 'submitted', window_ends_at = 2000"))
+        connection.execute(
+            text("UPDATE market SET window_ends_at = 1500 WHERE id = :id"),
+            {"id": specs[1000].market_id},
+        )
+        connection.execute(
+            text("UPDATE market SET state = 'disputed' WHERE id = :id"),
+            {"id": specs[1001].market_id},
+        )
+    found: list[str] = []
+    after = ""
+    while page := store.markets_to_watch(1600.0, after=after, limit=300):
+        found += [m.id for m in page]
+        after = page[-1].id
+    assert found == [specs[1000].market_id, specs[1001].market_id]
+    # The chain's clock says 1,400: that window is not over there yet.
+    slow = store.markets_to_watch(1600.0, venue_times={"chain": 1400.0})
+    assert [m.id for m in slow] == [specs[1001].market_id]
