@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from pydantic import ValidationError
 
@@ -24,11 +24,15 @@ def field_path(loc: Iterable[int | str], prefix: str = "") -> str:
     return path or "(document)"
 
 
-def describe(error: ValidationError, prefix: str = "") -> list[str]:
-    """One `path: reason` line per problem, in the order pydantic found them."""
+def describe(
+    error: ValidationError, prefix: str = "", label: Callable[[str], str] | None = None
+) -> list[str]:
+    """One `path: reason` line per problem, in the order pydantic found them; `label`
+    rewrites each path (to name where its value came from)."""
     lines = []
     for item in error.errors(include_url=False):
         message = _MESSAGES_BY_TYPE.get(item["type"], item["msg"])
         message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
-        lines.append(f"{field_path(item['loc'], prefix)}: {message}")
+        path = field_path(item["loc"], prefix)
+        lines.append(f"{label(path) if label else path}: {message}")
     return lines

@@ -1,7 +1,11 @@
 """The `oracle` command line.
 
 Exit codes: 0 success; 1 a check failed (for example a proof that was altered);
-2 bad input or configuration, reported as one line naming the field and the problem.
+2 bad input or configuration, reported as one line naming the field and the problem (and
+the `ORACLE__...` variable, for a value set in the environment).
+
+Commands that use the daemon's database (`review ...`) never create or migrate it: that
+is `oracle db upgrade`'s job, and the daemon's.
 """
 
 from __future__ import annotations
@@ -10,7 +14,9 @@ import asyncio
 import getpass
 import json
 import sys
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -20,9 +26,10 @@ import yaml
 from oracle import __version__
 from oracle._cli_options import config_option
 from oracle.chain import cli as chain_cli
-from oracle.config import effective_config, load_settings, mask_url_password
+from oracle.config import config_key, effective_config, load_settings
 from oracle.core import build_proof, evaluate, parse_consensus_input, render_markdown, verify_proof
-from oracle.errors import OracleError
+from oracle.core.urls import redact_url
+from oracle.errors import InputError, OracleError, ProofError, SetupError
 
 if TYPE_CHECKING:
     from oracle.store.repository import Store
@@ -95,13 +102,22 @@ def consensus(
 ) -> None:
     """Compute the consensus of agent results in FILE (JSON; `-` for stdin)."""
     settings = load_settings(config_path)
-    consensus_input = parse_consensus_input(_read_json(input_file))
+    try:
+        consensus_input = parse_consensus_input(_read_json(input_file))
+    except InputError as error:
+        _fail(f"{'stdin' if input_file == '-' else input_file}: {error}")
     result = evaluate(consensus_input, settings.consensus, settings.sources)
     proof = build_proof(consensus_input, result, settings.consensus, settings.sources)
     if proof_out is not None:
         target = Path(proof_out)
-        target.write_text(json.dumps(proof, indent=2, ensure_ascii=False) + "\n", "utf-8")
-        target.with_suffix(".md").write_text(render_markdown(proof), "utf-8")
+        for path, text in (
+            (target, json.dumps(proof, indent=2, ensure_ascii=False) + "\n"),
+            (target.with_suffix(".md"), render_markdown(proof)),
+        ):
+            try:
+                path.write_text(text, "utf-8")
+            except OSError as error:
+                _fail(f"--proof: {path}: cannot be written ({error.strerror})")
     if output_format == "markdown":
         click.echo(render_markdown(proof), nl=False)
     else:
@@ -118,12 +134,19 @@ def proof() -> None:
 @click.argument("proof_file", metavar="FILE")
 def proof_verify(proof_file: str) -> None:
     """Recompute FILE's checksum: exit 0 when it matches, 1 when the proof was altered."""
+    name = "stdin" if proof_file == "-" else proof_file
     document = _read_json(proof_file)
-    matches, recomputed = verify_proof(document)
+    try:
+        matches, recomputed = verify_proof(document)
+    except ProofError as error:
+        _fail(f"{name}: {error}")
     if matches:
         click.echo(f"ok: checksum {recomputed} matches")
         return
-    click.echo(f"ALTERED: the content's checksum is {recomputed}, not the recorded one", err=True)
+    click.echo(
+        f"ALTERED: {name}: the content's checksum is {recomputed}, not the recorded one",
+        err=True,
+    )
     sys.exit(EXIT_CHECK_FAILED)
 
 
@@ -166,13 +189,12 @@ def db() -> None:
 @db.command("upgrade")
 @config_option
 def db_upgrade(config_path: str | None) -> None:
-    """Apply every pending schema migration to `database.url`."""
-    from oracle.daemon.app import open_store
+    """Create `database.url` if needed and apply every pending schema migration."""
+    from oracle.store.database import open_database
 
     settings = load_settings(config_path)
-    store = open_store(settings)
-    store.engine.dispose()
-    click.echo(f"database at {mask_url_password(settings.database.url)} is up to date")
+    open_database(settings.database.url, create=True).dispose()
+    click.echo(f"database at {redact_url(settings.database.url)} is up to date")
 
 
 @cli.group()
@@ -180,10 +202,24 @@ def review() -> None:
     """The queue of markets a person must decide."""
 
 
-def _review_store(config_path: str | None) -> Store:
-    from oracle.daemon.app import open_store
+@contextmanager
+def _review_store(config_path: str | None) -> Iterator[Store]:
+    """The daemon's database, which must exist at the current schema: a person reviews
+    what the daemon queued, so a database made here would only hide a wrong --config.
+    A database failure on the way (it went away, it refuses writes) names `database.url`."""
+    from sqlalchemy.exc import DBAPIError
 
-    return open_store(load_settings(config_path))
+    from oracle.store.database import KEY, describe, open_database
+    from oracle.store.repository import Store
+
+    url = load_settings(config_path).database.url
+    store = Store(open_database(url, create=False))
+    try:
+        yield store
+    except DBAPIError as error:
+        raise SetupError(KEY, f"{redact_url(url)}: {describe(error, url)}") from None
+    finally:
+        store.engine.dispose()
 
 
 @review.command("list")
@@ -191,12 +227,13 @@ def _review_store(config_path: str | None) -> Store:
 @click.option("--all", "show_all", is_flag=True, help="Include decided items.")
 def review_list(config_path: str | None, show_all: bool) -> None:
     """Review items, oldest first."""
-    store = _review_store(config_path)
-    items = store.reviews(None if show_all else "open")
+    with _review_store(config_path) as store:
+        items = store.reviews(None if show_all else "open")
+        markets = {item.market_id: store.get_market(item.market_id) for item in items}
     if not items:
         click.echo("no review items" if show_all else "no open review items")
     for item in items:
-        market = store.get_market(item.market_id)
+        market = markets[item.market_id]
         decided = f" -> {item.decided_outcome} by {item.decided_by}" if item.decided_outcome else ""
         click.echo(f"{item.id:>5}  {item.status:<8} {market.id}  {market.question}{decided}")
         for reason in item.reasons:
@@ -208,9 +245,10 @@ def review_list(config_path: str | None, show_all: bool) -> None:
 @config_option
 def review_show(review_id: int, config_path: str | None) -> None:
     """One review item: the market, the reasons, and the proof's report."""
-    store = _review_store(config_path)
-    item = store.review(review_id)
-    market = store.get_market(item.market_id)
+    with _review_store(config_path) as store:
+        item = store.review(review_id)
+        market = store.get_market(item.market_id)
+        consensus = store.consensus(item.consensus_id) if item.consensus_id is not None else None
     click.echo(f"review {item.id} ({item.status}) for market {market.id}")
     click.echo(f"question: {market.question}")
     click.echo(f"outcomes: {', '.join(market.outcomes)} (or INVALID)")
@@ -219,9 +257,9 @@ def review_show(review_id: int, config_path: str | None) -> None:
         click.echo(f"  - {reason}")
     if item.decided_outcome:
         click.echo(f"decided: {item.decided_outcome} by {item.decided_by}: {item.decided_reason}")
-    if item.consensus_id is not None:
+    if consensus is not None:
         click.echo("")
-        click.echo(render_markdown(store.consensus(item.consensus_id).proof), nl=False)
+        click.echo(render_markdown(consensus.proof), nl=False)
 
 
 @review.command("decide")
@@ -236,10 +274,10 @@ def review_decide(
     """Decide a review item; the daemon then delivers the answer."""
     if not reason.strip():
         _fail("--reason: must not be empty")
-    store = _review_store(config_path)
-    market = store.decide_review(
-        review_id, outcome, reason.strip(), decided_by or getpass.getuser()
-    )
+    with _review_store(config_path) as store:
+        market = store.decide_review(
+            review_id, outcome, reason.strip(), decided_by or getpass.getuser()
+        )
     click.echo(f"review {review_id}: {market.id} decided {outcome}; the daemon will submit it")
 
 
@@ -315,6 +353,8 @@ def main() -> None:
     except click.ClickException as error:
         error.show()
         sys.exit(EXIT_BAD_INPUT)
+    except SetupError as error:
+        _fail(f"{config_key(error.key)}: {error.problem}")
     except OracleError as error:
         # A config error may list several problems, one per line; keep them all.
         _fail(str(error).replace("\n", "\nerror: "))

@@ -3,14 +3,29 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from oracle.core import (
+    ConsensusParams,
+    SourceThresholds,
+    build_proof,
+    evaluate,
+    parse_consensus_input,
+)
+from oracle.daemon.lifecycle import MarketEvent
+from oracle.devchain import free_port
+from oracle.store.database import open_database
+from oracle.store.repository import MarketSpec, Store
 from oracle.testing import consensus_document, result_dict
+
+from .commands import one_error_line, run_oracle
 
 
 def oracle(
@@ -173,6 +188,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path: Path, text: str, message: str
     assert run.stdout == ""
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1, run.stderr
+    assert lines[0].startswith(f"error: {path}: "), lines[0]  # the file is named
     assert message in lines[0]
     assert "Traceback" not in run.stderr
 
@@ -183,22 +199,166 @@ def test_missing_input_file() -> None:
     assert run.stderr.strip() == "error: /nonexistent/input.json: no such file"
 
 
-def test_proof_verify_rejects_non_proof(tmp_path: Path) -> None:
+def _proof(mutate: Any) -> str:
+    consensus_input = parse_consensus_input(_document())
+    result = evaluate(consensus_input, ConsensusParams(), SourceThresholds())
+    document = build_proof(consensus_input, result, ConsensusParams(), SourceThresholds())
+    mutate(document)
+    return json.dumps(document)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"a": 1}', "not a proof: no `checksum` field"),
+        ("[1, 2]", "not a proof: expected a JSON object"),
+        (_proof(lambda d: d.update(checksum=5)), "not a proof: `checksum` must be a string"),
+        (_proof(lambda d: d.pop("proof_id")), "not a proof: no `proof_id` field"),
+        (_proof(lambda d: d.update(proof_id=["x"])), "not a proof: `proof_id` must be a string"),
+        (_proof(lambda d: d.pop("market")), "not a proof: no `market` field"),
+        (_proof(lambda d: d.update(market="m")), "not a proof: `market` must be an object"),
+        (_proof(lambda d: d.pop("version")), "not a proof: no `version` field"),
+        (
+            _proof(lambda d: d.update(version=99)),
+            "proof version 99 is not supported (this oracle reads version 1)",
+        ),
+        (
+            _proof(lambda d: d["verdict"].update(confidence=float("nan"))),
+            "not a proof: Out of range float values are not JSON compliant",
+        ),
+    ],
+)
+def test_proof_verify_names_the_file_in_every_error(
+    tmp_path: Path, text: str, message: str
+) -> None:
     path = tmp_path / "x.json"
-    path.write_text('{"a": 1}')
-    run = oracle("proof", "verify", str(path))
-    assert run.returncode == 2
-    assert run.stderr.strip() == "error: not a proof: no `checksum` field"
+    path.write_text(text)
+    assert one_error_line(run_oracle("proof", "verify", str(path))) == f"{path}: {message}"
 
 
-def test_config_check_prints_effective_config(tmp_path: Path) -> None:
+def test_proof_verify_names_an_altered_file(input_file: Path, tmp_path: Path) -> None:
+    proof_path = tmp_path / "proof.json"
+    assert oracle("consensus", str(input_file), "--proof", str(proof_path)).returncode == 0
+    proof = json.loads(proof_path.read_text())
+    proof["verdict"]["outcome"] = "NO"
+    proof_path.write_text(json.dumps(proof))
+    run = oracle("proof", "verify", str(proof_path))
+    assert run.returncode == 1
+    assert run.stderr.startswith(f"ALTERED: {proof_path}: the content's checksum is ")
+
+
+def test_consensus_proof_that_cannot_be_written(input_file: Path, tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a directory")
+    target = tmp_path / "file" / "proof.json"
+    line = one_error_line(run_oracle("consensus", str(input_file), "--proof", str(target)))
+    assert line == f"--proof: {target}: cannot be written (Not a directory)"
+
+
+def test_config_check_masks_credentials_in_every_url(tmp_path: Path) -> None:
+    key = "0123456789abcdef0123456789abcdef"
     config = tmp_path / "c.yaml"
-    config.write_text("database:\n  url: postgresql://u:topsecret@h/db\n")
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "database": {"url": "postgresql://u:topsecret@h:5432/db"},
+                "market_sources": [
+                    {
+                        "kind": "http",
+                        "name": "venue",
+                        "url": "https://venue.example/markets?apikey=venuekey77",
+                        "result_url": "https://bob:resultpw@venue.example:8443/results",
+                    }
+                ],
+                "chain": {
+                    "rpc": {"urls": [f"https://eth.example:8545/v3/{key}", "http://127.0.0.1:8545"]}
+                },
+            }
+        )
+    )
     run = oracle("config", "check", "--config", str(config))
-    assert run.returncode == 0
-    assert "threshold: 0.67" in run.stdout
-    assert "topsecret" not in run.stdout
-    assert "postgresql://u:**********@h/db" in run.stdout
+    assert run.returncode == 0, run.stderr
+    for secret in ("topsecret", "venuekey77", "bob", "resultpw", key):
+        assert secret not in run.stdout
+    shown = yaml.safe_load(run.stdout)
+    assert shown["database"]["url"] == "postgresql://***@h:5432/db"
+    assert shown["market_sources"][0]["url"] == "https://venue.example/markets?***"
+    assert shown["market_sources"][0]["result_url"] == "https://***@venue.example:8443/results"
+    assert shown["chain"]["rpc"]["urls"] == [
+        "https://eth.example:8545/v3/***",
+        "http://127.0.0.1:8545",
+    ]
+
+
+def test_config_check_rejects_a_duplicate_key(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("consensus:\n  threshold: 0.7\n  min_agents: 3\n  threshold: 0.9\n")
+    line = one_error_line(run_oracle("config", "check", "--config", str(config)))
+    assert line == f"{config}: consensus.threshold is set twice (lines 2 and 4)"
+
+
+# -- commands that read the database never create or migrate one ---------------------------
+
+
+READERS = (
+    ("review", "list"),
+    ("review", "list", "--all"),
+    ("review", "show", "1"),
+    ("review", "decide", "1", "--outcome", "YES", "--reason", "checked"),
+)
+
+
+@pytest.mark.parametrize("args", READERS)
+def test_review_commands_never_create_a_database(tmp_path: Path, args: tuple[str, ...]) -> None:
+    line = one_error_line(run_oracle(*args, cwd=tmp_path))
+    assert line == (
+        f"database.url: sqlite:///data/oracle.db: no database at {tmp_path / 'data' / 'oracle.db'} "
+        "(run `oracle db upgrade` to create it)"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", READERS)
+def test_review_commands_never_migrate_a_database(tmp_path: Path, args: tuple[str, ...]) -> None:
+    path = tmp_path / "oracle.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE unrelated (x)")
+    before = path.read_bytes()
+    env = {"ORACLE__DATABASE__URL": f"sqlite:///{path}"}
+    line = one_error_line(run_oracle(*args, cwd=tmp_path, env=env))
+    assert line == (
+        f"database.url (ORACLE__DATABASE__URL): sqlite:///{path}: no oracle schema in it "
+        "(run `oracle db upgrade`)"
+    )
+    assert path.read_bytes() == before
+
+
+def test_review_commands_work_on_an_upgraded_database(tmp_path: Path) -> None:
+    assert run_oracle("db", "upgrade", cwd=tmp_path).returncode == 0
+    run = run_oracle("review", "list", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "no open review items\n"
+
+
+def test_db_upgrade_names_an_unreachable_server(tmp_path: Path) -> None:
+    port = free_port()
+    env = {"ORACLE__DATABASE__URL": f"postgresql://oracle:hunter2@127.0.0.1:{port}/oracle"}
+    run = run_oracle("db", "upgrade", cwd=tmp_path, env=env)
+    line = one_error_line(run)
+    assert line.startswith(
+        f"database.url (ORACLE__DATABASE__URL): postgresql://***@127.0.0.1:{port}/oracle: "
+        "cannot connect ("
+    ), line
+    assert "refused" in line
+    assert "hunter2" not in run.stderr
+
+
+def test_keys_new_into_an_impossible_path(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a directory")
+    keystore = tmp_path / "file" / "key.json"
+    run = run_oracle(
+        "keys", "new", "--keystore", str(keystore), "--password-env", "PW", env={"PW": "pw"}
+    )
+    assert one_error_line(run) == f"{keystore}: cannot be written (Not a directory)"
 
 
 def test_config_check_reports_bad_value(tmp_path: Path) -> None:
@@ -207,3 +367,29 @@ def test_config_check_reports_bad_value(tmp_path: Path) -> None:
     run = oracle("config", "check", "--config", str(config))
     assert run.returncode == 2
     assert run.stderr.startswith("error: consensus.threshold: must be between 0.5 and 1")
+
+
+def test_config_check_names_the_variable_of_a_bad_environment_value(tmp_path: Path) -> None:
+    run = run_oracle("config", "check", cwd=tmp_path, env={"ORACLE__CONSENSUS__THRESHOLD": "2"})
+    assert one_error_line(run) == (
+        "consensus.threshold (ORACLE__CONSENSUS__THRESHOLD): must be between 0.5 and 1 "
+        "(above one half, so two outcomes can never both pass)"
+    )
+
+
+def test_review_decide_into_a_database_that_refuses_writes(tmp_path: Path) -> None:
+    path = tmp_path / "oracle.db"
+    store = Store(open_database(f"sqlite:///{path}", create=True))
+    spec = MarketSpec(source="s", external_id="1", question="Did it happen?", resolve_after=0.0)
+    store.add_discovered([spec], "test")
+    for event in ("due", "research_started", "research_finished", "consensus_review"):
+        store.apply_event(spec.market_id, MarketEvent(event), actor="test")
+    review_id = store.open_review(spec.market_id, None, ["contested"])
+    store.engine.dispose()
+    env = {"ORACLE__DATABASE__URL": f"sqlite:///file:{path}?mode=ro&uri=true"}
+    decide = ("review", "decide", str(review_id), "--outcome", "YES", "--reason", "checked")
+    line = one_error_line(run_oracle(*decide, cwd=tmp_path, env=env))
+    assert line == (
+        f"database.url (ORACLE__DATABASE__URL): sqlite:///file:{path}?***: "
+        "attempt to write a readonly database"
+    )

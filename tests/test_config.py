@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from oracle.config import effective_config, load_settings, mask_url_password
+from oracle.config import config_key, effective_config, load_settings
+from oracle.core.urls import redact_url
 from oracle.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,10 +99,65 @@ def test_invalid_values_name_the_key(tmp_path: Path, text: str, message: str) ->
     assert message in str(error.value)
 
 
-def test_invalid_environment_value_names_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_invalid_environment_value_names_the_key_and_the_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("ORACLE__CONSENSUS__THRESHOLD", "0.3")
-    with pytest.raises(ConfigError, match=r"^consensus\.threshold: must be between 0\.5 and 1"):
+    with pytest.raises(
+        ConfigError,
+        match=r"^consensus\.threshold \(ORACLE__CONSENSUS__THRESHOLD\): must be between 0\.5 and 1",
+    ):
         load_settings()
+
+
+def test_a_misspelt_environment_variable_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ORACLE__CONSENUS__THRESHOLD", "0.9")
+    with pytest.raises(ConfigError) as error:
+        load_settings()
+    assert str(error.value) == "consenus.threshold (ORACLE__CONSENUS__THRESHOLD): unknown key"
+
+
+def test_keys_set_by_the_environment_name_their_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ORACLE__DATABASE__URL", "sqlite:///x.db")
+    monkeypatch.setenv("oracle__chain__rpc__chain_id", "5")  # names are not case-sensitive
+    monkeypatch.setenv("ORACLE__CHAIN__RPC__URLS", '["http://127.0.0.1:8545"]')
+    monkeypatch.setenv("ORACLE__CONSENSUS", '{"threshold": 0.8}')
+    assert config_key("database.url") == "database.url (ORACLE__DATABASE__URL)"
+    assert config_key("chain.rpc.chain_id") == "chain.rpc.chain_id (oracle__chain__rpc__chain_id)"
+    assert config_key("chain.rpc.urls[0]") == "chain.rpc.urls[0] (ORACLE__CHAIN__RPC__URLS)"
+    assert config_key("consensus.threshold") == "consensus.threshold (ORACLE__CONSENSUS)"
+    assert config_key("consensus.min_agents") == "consensus.min_agents"  # not in that JSON
+    assert config_key("metrics.port") == "metrics.port"
+
+
+def test_a_duplicate_key_is_an_error_naming_it_and_its_lines(tmp_path: Path) -> None:
+    path = _write(tmp_path, "consensus:\n  threshold: 0.7\n  min_agents: 3\n  threshold: 0.9\n")
+    with pytest.raises(ConfigError) as error:
+        load_settings(path)
+    assert str(error.value) == f"{path}: consensus.threshold is set twice (lines 2 and 4)"
+    path = _write(tmp_path, "agents:\n  - name: a\n    kind: replay\n    name: b\n")
+    with pytest.raises(ConfigError, match=r"agents\[0\]\.name is set twice \(lines 2 and 4\)"):
+        load_settings(path)
+    path = _write(tmp_path, "log: {level: INFO}\nlog: {format: text}\n")
+    with pytest.raises(ConfigError, match=r": log is set twice \(lines 1 and 2\)"):
+        load_settings(path)
+
+
+def test_yaml_merge_keys_are_not_duplicates(tmp_path: Path) -> None:
+    path = _write(tmp_path, "log:\n  <<: {level: DEBUG, format: text}\n  level: INFO\n")
+    settings = load_settings(path)
+    assert (settings.log.level, settings.log.format) == ("INFO", "text")
+
+
+def test_one_chain_market_source_at_most(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        "market_sources:\n  - {kind: chain, name: a}\n  - {kind: chain, name: b}\n",
+    )
+    with pytest.raises(ConfigError, match=r"^market_sources: at most one source of kind chain"):
+        load_settings(path)
 
 
 def test_every_problem_is_reported(tmp_path: Path) -> None:
@@ -120,9 +176,35 @@ def test_passwords_are_masked(tmp_path: Path) -> None:
         _write(tmp_path, "database:\n  url: postgresql+psycopg://oracle:hunter2@db:5432/oracle\n")
     )
     shown = effective_config(settings)
-    assert shown["database"]["url"] == "postgresql+psycopg://oracle:**********@db:5432/oracle"
+    assert shown["database"]["url"] == "postgresql+psycopg://***@db:5432/oracle"
     assert "hunter2" not in repr(shown)
 
 
-def test_mask_url_without_password_is_unchanged() -> None:
-    assert mask_url_password("sqlite:///data/oracle.db") == "sqlite:///data/oracle.db"
+def test_database_urls_are_shown_as_the_logs_show_them() -> None:
+    assert redact_url("sqlite:///data/oracle.db") == "sqlite:///data/oracle.db"
+    assert redact_url("sqlite:////var/lib/oracle/2024-01/oracle.db") == (
+        "sqlite:////var/lib/oracle/2024-01/oracle.db"  # a file path, not a credential
+    )
+    assert redact_url("sqlite:///file:data/o.db?mode=ro&uri=true") == "sqlite:///file:data/o.db?***"
+    assert redact_url("postgresql+psycopg://u:pw@db/oracle?sslmode=require") == (
+        "postgresql+psycopg://***@db/oracle?***"
+    )
+    assert redact_url("postgresql+psycopg:///oracle?host=/run/postgresql") == (
+        "postgresql+psycopg:///oracle?***"
+    )
+
+
+def test_a_venue_url_that_is_no_url_is_refused_without_echoing_it(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        "market_sources:\n"
+        "  - kind: http\n"
+        "    name: venue\n"
+        "    url: 'http://[::1/markets?apikey=venuekey77'\n"
+        "    result_url: https://venue.example/results\n",
+    )
+    with pytest.raises(ConfigError) as error:
+        load_settings(path)
+    assert str(error.value) == (
+        "market_sources[0].http.url: must be an http:// or https:// URL with a host"
+    )

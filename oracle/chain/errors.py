@@ -13,7 +13,7 @@ The tree (all under `oracle.errors.OracleError`)::
     └── DeploymentError          a deployment file or contract artifact is missing or malformed
 
 No message ever contains a private key, a password, a keystore's contents or the
-credentials of an RPC URL (see `oracle.chain.urls.redact_url`).
+credentials of an RPC URL (see `oracle.core.urls.redact_url`).
 """
 
 from __future__ import annotations

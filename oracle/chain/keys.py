@@ -30,6 +30,7 @@ from pydantic import SecretStr
 from oracle.chain.errors import KeystoreError
 from oracle.chain.passwords import read_password
 from oracle.chain.settings import SignerSettings
+from oracle.files import make_directory
 from oracle.log import emit
 
 logger = logging.getLogger(__name__)
@@ -124,14 +125,17 @@ class LocalSigner:
 def _write_new(path: Path, document: dict[str, Any]) -> None:
     if path.exists():
         raise KeystoreError(f"{path}: already exists; refusing to overwrite a keystore")
-    path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(document, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
+    try:
+        make_directory(path.parent)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(document, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except OSError as error:
+        raise KeystoreError(f"{path}: cannot be written ({error.strerror})") from None
 
 
 def _encrypt(private_key: bytes | HexStr, password: SecretStr, iterations: int | None) -> Any:

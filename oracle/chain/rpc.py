@@ -48,7 +48,7 @@ from web3.types import RPCEndpoint, TxParams
 from oracle.chain.errors import ChainIdMismatch, RpcError, RpcUnavailable
 from oracle.chain.settings import RpcSettings
 from oracle.chain.transport import KeepAliveHTTPProvider
-from oracle.chain.urls import redact_url
+from oracle.core.urls import redact_url
 from oracle.log import emit
 
 logger = logging.getLogger(__name__)

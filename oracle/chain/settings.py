@@ -11,11 +11,11 @@ from __future__ import annotations
 from decimal import Decimal
 from fractions import Fraction
 from typing import Annotated, Literal
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from oracle.chain.fees import FeePolicy, gwei_to_wei
+from oracle.core.urls import is_http_url
 
 PositiveSeconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 Gwei = Annotated[float, Field(ge=0, allow_inf_nan=False)]
@@ -38,7 +38,9 @@ class RpcSettings(_Section):
         description="HTTP(S) JSON-RPC endpoints of one chain, in order of preference.",
     )
     chain_id: int | None = Field(
-        None, ge=1, description="Expected chain id; None accepts the nodes' common chain id."
+        None,
+        ge=1,
+        description="Expected chain id; None: the deployment file's (when deploying: the nodes')",
     )
     request_timeout: PositiveSeconds = 10.0
     max_block_lag: int = Field(5, ge=0, description="Blocks a node may trail the best one.")
@@ -56,11 +58,7 @@ class RpcSettings(_Section):
     @classmethod
     def _http_urls(cls, value: tuple[SecretStr, ...]) -> tuple[SecretStr, ...]:
         for index, url in enumerate(value):
-            try:
-                parts = urlsplit(url.get_secret_value())
-            except ValueError:
-                raise ValueError(f"entry {index} is not a URL") from None
-            if parts.scheme not in ("http", "https") or not parts.hostname:
+            if not is_http_url(url.get_secret_value()):
                 # Never echo the URL: it may carry an API key.
                 raise ValueError(f"entry {index} must be an http:// or https:// URL")
         return value

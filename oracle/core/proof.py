@@ -23,6 +23,13 @@ from oracle.errors import ProofError
 PROOF_VERSION = 1
 _FLOAT_DECIMALS = 6
 _DERIVED_FIELDS = ("checksum", "proof_id")
+# What every proof has, consensus or decision: (field, type, the type as errors name it).
+_REQUIRED_FIELDS: tuple[tuple[str, type, str], ...] = (
+    ("checksum", str, "a string"),
+    ("proof_id", str, "a string"),
+    ("version", int, "an integer"),
+    ("market", dict, "an object"),
+)
 
 
 def _canonical_values(value: Any) -> Any:
@@ -113,14 +120,24 @@ def verify_proof(document: Any) -> tuple[bool, str]:
         document = document["proof"]
     if not isinstance(document, dict):
         raise ProofError("not a proof: expected a JSON object")
-    recorded = document.get("checksum")
-    if not isinstance(recorded, str):
-        raise ProofError("not a proof: no `checksum` field")
+    for name, kind, described in _REQUIRED_FIELDS:
+        if name not in document:
+            raise ProofError(f"not a proof: no `{name}` field")
+        value = document[name]
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ProofError(f"not a proof: `{name}` must be {described}")
+    if document["version"] != PROOF_VERSION:
+        raise ProofError(
+            f"proof version {document['version']} is not supported "
+            f"(this oracle reads version {PROOF_VERSION})"
+        )
     try:
         recomputed = compute_checksum(document)
     except ValueError as error:  # NaN or infinity smuggled into the file
         raise ProofError(f"not a proof: {error}") from None
-    matches = recorded == recomputed and document.get("proof_id") == f"proof-{recomputed[:16]}"
+    matches = (
+        document["checksum"] == recomputed and document["proof_id"] == f"proof-{recomputed[:16]}"
+    )
     return matches, recomputed
 
 

@@ -1,5 +1,7 @@
-"""URL normalization: two spellings of the same page count as one source.
+"""URLs: normalization, so two spellings of the same page count as one source; redaction,
+so a URL can be shown without the credentials it may carry.
 
+Normalization:
 Applied: scheme and host lower-cased, default ports dropped, empty path read as `/`,
 trailing slash dropped from other paths, fragment dropped, tracking parameters
 (`utm_*` and the click identifiers below) removed, remaining query parameters sorted,
@@ -42,6 +44,7 @@ _TRACKING_PARAMETERS = frozenset(
 )
 _TRACKING_PREFIXES = ("utm_", "pk_", "mtm_")
 _PERCENT_ESCAPE = re.compile(r"%[0-9a-fA-F]{2}")
+_SAFE_SEGMENT = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,11}$")
 
 
 def _is_tracking(name: str) -> bool:
@@ -81,3 +84,50 @@ def normalize_url(url: str) -> str:
     ]
     query = urlencode(sorted(query_pairs))
     return urlunsplit((scheme, netloc, path, query, ""))
+
+
+def is_http_url(url: str) -> bool:
+    """Whether `url` is an absolute http(s) URL with a host (and a valid port, if any)."""
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # raises on a bad port
+    except ValueError:
+        return False
+    return parts.scheme in _DEFAULT_PORTS and bool(parts.hostname)
+
+
+def _safe_segment(segment: str) -> bool:
+    """Empty, or a short word such as `rpc` or `v3`; anything else may be an API key."""
+    if not segment:
+        return True
+    if not _SAFE_SEGMENT.match(segment):
+        return False
+    return len(segment) <= 3 or not any(c.isdigit() for c in segment)
+
+
+def redact_url(url: str) -> str:
+    """The URL as logs, error messages and `oracle config check` show it: scheme, host, port
+    and plain path words kept; user info, the query and key-like path segments `***`.
+
+    `https://user:pw@eth.example:8545/v3/4f0c...9a?key=x` -> `https://***@eth.example:8545/v3/***?***`.
+    A SQLite URL keeps its path, which names a file rather than holding a credential.
+    """
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "***"
+    if not parts.scheme:
+        return "***"
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = ("***@" if "@" in parts.netloc else "") + host
+    if port is not None:
+        netloc += f":{port}"
+    if parts.scheme == "sqlite" or parts.scheme.startswith("sqlite+"):
+        path = parts.path
+    else:
+        path = "/".join(s if _safe_segment(s) else "***" for s in parts.path.split("/"))
+    query = "?***" if parts.query else ""
+    return f"{parts.scheme}://{netloc}{path}{query}"

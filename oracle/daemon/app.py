@@ -14,8 +14,7 @@ from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import MarketSource, Resolver
 from oracle.daemon.research import AgentPool
 from oracle.daemon.service import Daemon, Judgement
-from oracle.store.engine import make_engine
-from oracle.store.migrate import upgrade
+from oracle.store.database import open_database
 from oracle.store.repository import Store
 
 
@@ -26,10 +25,9 @@ class Assembly:
 
 
 def open_store(settings: Settings) -> Store:
-    """The store for `database.url`, migrated to the newest schema."""
-    engine = make_engine(settings.database.url)
-    upgrade(engine)
-    return Store(engine)
+    """The daemon's store for `database.url`: created and migrated to the newest schema
+    when needed (SetupError when it cannot be used)."""
+    return Store(open_database(settings.database.url, create=True))
 
 
 def assemble(

@@ -16,8 +16,9 @@ from datetime import datetime
 from typing import Any, Literal
 
 import aiohttp
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from oracle.core.urls import is_http_url
 from oracle.daemon.ports import (
     Deliver,
     MarketRef,
@@ -50,12 +51,20 @@ class HttpSourceConfig(BaseModel):
 
     name: str = Field(min_length=1, max_length=50, pattern=r"^[a-z0-9_-]+$")
     kind: Literal["http"]
-    url: str = Field(pattern=r"^https?://")
-    result_url: str = Field(pattern=r"^https?://")
+    url: str
+    result_url: str
     items_path: str = ""
     fields: HttpFieldMap = HttpFieldMap()
     headers: dict[str, SecretStr] = Field(default_factory=dict)
     timeout_seconds: float = Field(10.0, gt=0, allow_inf_nan=False)
+
+    @field_validator("url", "result_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not is_http_url(value):
+            # Never echo the URL: a venue's may carry an API key.
+            raise ValueError("must be an http:// or https:// URL with a host")
+        return value
 
 
 def _dig(document: Any, path: str) -> Any:
@@ -128,6 +137,16 @@ def parse_market_list(config: HttpSourceConfig, document: Any) -> PollResult:
     return PollResult(markets, skipped)
 
 
+def _failure(error: BaseException) -> str:
+    """Why a request failed, without aiohttp's message: some quote the URL, which may
+    hold the venue's API key."""
+    if isinstance(error, aiohttp.ClientConnectorError):
+        return f"cannot connect ({error.os_error.strerror or type(error.os_error).__name__})"
+    if isinstance(error, TimeoutError):
+        return "timed out"
+    return type(error).__name__
+
+
 class _VenueClient:
     """One private HTTP session per venue object, with the venue's headers and timeout."""
 
@@ -170,7 +189,7 @@ class HttpMarketSource(_VenueClient):
                     if len(body) > MAX_MARKET_LIST_BYTES:
                         raise SourceError(f"source {self.name}: market list larger than 20 MB")
         except (aiohttp.ClientError, TimeoutError) as error:
-            raise SourceError(f"source {self.name}: {type(error).__name__}: {error}") from None
+            raise SourceError(f"source {self.name}: {_failure(error)}") from None
         try:
             document = json.loads(body)
         except ValueError:

@@ -6,7 +6,10 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, text
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util import CommandError
+from sqlalchemy import Connection, Engine, text
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
@@ -20,6 +23,26 @@ def _config(connection: object) -> Config:
 
 # Any constant shared by every replica; replicas starting together migrate one at a time.
 _MIGRATION_LOCK_ID = 7_300_417
+
+
+def head_revision() -> str:
+    """The newest revision this version of oracle knows."""
+    head = ScriptDirectory(str(MIGRATIONS)).get_current_head()
+    assert head is not None, "oracle ships at least one migration"
+    return head
+
+
+def known_revision(revision: str) -> bool:
+    """Whether `revision` is one of this version's migrations."""
+    try:
+        return ScriptDirectory(str(MIGRATIONS)).get_revision(revision) is not None
+    except CommandError:
+        return False
+
+
+def current_revision(connection: Connection) -> str | None:
+    """The revision the database is at; None when it has no oracle schema."""
+    return MigrationContext.configure(connection).get_current_revision()
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:

@@ -25,7 +25,7 @@ from oracle.chain.intents import (
     IntentStore,
 )
 from oracle.chain.revert import ErrorDecoder
-from oracle.chain.urls import redact_url
+from oracle.core.urls import redact_url
 
 ABI: list[dict[str, Any]] = [
     {

@@ -1,0 +1,38 @@
+"""`oracle` run as an operator runs it, and the contract of exit code 2: one line on stderr."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def run_oracle(
+    *args: str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    """`oracle ARGS` in a fresh process; the caller's ORACLE* variables are not inherited,
+    `env` adds variables."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("ORACLE")}
+    environment.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "oracle", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=environment,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def one_error_line(run: subprocess.CompletedProcess[str]) -> str:
+    """The single `error: ...` line of a run that exited 2 (asserted), without `error: `."""
+    assert run.returncode == 2, f"exit {run.returncode}\n{run.stderr[-3000:]}"
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr[-3000:]
+    assert lines[0].startswith("error: "), lines[0]
+    return lines[0].removeprefix("error: ")
