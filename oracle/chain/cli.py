@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
@@ -23,6 +24,8 @@ from oracle.chain.errors import KeystoreError
 from oracle.chain.passwords import read_password
 from oracle.chain.settings import ChainSettings
 from oracle.config import load_settings
+from oracle.errors import SetupError
+from oracle.files import make_directory
 
 ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
 
@@ -172,8 +175,22 @@ def _parse_time(value: str) -> int:
     return seconds
 
 
-def _deployment_path(settings: ChainSettings, path: Path | None) -> Path:
-    return path if path is not None else Path(settings.deployment_file)
+def _deployment_path(settings: ChainSettings, path: Path | None) -> tuple[Path, str]:
+    """The deployment file, and the option or setting that named it (for errors)."""
+    if path is not None:
+        return path, "--deployment"
+    return Path(settings.deployment_file), "chain.deployment_file"
+
+
+def _require_writable(target: Path, key: str) -> None:
+    """Fail before deploying rather than after: deployed contracts whose addresses cannot
+    be written down are lost to the daemon."""
+    try:
+        make_directory(target.parent)
+        with tempfile.TemporaryFile(dir=target.parent):
+            pass
+    except OSError as error:
+        raise SetupError(key, f"{target}: cannot be written ({error.strerror})") from None
 
 
 def _echo_json(data: Any) -> None:
@@ -234,7 +251,9 @@ def chain_deploy(
 ) -> None:
     """Deploy the contracts from the exported artifacts and write the deployment file."""
     settings = _chain_settings(config_path)
-    target = _deployment_path(settings, out)
+    target = out if out is not None else Path(settings.deployment_file)
+    target_key = "--out" if out is not None else "chain.deployment_file"
+    _require_writable(target, target_key)
     deployment = _commands().deploy(
         settings,
         owner=owner,
@@ -247,8 +266,11 @@ def chain_deploy(
         deploy_conditional_tokens=deploy_conditional_tokens,
         adapter=not no_adapter,
     )
-    deployment.save(target)
-    _echo_json({**deployment.model_dump(mode="json"), "file": str(target)})
+    _echo_json({**deployment.model_dump(mode="json"), "file": str(target)})  # never lost
+    try:
+        deployment.save(target)
+    except OSError as error:
+        raise SetupError(target_key, f"{target}: cannot be written ({error.strerror})") from None
 
 
 @chain.command("ask")
@@ -291,7 +313,7 @@ def chain_ask(
     settings = _chain_settings(config_path)
     asked = _commands().ask_question(
         settings,
-        _deployment_path(settings, deployment_path),
+        *_deployment_path(settings, deployment_path),
         text=text,
         earliest_time=earliest,
         outcomes=outcomes,
@@ -317,7 +339,7 @@ def chain_status(config_path: str | None, deployment_path: Path | None, question
         raise click.BadParameter("expected 0x and 64 hex digits", param_hint="QUESTION_ID")
     settings = _chain_settings(config_path)
     question = _commands().question_status(
-        settings, _deployment_path(settings, deployment_path), question_id
+        settings, *_deployment_path(settings, deployment_path), question_id
     )
     if not question.exists:
         click.echo(f"error: {question_id}: no such question", err=True)

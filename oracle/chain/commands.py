@@ -8,9 +8,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from oracle.chain.connect import connect
 from oracle.chain.contracts import ORACLE, AgentOracle, Deployment, QuestionView, error_decoder
 from oracle.chain.deploy import Asked, ask, deploy_contracts
-from oracle.chain.errors import DeploymentError
 from oracle.chain.intents import InMemoryIntentStore
 from oracle.chain.keys import (
     create_keystore,
@@ -35,13 +35,17 @@ T = TypeVar("T")
 
 
 async def _with_manager(
-    settings: ChainSettings, action: Callable[[RpcPool, TxManager], Awaitable[T]]
+    settings: ChainSettings,
+    action: Callable[[RpcPool, TxManager], Awaitable[T]],
+    pool: RpcPool | None = None,
 ) -> T:
-    """Run `action` with a started pool and a manager (one-shot: intents kept in memory)."""
-    pool = RpcPool.from_settings(settings.rpc)
-    await pool.start()
+    """Run `action` with a started pool (the given one, or one on `chain.rpc`) and a
+    manager (one-shot: intents kept in memory); the pool is closed afterwards."""
     manager: TxManager | None = None
     try:
+        if pool is None:
+            pool = RpcPool.from_settings(settings.rpc)
+            await pool.start()
         signer = signer_from_settings(settings.signer)
         manager = TxManager(
             pool, signer, InMemoryIntentStore(), settings.tx, decoder=error_decoder()
@@ -50,7 +54,8 @@ async def _with_manager(
     finally:
         if manager is not None:
             await manager.close()
-        await pool.close()
+        if pool is not None:
+            await pool.close()
 
 
 def deploy(settings: ChainSettings, **options: Any) -> Deployment:
@@ -60,25 +65,30 @@ def deploy(settings: ChainSettings, **options: Any) -> Deployment:
     return asyncio.run(_with_manager(settings, action))
 
 
-def ask_question(settings: ChainSettings, deployment_file: Path, **options: Any) -> Asked:
-    deployment = Deployment.load(deployment_file)
+def ask_question(
+    settings: ChainSettings, deployment_file: Path, deployment_key: str, **options: Any
+) -> Asked:
+    """Ask on the deployment in `deployment_file` (named by `deployment_key` in errors)."""
 
-    async def action(pool: RpcPool, manager: TxManager) -> Asked:
-        if pool.chain_id != deployment.chain_id:
-            raise DeploymentError(
-                f"{deployment_file}: deployed on chain {deployment.chain_id}, "
-                f"but the RPC serves chain {pool.chain_id}"
-            )
-        return await ask(manager, deployment.address(ORACLE), **options)
+    async def run() -> Asked:
+        pool, deployment = await connect(settings, deployment_file, deployment_key=deployment_key)
 
-    return asyncio.run(_with_manager(settings, action))
+        async def action(pool: RpcPool, manager: TxManager) -> Asked:
+            return await ask(manager, deployment.address(ORACLE), **options)
+
+        return await _with_manager(settings, action, pool)
+
+    return asyncio.run(run())
 
 
-def question_status(settings: ChainSettings, deployment_file: Path, qid: str) -> QuestionView:
-    deployment = Deployment.load(deployment_file)
-
+def question_status(
+    settings: ChainSettings, deployment_file: Path, deployment_key: str, qid: str
+) -> QuestionView:
     async def run() -> QuestionView:
-        async with RpcPool.from_settings(settings.rpc) as pool:
+        pool, deployment = await connect(settings, deployment_file, deployment_key=deployment_key)
+        try:
             return await AgentOracle(pool, deployment.address(ORACLE)).get_question(qid)
+        finally:
+            await pool.close()
 
     return asyncio.run(run())

@@ -30,6 +30,7 @@ from pydantic import SecretStr
 from oracle.chain.errors import KeystoreError
 from oracle.chain.passwords import read_password
 from oracle.chain.settings import SignerSettings
+from oracle.errors import SetupError
 from oracle.files import make_directory
 from oracle.log import emit
 
@@ -201,15 +202,14 @@ def keystore_address(path: Path) -> str:
         raise KeystoreError(f"{path}: keystore `address` is not an address") from None
 
 
-def load_keystore(path: Path, password: SecretStr) -> LocalSigner:
-    """Decrypt `path`; KeystoreError when the password is wrong or the file is damaged."""
-    document = _read_keystore(path)
+def _decrypt(path: Path, document: dict[str, Any], password: SecretStr) -> LocalSigner | None:
+    """The keystore's signer; None when the password does not decrypt it."""
     try:
         key: bytes | None = bytes(Account.decrypt(document, password.get_secret_value()))
     except Exception:
         key = None
     if key is None:
-        raise KeystoreError(f"{path}: wrong password or damaged keystore")
+        return None
     signer = LocalSigner(key)
     declared = document.get("address")
     if isinstance(declared, str) and declared.lower().removeprefix("0x") != (
@@ -219,11 +219,30 @@ def load_keystore(path: Path, password: SecretStr) -> LocalSigner:
     return signer
 
 
+def load_keystore(path: Path, password: SecretStr) -> LocalSigner:
+    """Decrypt `path`; KeystoreError when the password is wrong or the file is damaged."""
+    signer = _decrypt(path, _read_keystore(path), password)
+    if signer is None:
+        raise KeystoreError(f"{path}: wrong password or damaged keystore")
+    return signer
+
+
 def signer_from_settings(settings: SignerSettings) -> Signer:
-    """The configured signer; the development key logs a warning every time it is used."""
+    """The configured signer; the development key logs a warning every time it is used.
+
+    A signer that cannot be made is a SetupError naming the setting to fix:
+    `chain.signer.keystore` (missing, unreadable, not a keystore), `chain.signer.password_file`
+    or `chain.signer.password_env` (no password there, or one that does not unlock the
+    keystore), `chain.signer.dev_private_key` (not a key). Neither names the secret.
+    """
     if settings.type == "dev_private_key":
         assert settings.dev_private_key is not None  # guaranteed by the settings validator
-        signer = LocalSigner(settings.dev_private_key)
+        try:
+            signer = LocalSigner(settings.dev_private_key)
+        except KeystoreError:
+            raise SetupError(
+                "chain.signer.dev_private_key", "not a valid 32-byte hex key"
+            ) from None
         emit(
             logger,
             logging.WARNING,
@@ -233,7 +252,29 @@ def signer_from_settings(settings: SignerSettings) -> Signer:
         )
         return signer
     if settings.keystore is None:
-        raise KeystoreError("chain.signer.keystore: is required when type is keystore")
+        raise SetupError("chain.signer.keystore", "is required when type is keystore")
+    path = Path(settings.keystore)
+    try:
+        document = _read_keystore(path)
+    except KeystoreError as error:
+        raise SetupError("chain.signer.keystore", str(error)) from None
     password_file = Path(settings.password_file) if settings.password_file else None
-    password = read_password(password_file, settings.password_env)
-    return load_keystore(Path(settings.keystore), password)
+    if password_file is not None:
+        key, origin = "chain.signer.password_file", str(password_file)
+    else:
+        key, origin = "chain.signer.password_env", f"${settings.password_env}"
+    try:
+        password = read_password(password_file, settings.password_env)
+    except KeystoreError as error:
+        if password_file is None and not settings.password_env:
+            problem = "no keystore password: set it, or chain.signer.password_file"
+            raise SetupError(key, problem) from None
+        raise SetupError(key, str(error)) from None
+    try:
+        unlocked = _decrypt(path, document, password)
+    except KeystoreError as error:  # a keystore whose declared address is not its key's
+        raise SetupError("chain.signer.keystore", str(error)) from None
+    if unlocked is None:
+        problem = f"does not unlock the keystore {path} (wrong password, or a damaged keystore)"
+        raise SetupError(key, f"{origin} {problem}")
+    return unlocked

@@ -277,8 +277,8 @@ class RpcPool:
         results = await asyncio.gather(*(self._probe(n, verify=False) for n in self._nodes))
         answered = [(node, cid) for node, cid in zip(self._nodes, results, strict=True) if cid]
         if not answered:
-            names = ", ".join(n.name for n in self._nodes)
-            raise RpcUnavailable(f"no RPC node answered: {names}")
+            reasons = "; ".join(f"{n.name} ({n.last_error})" for n in self._nodes)
+            raise RpcUnavailable(f"no RPC node answered: {reasons}")
         expected = self._expected if self._expected is not None else answered[0][1]
         for node, cid in answered:
             if cid != expected:
@@ -303,7 +303,11 @@ class RpcPool:
                 logger.debug("closing %s failed: %s", node.name, type(error).__name__)
 
     async def __aenter__(self) -> RpcPool:
-        await self.start()
+        try:
+            await self.start()
+        except BaseException:
+            await self.close()  # the nodes' sessions were opened by the probes
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:

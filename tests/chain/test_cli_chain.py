@@ -9,10 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import yaml
+
 from oracle.chain.contracts import ADAPTER, CONDITIONAL_TOKENS, ORACLE, AgentOracle, Status
 from oracle.chain.rpc import RpcPool
-from tests.anvil import DEV_ADDRESSES, DEV_KEYS, AnvilFactory
+from tests.anvil import DEV_ADDRESSES, DEV_KEYS, Anvil, AnvilFactory
 from tests.chain.helpers import FAST_RPC
+from tests.commands import one_error_line
 
 
 def _oracle(*args: str) -> subprocess.CompletedProcess[str]:
@@ -91,3 +94,68 @@ def test_deploy_ask_status(anvil_factory: AnvilFactory, tmp_path: Path) -> None:
     assert asyncio.run(on_chain()) == Status.REQUESTED
     for address in document["contracts"].values():
         assert anvil.rpc("eth_getCode", address, "latest") != "0x"
+
+
+def _config(tmp_path: Path, url: str, deployment_file: Path, **rpc: object) -> Path:
+    config = tmp_path / f"config-{len(list(tmp_path.glob('config-*.yaml')))}.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "chain": {
+                    "deployment_file": str(deployment_file),
+                    "rpc": {"urls": [url], **rpc},
+                    "signer": {"type": "dev_private_key", "dev_private_key": DEV_KEYS[0]},
+                    "tx": {"confirmations": 1, "poll_interval": 0.05},
+                }
+            }
+        )
+    )
+    return config
+
+
+def test_status_and_ask_check_the_chain_and_the_code(
+    anvil_factory: AnvilFactory, tmp_path: Path
+) -> None:
+    anvil, fresh = anvil_factory(), anvil_factory()
+    deployment_file = tmp_path / "deployment.json"
+    config = _config(tmp_path, anvil.url, deployment_file)
+    assert _oracle("chain", "deploy", "--config", str(config)).returncode == 0
+    qid = "0x" + "11" * 32
+    oracle_address = json.loads(deployment_file.read_text())["contracts"][ORACLE]
+
+    on_fresh = _config(tmp_path, fresh.url, deployment_file)
+    for args in (("status", qid), ("ask", "--question", "q?", "--resolve-after", "0")):
+        line = one_error_line(_oracle("chain", *args, "--config", str(on_fresh)))
+        assert line == (
+            f"chain.deployment_file: {deployment_file}: no contract at the AgentOracle address "
+            f"{oracle_address} on chain 31337 (deployed on another node, or the chain was reset)"
+        )
+    assert fresh.nonce(DEV_ADDRESSES[0]) == 0  # nothing was sent
+
+    elsewhere = tmp_path / "elsewhere.json"
+    document = json.loads(deployment_file.read_text())
+    elsewhere.write_text(json.dumps({**document, "chain_id": 5}))
+    line = one_error_line(
+        _oracle("chain", "status", qid, "--config", str(config), "--deployment", str(elsewhere))
+    )
+    assert line == (
+        f"--deployment: {elsewhere} is a deployment on chain 5, but the RPC node "
+        f"{anvil.url} serves chain id 31337"
+    )
+
+    wrong_id = _config(tmp_path, anvil.url, deployment_file, chain_id=5)
+    line = one_error_line(_oracle("chain", "status", qid, "--config", str(wrong_id)))
+    assert line == f"chain.rpc.chain_id: is 5, but the RPC node {anvil.url} serves chain id 31337"
+
+
+def test_deploy_refuses_an_output_it_cannot_write_before_sending_anything(
+    anvil: Anvil, tmp_path: Path
+) -> None:
+    (tmp_path / "file").write_text("not a directory")
+    target = tmp_path / "file" / "deployment.json"
+    config = _config(tmp_path, anvil.url, target)
+    line = one_error_line(_oracle("chain", "deploy", "--config", str(config)))
+    assert line == f"chain.deployment_file: {target}: cannot be written (Not a directory)"
+    line = one_error_line(_oracle("chain", "deploy", "--config", str(config), "--out", str(target)))
+    assert line == f"--out: {target}: cannot be written (Not a directory)"
+    assert anvil.nonce(DEV_ADDRESSES[0]) == 0

@@ -28,6 +28,7 @@ from oracle.chain.keys import (
     signer_from_settings,
 )
 from oracle.chain.settings import ChainSettings, SignerSettings
+from oracle.errors import SetupError
 
 # anvil's first development account; public knowledge, never a real key.
 DEV_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
@@ -179,8 +180,33 @@ def test_signer_from_keystore_settings(
         signer = signer_from_settings(SignerSettings(keystore=str(path)))
     assert signer.address == DEV_ADDRESS
     _assert_clean(caplog.text, DEV_KEY, PASSWORD)
-    with pytest.raises(KeystoreError, match=r"chain\.signer\.keystore"):
+    with pytest.raises(SetupError, match=r"^chain\.signer\.keystore: is required"):
         signer_from_settings(SignerSettings())
+
+
+def test_a_signer_that_does_not_unlock_names_the_setting_not_the_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "k.json"
+    import_keystore(path, SecretStr(DEV_KEY), SecretStr(PASSWORD), iterations=FAST)
+    monkeypatch.setenv("TEST_KS_PW", "wrong-" + PASSWORD)
+    with pytest.raises(SetupError) as caught:
+        signer_from_settings(SignerSettings(keystore=str(path), password_env="TEST_KS_PW"))
+    assert caught.value.key == "chain.signer.password_env"
+    assert caught.value.problem == (
+        f"$TEST_KS_PW does not unlock the keystore {path} (wrong password, or a damaged keystore)"
+    )
+    _assert_clean(str(caught.value) + repr(caught.value), DEV_KEY, PASSWORD)
+    with pytest.raises(SetupError, match=r"^chain\.signer\.password_file: .*cannot be read"):
+        signer_from_settings(
+            SignerSettings(keystore=str(path), password_file=str(tmp_path / "missing"))
+        )
+    with pytest.raises(SetupError, match=r"^chain\.signer\.keystore: .*no such keystore"):
+        signer_from_settings(SignerSettings(keystore=str(tmp_path / "missing.json")))
+    with pytest.raises(SetupError, match=r"^chain\.signer\.dev_private_key: not a valid"):
+        signer_from_settings(
+            SignerSettings(type="dev_private_key", dev_private_key=SecretStr("0x1234"))
+        )
 
 
 def _oracle(*args: str, env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:
