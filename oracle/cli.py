@@ -154,31 +154,49 @@ def proof_verify(proof_file: str) -> None:
 @config_option
 @click.option("--once", is_flag=True, help="Make one full pass and exit (for cron or serverless).")
 def run(config_path: str | None, once: bool) -> None:
-    """Run the oracle daemon: poll, research, decide, submit or queue for review."""
+    """Run the oracle daemon: poll, research, decide, submit or queue for review.
+
+    The whole setup is checked first (oracle/daemon/app.py); a problem exits 2 with one
+    line naming the setting, before any job runs.
+    """
     from oracle.daemon.app import assemble
-    from oracle.daemon.runner import run_forever
-    from oracle.log import configure_logging
+    from oracle.daemon.runner import listen, run_forever
+    from oracle.log import HeldLogs, configure_logging
 
     settings = load_settings(config_path)
     configure_logging(settings.log.level, settings.log.format)
-    assembly = assemble(settings)
+    # The checks' records are written once the setup passed; a refused setup ends in the
+    # one line that names the problem.
+    held = HeldLogs()
+    listeners = []
+    try:
+        listeners = [] if once else listen(settings.metrics)  # --once serves no metrics
+        assembly = assemble(settings)
 
-    async def main() -> None:
-        # Database calls run in threads; the default pool (cores + 4) would let writers
-        # waiting for SQLite's lock starve every read.
-        asyncio.get_running_loop().set_default_executor(
-            ThreadPoolExecutor(max_workers=32, thread_name_prefix="oracle-db")
-        )
-        try:
-            await assembly.daemon.start()
-            if once:
-                await assembly.daemon.run_once()
-            else:
-                await run_forever(assembly.daemon, settings.metrics)
-        finally:
-            await assembly.close()
+        async def main() -> None:
+            # Database calls run in threads; the default pool (cores + 4) would let writers
+            # waiting for SQLite's lock starve every read.
+            asyncio.get_running_loop().set_default_executor(
+                ThreadPoolExecutor(max_workers=32, thread_name_prefix="oracle-db")
+            )
+            try:
+                await assembly.daemon.start()  # each venue: its setup checked
+                held.release()
+                if once:
+                    await assembly.daemon.run_once()
+                else:
+                    await run_forever(assembly.daemon, listeners)
+            finally:
+                await assembly.close()
 
-    asyncio.run(main())
+        asyncio.run(main())
+    except SetupError:
+        held.discard()
+        raise
+    finally:
+        held.release()
+        for sock in listeners:
+            sock.close()
 
 
 @cli.group()

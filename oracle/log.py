@@ -55,3 +55,44 @@ def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
     # moment, is the configured behaviour (max_instances=1, coalesce), not a problem:
     # under load the scheduler would warn several times a second.
     logging.getLogger("apscheduler.scheduler").setLevel(logging.ERROR)
+
+
+class _Holder(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+        self.dropping = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not self.dropping:
+            self.records.append(record)
+
+
+class HeldLogs:
+    """Holds back every log record until `release()` writes them; `discard()` drops them.
+
+    `oracle run` holds its logs while it checks its setup: a setup it refuses ends in the
+    one line that names the problem, not after the records of the checks that led to it.
+    """
+
+    def __init__(self) -> None:
+        self._root = logging.getLogger()
+        self._handlers = self._root.handlers[:]
+        self._holder = _Holder()
+        self._root.handlers[:] = [self._holder]
+
+    def release(self) -> None:
+        """Write the held records and log as usual from now on (once; then a no-op)."""
+        if self._holder.dropping or self._holder not in self._root.handlers:
+            return
+        self._root.handlers[:] = self._handlers
+        for record in self._holder.records:
+            for handler in self._handlers:
+                if record.levelno >= handler.level:
+                    handler.handle(record)
+        self._holder.records.clear()
+
+    def discard(self) -> None:
+        """Drop the held records and every record from now on (the process is ending)."""
+        self._holder.dropping = True
+        self._holder.records.clear()

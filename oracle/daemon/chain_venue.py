@@ -26,12 +26,12 @@ from hexbytes import HexBytes
 from pydantic import BaseModel, ConfigDict, Field
 
 from oracle.chain.checkpoint import Checkpoint
+from oracle.chain.connect import connect
 from oracle.chain.contracts import (
     ADAPTER,
     ORACLE,
     AgentOracle,
     ConditionalTokensAdapter,
-    Deployment,
     QuestionView,
     Status,
     error_decoder,
@@ -40,7 +40,7 @@ from oracle.chain.contracts import (
 )
 from oracle.chain.errors import ChainError
 from oracle.chain.intents import Intent, IntentState
-from oracle.chain.keys import signer_from_settings
+from oracle.chain.keys import Signer, signer_from_settings
 from oracle.chain.market import MarketSource as QuestionScanner
 from oracle.chain.market import RequestedQuestion
 from oracle.chain.rpc import RpcPool, Web3
@@ -56,6 +56,7 @@ from oracle.daemon.ports import (
     ResolverError,
     SourceError,
 )
+from oracle.errors import SetupError
 from oracle.log import emit
 from oracle.store.intents import DatabaseIntentStore
 from oracle.store.repository import MarketSpec, Store
@@ -138,31 +139,40 @@ class ChainVenue:
         self.submitter: ProposalSubmitter | None = None
         self.scanner: QuestionScanner | None = None
         self.adapter_address: str | None = None
+        self._signer: Signer | None = None
+        self._signer_problem: tuple[str, str] | None = None
+        self._start_problem: str | None = None
 
     async def start(self) -> None:
-        """Connect (chain id checked), unlock the signer, and resume every transaction a
-        previous process recorded but did not see to the end."""
+        """Connect: the deployment on the expected chain with code at its addresses
+        (`oracle.chain.connect`), the signer unlocked, and the transactions a previous
+        process left unfinished resumed. A setup problem is a SetupError naming the setting
+        at fault; a failed start leaves nothing open and may be tried again.
+
+        The daemon calls this before its first job (`Daemon.start`); used without it, the
+        first poll or answer does.
+        """
         async with self._lock:
             if self._started:
                 return
-            deployment = Deployment.load(Path(self.settings.deployment_file))
-            pool = RpcPool.from_settings(self.settings.rpc)
-            await pool.start()
-            if pool.chain_id != deployment.chain_id:
-                await pool.close()
-                raise ChainError(
-                    f"the nodes are on chain {pool.chain_id}, the deployment on "
-                    f"{deployment.chain_id}"
-                )
-            signer = signer_from_settings(self.settings.signer)
-            self.pool = pool
-            self.manager = TxManager(
+            signer = await self._unlock()
+            deployment_file = Path(self.settings.deployment_file)
+            pool, deployment = await connect(self.settings, deployment_file)
+            manager = TxManager(
                 pool,
                 signer,
                 DatabaseIntentStore(self.store),
                 self.settings.tx,
                 decoder=error_decoder(),
             )
+            try:
+                # Finish whatever a previous process left between record and confirmation.
+                await manager.resume()
+            except BaseException:
+                await manager.close()
+                await pool.close()
+                raise
+            self.pool, self.manager = pool, manager
             self.oracle = AgentOracle(pool, deployment.address(ORACLE))
             self.submitter = ProposalSubmitter(
                 self.manager, self.oracle, settings=self.settings.submitter
@@ -176,9 +186,8 @@ class ChainVenue:
                 name=f"{self.name}:{deployment.chain_id}:{deployment.address(ORACLE).lower()}",
             )
             self.adapter_address = deployment.contracts.get(ADAPTER)
-            # Finish whatever a previous process left between record and confirmation.
-            await self.manager.resume()
             self._started = True
+            self._start_problem = None
             emit(
                 logger,
                 logging.INFO,
@@ -189,8 +198,27 @@ class ChainVenue:
                 reporter=signer.address,
             )
 
+    async def _unlock(self) -> Signer:
+        """The signer, unlocked once. A password that does not unlock the keystore will not
+        the next time either: the failure is kept, not paid for with scrypt at every poll."""
+        if self._signer_problem is not None:
+            raise SetupError(*self._signer_problem)
+        if self._signer is None:
+            try:
+                # scrypt takes a second of CPU: not on the event loop.
+                self._signer = await asyncio.to_thread(signer_from_settings, self.settings.signer)
+            except SetupError as error:
+                self._signer_problem = (error.key, error.problem)
+                raise
+        return self._signer
+
     async def _ready(self) -> tuple[AgentOracle, ProposalSubmitter]:
-        await self.start()
+        try:
+            await self.start()
+        except SetupError as error:
+            # Reported by the caller as this source's or resolver's failure, and retried.
+            self._start_problem = str(error)
+            raise ChainError(str(error)) from None
         assert self.oracle is not None
         assert self.submitter is not None
         return self.oracle, self.submitter
@@ -200,12 +228,22 @@ class ChainVenue:
         checks (a question's earliest time, the end of a challenge window) compare with
         before the next block is made."""
         try:
-            await self.start()
+            await self._ready()
             assert self.pool is not None
             block = await self.pool.call("eth_getBlockByNumber", _latest_block)
         except ChainError as error:
             raise ResolverError(f"source {self.name}: chain clock: {error}") from None
         return float(block["timestamp"])
+
+    def health(self) -> str | None:
+        """None while the venue can reach the chain; else why not (`/readyz`, metrics)."""
+        if self.pool is None:
+            return self._start_problem
+        nodes = self.pool.status()
+        if any(node.up and node.failures == 0 for node in nodes):
+            return None
+        reasons = "; ".join(f"{node.name}: {node.last_error or 'down'}" for node in nodes)
+        return f"no RPC node answers ({reasons})"
 
     # -- MarketSource -------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ counters, and no market ids as labels (they would grow without bound).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -16,6 +16,7 @@ from oracle.daemon.lifecycle import MarketState
 ERROR_STAGES = ("process", "watch", "settle", "poll", "promote", "dispatch", "housekeep", "clock")
 # Why the daemon itself (not a verdict) hands a market to a person.
 HANDOVER_CODES = ("retries_exhausted", "still_undecidable")
+JOBS = ("poll", "promote", "dispatch", "watch", "housekeep")
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 PIPELINE_BUCKETS = (0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200)
 
@@ -97,6 +98,18 @@ class DaemonMetrics:
             ["source"],
             registry=r,
         )
+        self.job_failing = Gauge(
+            "oracle_job_failing",
+            "1 while a scheduled job's last run failed (it is retried with back-off).",
+            ["name"],  # not `job`: Prometheus' own label for the scrape target
+            registry=r,
+        )
+        self.source_up = Gauge(
+            "oracle_source_up",
+            "1 while a market source reaches its venue (a chain source: an RPC node answers).",
+            ["source"],
+            registry=r,
+        )
 
     def prime(self, agents: Iterable[str], sources: Iterable[str]) -> None:
         """Create every known label combination at zero, so the first event shows in rate()."""
@@ -118,3 +131,9 @@ class DaemonMetrics:
             self.submissions.labels(result)
         for stage in ERROR_STAGES:
             self.errors.labels(stage)
+        for job in JOBS:
+            self.job_failing.labels(job)
+
+    def watch_health(self, name: str, health: Callable[[], str | None]) -> None:
+        """`oracle_source_up{source=name}`, read from `health()` at every scrape."""
+        self.source_up.labels(name).set_function(lambda: 0.0 if health() else 1.0)

@@ -4,7 +4,9 @@ Contracts:
 
 :class:`MarketSource`
     `start()` connects and checks the source's setup; the daemon calls it once, before
-    its first job (a repeated call is harmless); it raises :class:`SourceError`.
+    its first job (a repeated call is harmless). A setup that cannot work (a node on
+    another chain, a key that does not unlock) is a `SetupError` naming the setting, and
+    `oracle run` refuses to start; another failure raises :class:`SourceError`.
     `poll(deliver)` hands the markets the source knows now (new or not; the store keeps
     the first report and ignores repeats) to `deliver`, which stores them, and returns
     one line per malformed market it skipped (a bad market never hides the rest). A
@@ -16,7 +18,8 @@ Contracts:
     Where a market's answer goes (the oracle contract, or an off-chain venue's webhook).
     `start()` connects, checks the setup and resumes what a previous process left in
     flight (for a chain: the transactions it recorded), before the daemon's first job,
-    whichever replica then runs which job; it raises :class:`ResolverError`.
+    whichever replica then runs which job; it raises `SetupError` as `start()` above, or
+    :class:`ResolverError`.
     `propose` is idempotent: called again for the same market after a crash, it must not
     send a second answer; it returns once the answer is accepted (for a chain: included
     at the configured confirmation depth) or raises :class:`ResolverError`. `state`
@@ -27,6 +30,10 @@ Contracts:
     A venue whose rules run on a clock of its own (a chain's block time) says what that
     clock shows now; the daemon judges a market due, and a challenge window over, by it.
     Venues without one are judged by the daemon's clock.
+
+:class:`Monitored`
+    A source or resolver that can tell, without I/O, whether it reaches its venue now:
+    `health()` is None when it does, else why not (shown by `/readyz` and the metrics).
 """
 
 from __future__ import annotations
@@ -125,3 +132,8 @@ class VenueClock(Protocol):
     async def now(self) -> float:
         """Epoch seconds on the venue's own clock (for a chain: its latest block's time)."""
         ...
+
+
+@runtime_checkable
+class Monitored(Protocol):
+    def health(self) -> str | None: ...
