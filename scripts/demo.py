@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +42,51 @@ def oracle(config: Path, *args: str) -> str:
     return run.stdout
 
 
-def wait_for(what: str, check: Any, timeout: float) -> Any:
+@dataclass
+class Daemon:
+    """The `oracle run` process the demo started, and its log."""
+
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def require_running(self) -> None:
+        """Exit with the daemon's last error if it has stopped: waiting on would be for
+        nothing."""
+        code = self.process.poll()
+        if code is not None:
+            sys.exit(
+                f"demo: the daemon exited with code {code}: {last_error(self.log)} "
+                f"(log: {self.log})"
+            )
+
+
+def last_error(log: Path) -> str:
+    """The daemon's last error: its `error: ...` line (a refused setup), the last ERROR
+    record of its JSON log, or else its last line (a traceback's exception)."""
+    lines = [line for line in log.read_text(errors="replace").splitlines() if line.strip()]
+    for line in reversed(lines):
+        if line.startswith("error: "):
+            return line
+        if line.startswith("{"):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if record.get("level") in ("error", "critical"):
+                fields = {k: v for k, v in record.items() if k not in ("ts", "level", "logger")}
+                return " ".join(f"{k}={v}" for k, v in fields.items())
+    return lines[-1] if lines else "(nothing logged)"
+
+
+def wait_for(what: str, check: Any, timeout: float, daemon: Daemon) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        daemon.require_running()
         result = check()
         if result:
             return result
         time.sleep(0.5)
+    daemon.require_running()
     sys.exit(f"demo: timed out waiting for {what}")
 
 
@@ -65,25 +104,26 @@ def main() -> None:
         sys.exit("demo: anvil not found; ./scripts/demo installs it (or install Foundry)")
     chain = Anvil(binary, [], None)
     chain.start()
-    daemon: subprocess.Popen[bytes] | None = None
+    daemon: Daemon | None = None
     try:
         config, asked = prepare(home, chain, args.metrics_port)
         log = home / "daemon.log"
-        daemon = subprocess.Popen(
+        process = subprocess.Popen(
             [sys.executable, "-m", "oracle", "run", "--config", str(config)],
             stdout=subprocess.DEVNULL,
             stderr=log.open("wb"),
         )
+        daemon = Daemon(process, log)
         print(f"4. daemon started with replay agents; log: {log}")
-        show(home, chain, config, asked, args.metrics_port)
+        show(home, chain, config, asked, args.metrics_port, daemon=daemon)
         if args.exit:
             return
         print("\nThe daemon and the chain keep running; Ctrl-C stops both.")
         signal.sigwait({signal.SIGINT, signal.SIGTERM})
     finally:
-        if daemon is not None:
-            daemon.send_signal(signal.SIGTERM)
-            daemon.wait(timeout=60)
+        if daemon is not None and daemon.process.poll() is None:
+            daemon.process.send_signal(signal.SIGTERM)
+            daemon.process.wait(timeout=60)
         chain.stop(signal.SIGKILL)
 
 
@@ -113,15 +153,21 @@ def prepare(home: Path, chain: Anvil, metrics_port: int) -> tuple[Path, dict[str
     return config, asked
 
 
-def show(home: Path, chain: Anvil, config: Path, asked: dict[str, str], port: int) -> None:
+def show(
+    home: Path, chain: Anvil, config: Path, asked: dict[str, str], port: int, *, daemon: Daemon
+) -> None:
     """Wait for the decisions, let the window pass, print what happened and where to look."""
-    states = wait_for("the daemon to decide every question", lambda: _decided(config, asked), 90)
+    states = wait_for(
+        "the daemon to decide every question", lambda: _decided(config, asked), 90, daemon
+    )
     print("5. decisions:")
     for question_id, state in states.items():
         print(f"   {state:<13} {asked[question_id][:70]}")
     chain.rpc("evm_increaseTime", LIVENESS + 5)  # let the challenge window pass
     chain.mine()
-    wait_for("an answer to become final", lambda: "final" in _decided(config, asked).values(), 60)
+    wait_for(
+        "an answer to become final", lambda: "final" in _decided(config, asked).values(), 60, daemon
+    )
     print(f"6. after the {LIVENESS} s challenge window: {_summary(_decided(config, asked))}")
     for question_id in asked:
         status = json.loads(oracle(config, "chain", "status", question_id))
@@ -155,11 +201,13 @@ def _decided(config: Path, asked: dict[str, str]) -> dict[str, str]:
     return {}
 
 
+# The daemon makes the database; the demo only reads it (and finds nothing until then).
 _STATES = """
 import json, sys
 from oracle.config import load_settings
-from oracle.daemon.app import open_store
-store = open_store(load_settings(sys.argv[1]))
+from oracle.store.database import open_database
+from oracle.store.repository import Store
+store = Store(open_database(load_settings(sys.argv[1]).database.url, create=False))
 print(json.dumps({m.external_id: m.state for m in store.markets()}))
 """
 
