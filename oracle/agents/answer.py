@@ -3,7 +3,6 @@ market's outcomes only) and its validation."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
@@ -12,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from oracle._pydantic_errors import describe
+from oracle.safe_json import JsonError, loads
 
 
 class AnswerInvalid(ValueError):
@@ -101,9 +101,9 @@ def parse_answer(text: str, answerable: Sequence[str]) -> FinalAnswer:
         raise AnswerInvalid("(answer): empty; expected a JSON object")
     fenced = _FENCE.match(text)
     try:
-        document = json.loads(fenced.group(1) if fenced else text)
-    except json.JSONDecodeError as error:
-        raise AnswerInvalid(f"(answer): not JSON ({error.msg} at position {error.pos})") from None
+        document = loads(fenced.group(1) if fenced else text)
+    except JsonError as error:
+        raise AnswerInvalid(f"(answer): {error}") from None
     try:
         answer = FinalAnswer.model_validate(document)
     except ValidationError as error:

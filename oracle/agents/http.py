@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import json
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import aiohttp
 
 from oracle.agents.tools import RateLimited, ToolError
+from oracle.safe_json import JsonError, JsonTooDeep, loads
 
 MAX_JSON_BYTES = 5_000_000
 
@@ -79,11 +79,15 @@ async def request_json(
         except aiohttp.ClientError as error:
             raise ToolError(f"{service}: {type(error).__name__}") from None
         try:
-            return json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            first_line = body[:200].decode("utf-8", "replace").splitlines()
-            hint = f": {first_line[0]}" if first_line else ""
-            raise ToolError(f"{service}: the answer is not JSON{hint}") from None
+            return loads(body)
+        except JsonError as error:
+            first_line = body[:200].decode("utf-8", "replace").strip().splitlines()
+            hint = (
+                f"; it begins: {first_line[0]}"
+                if first_line and not isinstance(error, JsonTooDeep)
+                else ""
+            )
+            raise ToolError(f"{service}: the answer is {error}{hint}") from None
     raise ToolError(f"{service}: no answer")  # pragma: no cover (the loop always returns)
 
 

@@ -20,7 +20,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from aiohttp.abc import AbstractResolver
@@ -50,6 +50,8 @@ from oracle.agents.providers.base import (
     ToolResult,
     ToolSpec,
     UserText,
+    entry_texts,
+    estimate_tokens,
 )
 from oracle.agents.providers.families import infer_model_family, infer_provider
 from oracle.agents.question import parse_question, too_early, too_early_reasoning
@@ -61,6 +63,7 @@ from oracle.core.models import UNDETERMINED, AgentResult, Market, ResearchSource
 from oracle.core.urls import normalize_url
 from oracle.errors import ConfigError
 from oracle.log import emit
+from oracle.safe_json import JsonError, loads
 
 logger = logging.getLogger(__name__)
 
@@ -272,8 +275,9 @@ class LlmAgent(IsolatedHttpAgent):
     async def _complete(
         self, run: _Run, transcript: Sequence[Entry], *, final: bool, schema: dict[str, Any]
     ) -> ModelTurn:
+        system = system_prompt(self.config.persona, run.nonce)
         turn = await self._model.complete(
-            system_prompt(self.config.persona, run.nonce),
+            system,
             transcript,
             TOOLS,
             max_output_tokens=self.config.budget.max_output_tokens,
@@ -281,8 +285,18 @@ class LlmAgent(IsolatedHttpAgent):
             answer_schema=schema if final else None,
         )
         run.stats.model_calls += 1
-        run.stats.input_tokens += turn.usage.input_tokens
-        run.stats.output_tokens += turn.usage.output_tokens
+        used_in, used_out = turn.usage.input_tokens, turn.usage.output_tokens
+        if used_in is None or used_out is None:
+            # A server that reports no usable count must not switch the token budget off.
+            run.stats.estimated_usage_calls += 1
+        if used_in is None:
+            sent = [system, *(text for entry in transcript for text in entry_texts(entry))]
+            sent += [json.dumps(schema)] if final else []
+            used_in = estimate_tokens(*sent, *(json.dumps(asdict(tool)) for tool in TOOLS))
+        if used_out is None:
+            used_out = estimate_tokens(turn.text, *entry_texts(AssistantTurn("", turn.tool_calls)))
+        run.stats.input_tokens += used_in
+        run.stats.output_tokens += used_out
         return turn
 
     def _research_over(self, run: _Run) -> bool:
@@ -345,9 +359,9 @@ class LlmAgent(IsolatedHttpAgent):
         ok = False
         try:
             try:
-                arguments = json.loads(call.arguments or "{}")
-            except json.JSONDecodeError:
-                raise ToolError("the arguments are not JSON") from None
+                arguments = loads(call.arguments or "{}")
+            except JsonError as error:
+                raise ToolError(f"the arguments are {error}") from None
             if not isinstance(arguments, dict):
                 raise ToolError("the arguments must be a JSON object")
             match call.name:

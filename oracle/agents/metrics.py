@@ -24,7 +24,9 @@ class RunStats:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    estimated_usage_calls: int = 0  # model requests whose token counts the server did not give
     tool_calls: int = 0
+    tool_crashes: int = 0  # tools that raised an unexpected exception (a bug: see the log)
     searches: int = 0
     pages_opened: int = 0
     tool_errors: int = 0

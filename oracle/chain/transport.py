@@ -10,7 +10,9 @@ it.
 
 Errors are those of aiohttp (`ClientResponseError` for an HTTP error status,
 `ClientConnectorError`, `TimeoutError`), as with web3's provider, so
-`oracle.chain.rpc.is_node_failure` classifies them the same way.
+`oracle.chain.rpc.is_node_failure` classifies them the same way. An answer that is not
+usable JSON (not JSON, not UTF-8, nested deeper than `oracle.safe_json` accepts) is web3's
+`BadResponseFormat`, also a node failure; its message never quotes the answer.
 """
 
 from __future__ import annotations
@@ -20,8 +22,11 @@ from typing import Any, cast
 
 import aiohttp
 from eth_typing import URI
+from web3.exceptions import BadResponseFormat
 from web3.providers.async_base import AsyncJSONBaseProvider
 from web3.types import RPCEndpoint, RPCResponse
+
+from oracle.safe_json import JsonError, loads
 
 _HEADERS = {"Content-Type": "application/json"}
 
@@ -56,6 +61,15 @@ class KeepAliveHTTPProvider(AsyncJSONBaseProvider):
     async def _post(self, body: bytes) -> bytes:
         async with self._current_session().post(self.endpoint_uri, data=body) as response:
             return await response.read()
+
+    @staticmethod
+    def decode_rpc_response(raw_response: bytes) -> RPCResponse:
+        # web3's decoder is json.loads: a hostile or broken node could crash the process
+        # with deep nesting, and its errors quote the whole answer.
+        try:
+            return cast(RPCResponse, loads(raw_response))
+        except JsonError as error:
+            raise BadResponseFormat(f"the RPC node's answer is {error}") from None
 
     async def make_request(self, method: RPCEndpoint, params: Any) -> RPCResponse:
         return self.decode_rpc_response(await self._post(self.encode_rpc_request(method, params)))

@@ -11,13 +11,13 @@ Answers are POSTed to `result_url` as JSON with an `Idempotency-Key` header
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any, Literal
 
 import aiohttp
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from oracle import safe_json
 from oracle.daemon.ports import (
     Deliver,
     MarketRef,
@@ -168,9 +168,9 @@ class HttpMarketSource(_VenueClient):
         except (aiohttp.ClientError, TimeoutError) as error:
             raise SourceError(f"source {self.name}: {type(error).__name__}: {error}") from None
         try:
-            document = json.loads(body)
-        except ValueError:
-            raise SourceError(f"source {self.name}: the market list is not JSON") from None
+            document = safe_json.loads(body)
+        except safe_json.JsonError as error:
+            raise SourceError(f"source {self.name}: the market list is {error}") from None
         result = parse_market_list(self.config, document)
         await deliver(result.markets)
         return result.skipped

@@ -39,6 +39,11 @@ def hang(seconds: float) -> Step:
     return {"hang": seconds}
 
 
+def raw(body: str, code: int = 200, content_type: str = "application/json") -> Step:
+    """A body sent as it is, whatever the API's format."""
+    return {"raw": body, "code": code, "content_type": content_type}
+
+
 def answer(
     outcome: str, confidence: float, sources: list[dict[str, Any]], reasoning: str = ""
 ) -> Step:
@@ -84,6 +89,10 @@ async def _common(
     step = model.next_step(body)
     if "hang" in step:
         await asyncio.sleep(step["hang"])
+    if "raw" in step:
+        return web.Response(
+            text=step["raw"], status=step["code"], content_type=step["content_type"]
+        )
     if "status" in step:
         return web.json_response(
             {

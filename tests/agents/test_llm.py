@@ -28,6 +28,7 @@ from .fakes import (
     answer,
     cite,
     hang,
+    raw,
     serve,
     status,
     text,
@@ -283,6 +284,39 @@ def test_model_rate_limit_with_retry_after_is_retried(api: str) -> None:
     assert len(model.requests) == 3
     assert agent.last_run is not None
     assert agent.last_run.model_calls == 2
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+@pytest.mark.parametrize("code", [200, 500])
+def test_a_deeply_nested_model_answer_is_refused_without_retrying(api: str, code: int) -> None:
+    # (tests/test_deep_json.py runs this under a recursion limit of 100,000.)
+    result, _, internet = research([raw("[" * 100_000, code)], api=api, max_retries=2)
+    assert isinstance(result, AgentError)
+    assert str(result) == (
+        "127.0.0.1: the answer is not usable JSON (nested deeper than 100 levels)"
+    )
+    model = internet.openai if api == "openai" else internet.anthropic
+    assert len(model.requests) == 1
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        ("not json at all", "is not usable JSON (line 1, column 1: Expecting value)"),
+        ('{"choices": 1, "content": 1, "usage": ' + "9" * 5000 + "}", "a number has too many"),
+        ("[1, 2]", "is not a JSON object"),
+        ('{"choices": [], "content": "x"}', "has no"),
+        ('{"choices": [{"message": "hi"}], "content": [{"text": 5}]}', "has "),
+    ],
+)
+def test_a_model_answer_in_any_other_shape_is_a_model_error(
+    api: str, body: str, problem: str
+) -> None:
+    result, _, _ = research([raw(body)], api=api, max_retries=0)
+    assert isinstance(result, AgentError)
+    assert str(result).startswith("127.0.0.1: the answer ")
+    assert problem in str(result)
 
 
 def test_model_timeout_is_an_agent_failure() -> None:

@@ -176,7 +176,7 @@ def test_answer_validation_names_the_field() -> None:
     answer = parse_answer(f"```json\n{good}\n```", outcomes)
     assert answer.outcome == "NO"
     assert answer.sources[0].published_date is not None
-    with pytest.raises(AnswerInvalid, match=r"^\(answer\): not JSON"):
+    with pytest.raises(AnswerInvalid, match=r"^\(answer\): not usable JSON \(line 1"):
         parse_answer("YES", outcomes)
     with pytest.raises(AnswerInvalid, match=r"sources\[0\]\.published_date: .*ISO 8601"):
         parse_answer(good.replace("2024-11-06", "last week"), outcomes)
