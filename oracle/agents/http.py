@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import math
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -24,13 +25,16 @@ def retry_after_seconds(value: str | None, now: float | None = None) -> float | 
     if value is None:
         return None
     try:
-        return max(float(value), 0.0)
+        seconds = float(value)
     except ValueError:
-        pass
-    parsed = email.utils.parsedate_tz(value)
-    if parsed is None:
-        return None
-    return max(email.utils.mktime_tz(parsed) - (time.time() if now is None else now), 0.0)
+        parsed = email.utils.parsedate_tz(value)
+        if parsed is None:
+            return None
+        try:
+            seconds = email.utils.mktime_tz(parsed) - (time.time() if now is None else now)
+        except (ValueError, OverflowError):  # a year beyond 9999
+            return None
+    return None if math.isnan(seconds) else max(seconds, 0.0)
 
 
 async def request_json(

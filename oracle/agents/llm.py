@@ -356,34 +356,58 @@ class LlmAgent(IsolatedHttpAgent):
         return [by_id[call.id] for call in calls]
 
     async def _call_tool(self, call: ToolCall, run: _Run) -> ToolResult:
+        """The tool's result; whatever it raises (but cancellation) is an error result."""
+        tool = call.name if call.name in TOOL_NAMES else "unknown"
         ok = False
         try:
-            try:
-                arguments = loads(call.arguments or "{}")
-            except JsonError as error:
-                raise ToolError(f"the arguments are {error}") from None
-            if not isinstance(arguments, dict):
-                raise ToolError("the arguments must be a JSON object")
-            match call.name:
-                case "search":
-                    content = await self._tool_search(arguments, run)
-                case "open_page":
-                    content = await self._tool_open(arguments, run)
-                case "read_text":
-                    content = await self._tool_read(arguments, run)
-                case _:
-                    raise ToolError(
-                        f"unknown tool {call.name[:80]!r}; the tools are {', '.join(TOOL_NAMES)}"
-                    )
+            content = await self._run_tool(call, run)
             ok = True
             return ToolResult(call.id, call.name, content)
         except ToolError as error:
-            run.stats.tool_errors += 1
-            return ToolResult(call.id, call.name, f"error: {error}", is_error=True)
+            message = str(error)
+        except Exception as error:
+            message = self._crashed(tool, error, run)
         finally:
-            self._metrics.record_tool(
-                self.name, call.name if call.name in TOOL_NAMES else "unknown", ok
-            )
+            self._metrics.record_tool(self.name, tool, ok)
+        run.stats.tool_errors += 1
+        return ToolResult(call.id, call.name, f"error: {message}", is_error=True)
+
+    def _crashed(self, tool: str, error: Exception, run: _Run) -> str:
+        """A tool raised something other than ToolError: a bug, met on outside data. The
+        run goes on (the model hears the tool failed); the log and a metric say so loudly."""
+        run.stats.tool_crashes += 1
+        self._metrics.record_tool_crash(self.name, tool)
+        logger.error(
+            "agent.tool_crashed agent=%s tool=%s error=%s",
+            self.name,
+            tool,
+            type(error).__name__,
+            exc_info=error,
+            extra={
+                "event": "agent.tool_crashed",
+                "fields": {"agent": self.name, "tool": tool, "error": type(error).__name__},
+            },
+        )
+        return f"the tool failed (internal error: {type(error).__name__}); try something else"
+
+    async def _run_tool(self, call: ToolCall, run: _Run) -> str:
+        try:
+            arguments = loads(call.arguments or "{}")
+        except JsonError as error:
+            raise ToolError(f"the arguments are {error}") from None
+        if not isinstance(arguments, dict):
+            raise ToolError("the arguments must be a JSON object")
+        match call.name:
+            case "search":
+                return await self._tool_search(arguments, run)
+            case "open_page":
+                return await self._tool_open(arguments, run)
+            case "read_text":
+                return await self._tool_read(arguments, run)
+            case _:
+                raise ToolError(
+                    f"unknown tool {call.name[:80]!r}; the tools are {', '.join(TOOL_NAMES)}"
+                )
 
     @staticmethod
     def _string(arguments: dict[str, Any], name: str, limit: int) -> str:
@@ -402,9 +426,11 @@ class LlmAgent(IsolatedHttpAgent):
         )
         lists: list[list[SearchHit]] = []
         errors: list[str] = []
-        for outcome in outcomes:
+        for provider, outcome in zip(self._search, outcomes, strict=True):
             if isinstance(outcome, ToolError):
                 errors.append(str(outcome))
+            elif isinstance(outcome, Exception):  # one provider's bug spoils only its results
+                errors.append(f"{provider.name}: {self._crashed('search', outcome, run)}")
             elif isinstance(outcome, BaseException):
                 raise outcome
             else:

@@ -68,6 +68,13 @@ class AgentMetrics:
             ["agent", "tool", "result"],
             registry=r,
         )
+        self.tool_crashes = Counter(
+            "oracle_agent_tool_crashes_total",
+            "Tools that raised an unexpected exception (a bug; the log has the traceback), "
+            "by agent and tool. The model was told the tool failed; the run went on.",
+            ["agent", "tool"],
+            registry=r,
+        )
         self.model_calls = Counter(
             "oracle_agent_model_calls_total", "Model requests, by agent.", ["agent"], registry=r
         )
@@ -81,6 +88,9 @@ class AgentMetrics:
 
     def record_tool(self, agent: str, tool: str, ok: bool) -> None:
         self.tool_calls.labels(agent, tool, "ok" if ok else "error").inc()
+
+    def record_tool_crash(self, agent: str, tool: str) -> None:
+        self.tool_crashes.labels(agent, tool).inc()
 
 
 AGENT_METRICS = AgentMetrics()

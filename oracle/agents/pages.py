@@ -16,6 +16,7 @@ the page's `<meta charset>`, else detected, and extracted with trafilatura.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import ipaddress
 import re
 import socket
@@ -106,7 +107,7 @@ class GuardedResolver(AbstractResolver):
             self._inner = aiohttp.ThreadedResolver()
         try:
             results = await self._inner.resolve(host, port, family)
-        except OSError:
+        except (OSError, UnicodeError):  # UnicodeError: a label empty or over 63 characters
             raise ToolError(f"cannot resolve host {host}") from None
         self._check(host, [ipaddress.ip_address(r["host"]) for r in results])
         return results
@@ -194,7 +195,13 @@ class PageReader:
                         location = response.headers.get("Location")
                         if not location:
                             raise ToolError(f"{current}: redirect without a Location")
-                        current = urljoin(current, location)
+                        try:
+                            current = urljoin(current, location)
+                        except ValueError:
+                            raise ToolError(
+                                f"{current}: the redirect's Location {location[:200]!r} is not "
+                                "a valid URL"
+                            ) from None
                         continue
                     if response.status != 200:
                         raise ToolError(f"{current}: HTTP {response.status}")
@@ -273,17 +280,57 @@ class PageReader:
             await self._session.close()
 
 
+# The encodings a browser decodes (the WHATWG Encoding Standard), by Python's name for the
+# label, with the codec a browser uses for it (latin-1 and ASCII labels mean windows-1252).
+# Any other label is ignored, as a browser ignores it: Python also has codecs that are no
+# text encoding a page can declare (idna, punycode, undefined, utf-7, rot13, base64, ...),
+# some of which raise on any input.
+_BROWSER_CODECS: dict[str, str] = {
+    **{name: name for name in ("utf-8", "utf-16", "utf-16-le", "utf-16-be", "cp866")},
+    **{name: name for name in ("koi8-r", "koi8-u", "mac-roman", "mac-cyrillic", "cp874")},
+    **{f"iso8859-{n}": f"iso8859-{n}" for n in (2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15, 16)},
+    **{f"cp125{n}": f"cp125{n}" for n in range(9)},
+    **{name: name for name in ("gbk", "gb18030", "big5", "big5hkscs", "euc_jp", "euc_kr")},
+    **{name: name for name in ("iso2022_jp", "shift_jis", "cp932")},
+    "ascii": "cp1252",
+    "iso8859-1": "cp1252",
+    "iso8859-9": "cp1254",
+    "iso8859-11": "cp874",
+    "tis-620": "cp874",
+    "gb2312": "gbk",
+}
+# WHATWG labels Python does not know by these names.
+_LABEL_ALIASES = {
+    "windows-874": "cp874",
+    "x-mac-cyrillic": "mac-cyrillic",
+    "iso-8859-8-i": "iso8859-8",
+    "windows-31j": "cp932",
+    "x-sjis": "shift_jis",
+}
+
+
+def browser_codec(label: str) -> str | None:
+    """The Python codec a browser would decode a page labelled `label` with; None for a
+    label no browser knows."""
+    name = label.strip().lower()
+    name = _LABEL_ALIASES.get(name, name)
+    try:
+        return _BROWSER_CODECS.get(codecs.lookup(name).name)
+    except (LookupError, ValueError):  # ValueError: a label with a NUL in it
+        return None
+
+
 def decode(body: bytes, charset: str | None) -> str:
-    """Bytes to text: declared charset, else <meta charset>, else UTF-8, else detected."""
+    """Bytes to text: declared charset, else <meta charset>, else UTF-8, else detected.
+    Labels no browser knows are ignored."""
     candidates = [charset] if charset else []
     meta = _META_CHARSET.search(body[:4096])
     if meta is not None:
         candidates.append(meta.group(1).decode("ascii", "ignore"))
-    for name in candidates:
-        try:
-            return body.decode(name, errors="replace")
-        except LookupError:
-            continue
+    for label in candidates:
+        codec = browser_codec(label)
+        if codec is not None:
+            return body.decode(codec, errors="replace")
     try:
         return body.decode("utf-8")
     except UnicodeDecodeError:
@@ -291,5 +338,8 @@ def decode(body: bytes, charset: str | None) -> str:
 
         best = charset_normalizer.from_bytes(body[:200_000]).best()
         if best is not None and best.encoding:
-            return body.decode(best.encoding, errors="replace")
+            try:
+                return body.decode(best.encoding, errors="replace")
+            except (LookupError, UnicodeError):  # a codec with no "replace" (none so far)
+                pass
         return body.decode("cp1252", errors="replace")

@@ -208,6 +208,9 @@ class Internet:
     search_failures: dict[str, list[int]] = field(default_factory=dict)
     hits: dict[str, int] = field(default_factory=dict)
     search_requests: list[dict[str, Any]] = field(default_factory=list)
+    # What SearXNG says of its results; tests make it hostile.
+    searxng_published: str = "2024-11-06T10:00:00"
+    searxng_title_suffix: str = ""
 
     def page(self, name: str, host: str = "127.0.0.1") -> str:
         return f"http://{host}:{self.port}/pages/{name}"
@@ -305,10 +308,10 @@ class Internet:
                 "results": [
                     {
                         "url": u,
-                        "title": t,
+                        "title": t + self.searxng_title_suffix,
                         "content": s,
                         "engine": "duckduckgo",
-                        "publishedDate": "2024-11-06T10:00:00",
+                        "publishedDate": self.searxng_published,
                     }
                     for u, t, s in self.results()
                 ],
@@ -368,8 +371,15 @@ class Internet:
             "c": {"price": 99000},
             "far": {"price": 150000},
         }
+        hostile = {
+            "huge-number": '{"price": ' + "1" * 5000 + "}",
+            "object-price": '{"price": {"usd": 101000}}',
+            "largest-float": '{"price": 1.7e308}',
+        }
         if name == "broken":
             return web.Response(status=503)
+        if name in hostile:
+            return web.Response(text=hostile[name], content_type="application/json")
         return web.json_response(values[name])
 
     async def pages(self, request: web.Request) -> web.StreamResponse:
@@ -417,6 +427,20 @@ class Internet:
                 raise web.HTTPFound("http://intranet.example/secret")
             case "to-election":
                 raise web.HTTPMovedPermanently("/pages/election")
+            case "bad-location":
+                return web.Response(status=302, headers={"Location": "http://[::1/"})
+            case "charset-undefined" | "charset-idna" | "charset-punycode":
+                charset = name.removeprefix("charset-")
+                return web.Response(
+                    body=article("Odd charset", "Zürich is in Switzerland.").encode(),
+                    headers={"Content-Type": f"text/html; charset={charset}"},
+                )
+            case "meta-idna" | "meta-punycode" | "meta-undefined" | "meta-utf-7":
+                charset = name.removeprefix("meta-")
+                html = article("Odd meta charset", "Zürich is in Switzerland.").replace(
+                    "<head>", f'<head><meta charset="{charset}">'
+                )
+                return web.Response(body=html.encode(), headers={"Content-Type": "text/html"})
             case "declared-huge":
                 response = web.StreamResponse(
                     headers={"Content-Type": "text/html", "Content-Length": str(50 * 2**20)}

@@ -26,14 +26,14 @@ MARKET = Market(
 def rule(
     internet: Internet, names: tuple[str, ...] = ("a", "b", "c"), **extra: Any
 ) -> dict[str, Any]:
-    paths = {"a": "data.price", "b": "result[0].last", "c": "price", "far": "price", "broken": "x"}
+    paths = {"a": "data.price", "b": "result[0].last", "broken": "x"}
     return {
         "question_pattern": r"BTC be above \$(?P<threshold>[\d,]+)",
         "endpoints": [
             {
                 "name": name,
                 "url": f"{internet.url}/data/{name}?date={{resolve_date}}",
-                "path": paths[name],
+                "path": paths.get(name, "price"),
             }
             for name in names
         ],
@@ -104,6 +104,26 @@ def test_failed_endpoints_are_tolerated_down_to_min_values() -> None:
     failure = run(lambda i: [rule(i, ("a", "broken"), min_values=2)])
     assert isinstance(failure, AgentError)
     assert str(failure) == "only 1 of 2 endpoints answered, 2 needed: broken: broken: HTTP 503"
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("huge-number", "huge-number: huge-number: the answer is not usable JSON (a number has"),
+        ("object-price", "object-price: price: the value is dict, not a number"),
+        ("largest-float", "largest-float: price: the value times scale 10 is not finite"),
+    ],
+)
+def test_a_value_the_agent_cannot_use_fails_that_endpoint_only(name: str, problem: str) -> None:
+    def rules(internet: Internet) -> list[dict[str, Any]]:
+        document = rule(internet, ("a", "b", name), min_values=2)
+        document["endpoints"][2]["scale"] = 10
+        return [document]
+
+    result = run(rules)
+    assert isinstance(result, AgentResult), result
+    assert result.outcome == "YES"
+    assert f"endpoints that failed: {problem}" in result.reasoning
 
 
 def test_disagreeing_endpoints_fail_instead_of_guessing() -> None:

@@ -100,6 +100,7 @@ def research(
     market: Market = MARKET,
     internet: Internet | None = None,
     script_of: Callable[[Internet], list[Step]] | None = None,
+    prepare: Callable[[LlmAgent], None] | None = None,
     **overrides: Any,
 ) -> tuple[AgentResult | AgentError, LlmAgent, Internet]:
     internet = internet or Internet()
@@ -116,6 +117,8 @@ def research(
                 resolver=StaticResolver(LOCAL_NAMES),
             )
             holder["agent"] = agent
+            if prepare is not None:
+                prepare(agent)
             try:
                 holder["result"] = await agent.research(market)
             except AgentError as error:
@@ -268,6 +271,61 @@ def test_tool_errors_are_shown_to_the_model_and_research_goes_on() -> None:
     search_result = internet.openai.requests[2]["messages"][-1]["content"]
     assert "note: tavily: HTTP 500" in search_result  # one provider failed, the other answered
     assert "Candidate wins election" in search_result
+
+
+def test_a_tool_that_raises_unexpectedly_is_an_error_to_the_model_and_to_the_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def broken_fetch(url: str) -> Any:
+        raise RuntimeError("a bug met on outside data")
+
+    async def broken_search(query: str, max_results: int) -> Any:
+        raise KeyError("another bug")
+
+    def break_tools(agent: LlmAgent) -> None:
+        agent._pages.fetch = broken_fetch  # type: ignore[method-assign]
+        agent._search[1].search = broken_search  # type: ignore[method-assign]
+
+    def script(internet: Internet) -> list[Step]:
+        return [
+            tools(("open_page", {"url": internet.page("election")}), ("search", {"query": "q"})),
+            text("done"),
+            answer("UNDETERMINED", 0.5, []),
+        ]
+
+    with caplog.at_level(logging.ERROR, logger="oracle.agents.llm"):
+        result, agent, internet = research([], script_of=script, prepare=break_tools)
+    assert isinstance(result, AgentResult), result
+    stats = agent.last_run
+    assert stats is not None
+    assert (stats.tool_crashes, stats.tool_errors) == (2, 1)  # the search still answered
+    results = [m["content"] for m in internet.openai.requests[1]["messages"] if m["role"] == "tool"]
+    assert "the tool failed (internal error: RuntimeError)" in results[0]
+    assert "tavily: the tool failed (internal error: KeyError)" in results[1]
+    assert "Candidate wins election" in results[1]  # SearXNG's hits
+    crashes = [r for r in caplog.records if getattr(r, "event", None) == "agent.tool_crashed"]
+    assert [(r.fields["tool"], r.exc_info is not None) for r in crashes] == [  # type: ignore[attr-defined]
+        ("open_page", True),
+        ("search", True),
+    ]
+    registry = agent._metrics.registry
+    assert (
+        registry.get_sample_value(
+            "oracle_agent_tool_crashes_total", {"agent": agent.name, "tool": "open_page"}
+        )
+        == 1
+    )
+
+
+def test_outside_text_that_is_not_unicode_reaches_the_model_as_text() -> None:
+    # JSON may carry lone surrogates ("\ud800"); sent on to the model they made the SDK
+    # raise UnicodeEncodeError and ended the run.
+    internet = Internet(searxng_title_suffix="\ud800")
+    script = [tools(("search", {"query": "q \udc00"})), text("done"), answer("NO", 0.6, [])]
+    result, _, internet = research(script, internet=internet)
+    assert isinstance(result, AgentResult), result
+    content = internet.openai.requests[1]["messages"][-1]["content"]
+    assert "Candidate wins election\ufffd" in content
 
 
 @pytest.mark.parametrize("api", ["openai", "anthropic"])

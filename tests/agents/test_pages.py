@@ -67,6 +67,38 @@ def test_meta_charset_is_used_when_the_header_has_none() -> None:
     assert "He said \u201cyes\u201d \u2013 na\u00efve." in page.text
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "charset-undefined",
+        "charset-idna",
+        "charset-punycode",
+        "meta-undefined",
+        "meta-idna",
+        "meta-punycode",
+        "meta-utf-7",
+    ],
+)
+def test_a_charset_no_browser_knows_is_ignored(name: str) -> None:
+    # Python has codecs of these names that raise on any input, or are no text encoding a
+    # page can declare; a browser ignores such a label, and so does the reader.
+    page = read(name)
+    assert "Zürich is in Switzerland." in page.text
+
+
+def test_a_malformed_redirect_is_a_tool_error() -> None:
+    with pytest.raises(ToolError, match=r"/pages/bad-location: the redirect's Location"):
+        read("bad-location")
+
+
+@pytest.mark.parametrize(
+    "url", ["http://" + "a" * 64 + ".example/", "http://a..b/", "http://.example/"]
+)
+def test_a_host_name_no_resolver_can_encode_is_a_tool_error(url: str) -> None:
+    with pytest.raises(ToolError, match="cannot resolve host"):
+        read(url, settings=PageSettings(timeout_seconds=3), resolver=False)
+
+
 def test_plain_text_is_read_as_is() -> None:
     assert read("plain").text.startswith("plain text page")
 

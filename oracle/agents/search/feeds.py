@@ -47,6 +47,10 @@ def parse_feed(body: bytes, provider: str = "rss") -> list[SearchHit]:
         root = ET.fromstring(body)
     except ET.ParseError as error:
         raise ToolError(f"{provider}: the feed is not XML ({error})") from None
+    except (LookupError, ValueError) as error:  # a declared encoding Python cannot use
+        raise ToolError(
+            f"{provider}: the feed is not XML (undecodable: {type(error).__name__})"
+        ) from None
     hits = []
     for element in root.iter():
         kind = _local(element.tag)
