@@ -38,6 +38,7 @@ from oracle.agents.prompts import (
     question_prompt,
     retry_request,
     system_prompt,
+    tool_error,
     untrusted,
 )
 from oracle.agents.providers.base import (
@@ -329,7 +330,7 @@ class LlmAgent(IsolatedHttpAgent):
                     raise AgentError(f"malformed answer after one retry: {problem}") from None
                 run.stats.answer_retries += 1
                 transcript.append(AssistantTurn(turn.text))
-                transcript.append(UserText(retry_request(str(problem))))
+                transcript.append(UserText(retry_request(run.nonce, str(problem))))
                 continue
             return self._answer(answer, run)
         raise AgentError("no answer")  # pragma: no cover (the loop returns or raises)
@@ -370,7 +371,7 @@ class LlmAgent(IsolatedHttpAgent):
         finally:
             self._metrics.record_tool(self.name, tool, ok)
         run.stats.tool_errors += 1
-        return ToolResult(call.id, call.name, f"error: {message}", is_error=True)
+        return ToolResult(call.id, call.name, tool_error(run.nonce, message), is_error=True)
 
     def _crashed(self, tool: str, error: Exception, run: _Run) -> str:
         """A tool raised something other than ToolError: a bug, met on outside data. The
@@ -448,8 +449,12 @@ class LlmAgent(IsolatedHttpAgent):
                 f"\nFound by: {hit.provider}\nSnippet: {hit.snippet}"
             )
         body = "\n\n".join(lines) if lines else "(no results)"
-        notes = "".join(f"\nnote: {error}" for error in errors)
-        return untrusted(run.nonce, "search_results", body, query=query) + notes
+        results = untrusted(run.nonce, "search_results", body, query=query)
+        if not errors:
+            return results
+        return f"{results}\nSome search providers failed; their errors follow.\n" + untrusted(
+            run.nonce, "search_errors", "\n".join(errors)
+        )
 
     async def _page(self, url: str, run: _Run) -> Page:
         try:
