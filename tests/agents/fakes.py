@@ -108,6 +108,19 @@ async def _common(
     return step, body
 
 
+def with_usage(step: Step, usage: Any) -> Step:
+    """`step` answered with this `usage` (MISSING: no usage field at all)."""
+    return {**step, "usage": usage}
+
+
+MISSING = object()
+
+
+def usage(step: Step, default: dict[str, Any]) -> dict[str, Any]:
+    value = step.get("usage", default)
+    return {} if value is MISSING else {"usage": value}
+
+
 def openai_handler(model: ScriptedModel) -> Callable[[web.Request], Any]:
     async def handle(request: web.Request) -> web.Response:
         outcome = await _common(model, request)
@@ -139,7 +152,10 @@ def openai_handler(model: ScriptedModel) -> Callable[[web.Request], Any]:
                         "logprobs": None,
                     }
                 ],
-                "usage": {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100},
+                **usage(
+                    step,
+                    {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100},
+                ),
             }
         )
 
@@ -173,7 +189,7 @@ def anthropic_handler(model: ScriptedModel) -> Callable[[web.Request], Any]:
                 "content": content,
                 "stop_reason": "tool_use" if step.get("calls") else "end_turn",
                 "stop_sequence": None,
-                "usage": {"input_tokens": 800, "output_tokens": 50},
+                **usage(step, {"input_tokens": 800, "output_tokens": 50}),
             }
         )
 

@@ -24,6 +24,7 @@ from .fakes import (
     FORGED_INSTRUCTIONS,
     INJECTION,
     LOCAL_NAMES,
+    MISSING,
     Internet,
     StaticResolver,
     Step,
@@ -35,6 +36,7 @@ from .fakes import (
     status,
     text,
     tools,
+    with_usage,
 )
 
 KEY = "sk-test-secret-value-123"
@@ -103,6 +105,7 @@ def research(
     internet: Internet | None = None,
     script_of: Callable[[Internet], list[Step]] | None = None,
     prepare: Callable[[LlmAgent], None] | None = None,
+    metrics: AgentMetrics | None = None,
     **overrides: Any,
 ) -> tuple[AgentResult | AgentError, LlmAgent, Internet]:
     internet = internet or Internet()
@@ -115,7 +118,7 @@ def research(
             agent = LlmAgent(
                 config(internet, api, **overrides),
                 clock=lambda: NOW,
-                metrics=AgentMetrics(),
+                metrics=metrics or AgentMetrics(),
                 resolver=StaticResolver(LOCAL_NAMES),
             )
             holder["agent"] = agent
@@ -564,6 +567,66 @@ def test_token_budget_stops_research() -> None:
     assert isinstance(result, AgentResult), result
     assert len(internet.openai.requests) == 2
     assert "response_format" in internet.openai.requests[1]
+
+
+BAD_USAGE = {
+    "openai": {
+        "negative": {"prompt_tokens": -1_000_000, "completion_tokens": -5},
+        "missing": MISSING,
+        "null": None,
+        "not numbers": {"prompt_tokens": "many", "completion_tokens": [1]},
+        "absurd": {"prompt_tokens": 10**400, "completion_tokens": 1e308},
+    },
+    "anthropic": {
+        "negative": {"input_tokens": -1_000_000, "output_tokens": -5},
+        "missing": MISSING,
+        "null": None,
+        "not numbers": {"input_tokens": None, "output_tokens": "5"},
+        "absurd": {"input_tokens": 10**400, "cache_read_input_tokens": -1, "output_tokens": 1},
+    },
+}
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+@pytest.mark.parametrize("kind", ["negative", "missing", "null", "not numbers", "absurd"])
+def test_token_counts_a_server_gets_wrong_are_estimated(api: str, kind: str) -> None:
+    # Negative counts raised in the metrics (the answer was lost); missing ones counted 0
+    # and so switched the token budget off; the others raised in the provider.
+    bad = BAD_USAGE[api][kind]
+    script = [
+        with_usage(tools(("search", {"query": "election"})), bad),
+        with_usage(answer("YES", 0.7, []), bad),  # the final answer: research is over
+    ]
+    metrics = AgentMetrics()
+    result, agent, internet = research(
+        script,
+        api=api,
+        budget={"max_tokens": 1000},
+        persona="a meticulous analyst " * 90,  # ~1,900 bytes: the first request is >1000
+        metrics=metrics,
+    )
+    assert isinstance(result, AgentResult), result
+    model = internet.openai if api == "openai" else internet.anthropic
+    assert len(model.requests) == 2  # the estimate spent the budget after one research turn
+    stats = agent.last_run
+    assert stats is not None
+    assert stats.estimated_usage_calls == 2
+    assert stats.input_tokens >= 2000  # two requests of more than 1,000 tokens each
+    assert 0 < stats.output_tokens < 200
+    counted = metrics.registry.get_sample_value(
+        "oracle_agent_tokens_total", {"agent": agent.name, "direction": "input"}
+    )
+    assert counted == stats.input_tokens
+
+
+def test_metrics_never_raise_on_what_a_run_recorded() -> None:
+    metrics = AgentMetrics()
+    stats = RunStats(agent="a", market_id="m", input_tokens=-5, output_tokens=10**400)
+    stats.cost_usd = float("nan")
+    metrics.record_run(stats)
+    sample = metrics.registry.get_sample_value
+    assert sample("oracle_agent_tokens_total", {"agent": "a", "direction": "input"}) == 0
+    assert sample("oracle_agent_cost_usd_total", {"agent": "a"}) == 0
 
 
 def test_key_is_never_in_reprs_logs_or_errors(caplog: pytest.LogCaptureFixture) -> None:
