@@ -2,9 +2,11 @@
 
 Every hop of a fetch is checked before a connection is made: the scheme must be http(s),
 and the host is resolved and **every** address it resolves to must be public. Private,
-loopback, link-local, shared, multicast and reserved addresses are refused (IPv4-mapped
-IPv6 included) unless `allow_private_addresses` is set or the address is in
-`allowed_networks`; both exist for tests and must stay off in production. The connector
+loopback, link-local, shared, multicast and reserved addresses are refused unless
+`allow_private_addresses` is set or the address is in `allowed_networks`; both exist for
+tests and must stay off in production. An IPv6 address that carries an IPv4 address
+(IPv4-mapped, SIIT, NAT64 64:ff9b::/96, 6to4) is judged by that address; the rest of
+::/8, Teredo and local-use NAT64 are refused. The connector
 resolves through the same check, so a name that changes its answer between the check and
 the connection (DNS rebinding) is refused too. Redirects are followed by hand, at most
 `max_redirects`, each target checked again. Pages must declare an allowed content type,
@@ -61,19 +63,49 @@ class BlockedAddress(ToolError):
     """The URL leads to an address the agent may not fetch."""
 
 
-def _plain(address: IpAddress) -> IpAddress:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+# IPv6 prefixes whose addresses carry an IPv4 address in their last 32 bits and lead to
+# it: NAT64's well-known prefix (RFC 6052) and SIIT's IPv4-translated form (RFC 2765).
+# IPv4-mapped (::ffff:0:0/96) and 6to4 (2002::/16, bits 16-47) have ipaddress properties.
+_CARRY_LAST_32_BITS = (
+    ipaddress.IPv6Network("64:ff9b::/96"),
+    ipaddress.IPv6Network("::ffff:0:0:0/96"),
+)
+# Refused whatever they carry: ::/8 is reserved (IPv4-compatible ::/96 is deprecated and
+# leads nowhere public; mapped and SIIT addresses are judged above), Teredo reaches its
+# host through a relay, and a local-use NAT64 prefix (RFC 8215) is some site's own
+# translator, with its IPv4 address wherever that site put it.
+_REFUSED_V6 = (
+    ipaddress.IPv6Network("::/8"),
+    ipaddress.IPv6Network("2001::/32"),
+    ipaddress.IPv6Network("64:ff9b:1::/48"),
+)
+
+
+def carried_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address carries and leads to (IPv4-mapped, SIIT, NAT64
+    well-known prefix, 6to4), or None."""
+    if address.ipv4_mapped is not None:
         return address.ipv4_mapped
-    return address
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if any(address in prefix for prefix in _CARRY_LAST_32_BITS):
+        return ipaddress.IPv4Address(int(address) & 0xFFFF_FFFF)
+    return None
 
 
 def address_allowed(address: IpAddress, settings: PageSettings) -> bool:
-    """True for a public unicast address, or one the settings explicitly exempt."""
+    """True for a public unicast address, or one the settings explicitly exempt. An IPv6
+    address that carries an IPv4 address is judged by that address."""
     if settings.allow_private_addresses:
         return True
-    address = _plain(address)
+    if isinstance(address, ipaddress.IPv6Address):
+        address = carried_ipv4(address) or address
     if any(address in network for network in settings.allowed_networks):
         return True
+    if isinstance(address, ipaddress.IPv6Address) and any(
+        address in prefix for prefix in _REFUSED_V6
+    ):
+        return False
     return address.is_global and not address.is_multicast
 
 
@@ -118,8 +150,8 @@ class GuardedResolver(AbstractResolver):
         for address in addresses:
             if not address_allowed(address, self._settings):
                 raise BlockedAddress(
-                    f"refused: {host} resolves to {address}, a private, loopback or "
-                    "link-local address"
+                    f"refused: {host} resolves to {address}, not a public address (private, "
+                    "loopback, link-local, reserved, or an IPv6 form of such an IPv4 address)"
                 )
 
     async def close(self) -> None:

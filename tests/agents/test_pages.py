@@ -10,7 +10,14 @@ from typing import Any
 
 import pytest
 
-from oracle.agents.pages import BlockedAddress, Page, PageReader, PageSettings, address_allowed
+from oracle.agents.pages import (
+    BlockedAddress,
+    GuardedResolver,
+    Page,
+    PageReader,
+    PageSettings,
+    address_allowed,
+)
 from oracle.agents.tools import ToolError
 
 from .fakes import LOCAL_NAMES, Internet, StaticResolver, serve
@@ -173,6 +180,56 @@ def test_a_redirect_to_a_private_address_is_refused() -> None:
     settings = PageSettings(allowed_networks=LOOPBACK, timeout_seconds=3)
     with pytest.raises(BlockedAddress, match=r"intranet\.example resolves to 10\.1\.2\.3"):
         read("to-private", settings=settings)
+
+
+CARRYING_PRIVATE = [
+    "64:ff9b::a00:1",  # NAT64 (well-known prefix) of 10.0.0.1
+    "64:ff9b::7f00:1",  # ... of 127.0.0.1
+    "64:ff9b::a9fe:a9fe",  # ... of 169.254.169.254, the cloud metadata service
+    "2002:a00:1::1",  # 6to4 of 10.0.0.1
+    "2002:7f00:1::",  # 6to4 of 127.0.0.1
+    "::ffff:0:a00:1",  # SIIT (IPv4-translated) of 10.0.0.1
+    "::ffff:0:7f00:1",
+    "::ffff:10.0.0.1",  # IPv4-mapped
+    "::a00:1",  # IPv4-compatible (deprecated) of 10.0.0.1
+    "::7f00:1",
+    "::a9fe:a9fe",
+]
+REFUSED_WHATEVER_THEY_CARRY = [
+    "::808:808",  # IPv4-compatible: ::/8 is reserved, whatever it carries
+    "::1:0:0:1",  # elsewhere in ::/8
+    "2001:0:4136:e378:8000:63bf:f5ff:fffe",  # Teredo (2001::/32): through a relay
+    "2001::a00:1",
+    "64:ff9b:1::a00:1",  # local-use NAT64 (RFC 8215): a site's own translator
+]
+CARRYING_PUBLIC = [
+    "64:ff9b::808:808",  # NAT64 of 8.8.8.8
+    "2002:808:808::1",  # 6to4 of 8.8.8.8
+    "::ffff:0:808:808",  # SIIT of 8.8.8.8
+    "::ffff:8.8.8.8",
+    "2606:4700:4700::1111",  # plain global unicast
+]
+
+
+@pytest.mark.parametrize("literal", CARRYING_PRIVATE + REFUSED_WHATEVER_THEY_CARRY)
+def test_ipv6_that_carries_a_private_ipv4_address_or_is_reserved_is_refused(
+    literal: str,
+) -> None:
+    assert not address_allowed(ipaddress.ip_address(literal), PageSettings())
+    # The guard every fetch goes through (a literal needs no DNS, so nothing is sent).
+    with pytest.raises(BlockedAddress, match="refused"):
+        asyncio.run(GuardedResolver(PageSettings()).resolve(f"[{literal}]", 80))
+
+
+@pytest.mark.parametrize("literal", CARRYING_PUBLIC)
+def test_ipv6_that_carries_a_public_ipv4_address_is_judged_by_it(literal: str) -> None:
+    assert address_allowed(ipaddress.ip_address(literal), PageSettings())
+
+
+def test_an_allowed_network_allows_the_address_it_carries() -> None:
+    settings = PageSettings(allowed_networks=(ipaddress.ip_network("10.0.0.1/32"),))
+    assert address_allowed(ipaddress.ip_address("64:ff9b::a00:1"), settings)
+    assert not address_allowed(ipaddress.ip_address("64:ff9b::a00:2"), settings)
 
 
 def test_only_an_explicit_setting_allows_private_addresses() -> None:
