@@ -7,10 +7,11 @@ wall time less `answer_reserve_seconds`) runs out; (3) the final answer, request
 structured output against a schema built from the market's outcomes, validated, and
 retried once with the validation error; a second failure is an agent failure.
 
-Sources in the answer keep only URLs this run's tools actually returned; category and
-credibility come from the oracle's domain rules, relevance from the model. Tokens, cost,
-tool calls and time of each run are kept in `last_run`, passed to `on_run` hooks, logged
-as `agent.research_run`, and counted in `oracle.agents.metrics`.
+Sources in the answer keep only URLs this run's tools actually returned, each recorded
+and classified by where its text came from (an opened page's URL after redirects);
+category and credibility come from the oracle's domain rules, relevance from the model.
+Tokens, cost, tool calls and time of each run are kept in `last_run`, passed to `on_run`
+hooks, logged as `agent.research_run`, and counted in `oracle.agents.metrics`.
 """
 
 from __future__ import annotations
@@ -506,13 +507,18 @@ class LlmAgent(IsolatedHttpAgent):
             if key not in run.seen:
                 run.stats.sources_dropped += 1
                 continue
+            # Cited and classified by where its text came from: an opened page's URL after
+            # redirects (an official URL may redirect to a blog), else the URL as found.
+            page = run.pages.get(key)
+            url = page.url if page is not None else cited.url
+            key = normalize_url(url)
             if key in used:
                 continue
             used.add(key)
-            classification = self._classifier.classify(cited.url)
+            classification = self._classifier.classify(url)
             sources.append(
                 ResearchSource(
-                    url=cited.url,
+                    url=url,
                     title=(cited.title.strip() or run.titles.get(key, ""))[:500],
                     category=classification.category,
                     credibility_score=classification.credibility,

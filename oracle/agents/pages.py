@@ -1,5 +1,7 @@
 """Reading web pages for agents: bounded in size and time, and never inside the network.
 
+Every URL is read as a browser reads it (the WHATWG URL standard: see oracle.core.urls)
+and fetched exactly as read, so the host that is checked, fetched and classified is one.
 Every hop of a fetch is checked before a connection is made: the scheme must be http(s),
 and the host is resolved and **every** address it resolves to must be public. Private,
 loopback, link-local, shared, multicast and reserved addresses are refused unless
@@ -24,13 +26,14 @@ import re
 import socket
 from dataclasses import dataclass
 from typing import Annotated
-from urllib.parse import urljoin, urlsplit
 
 import aiohttp
+import yarl
 from aiohttp.abc import AbstractResolver, ResolveResult
 from pydantic import BaseModel, ConfigDict, Field
 
 from oracle.agents.tools import ToolError
+from oracle.core.urls import WebUrl, parse_web_url
 
 IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -217,23 +220,22 @@ class PageReader:
             raise ToolError(f"{url}: timed out after {self.settings.timeout_seconds:g} s") from None
 
     async def _fetch(self, url: str) -> Page:
-        current = url
+        target = self._target(url)
         for _hop in range(self.settings.max_redirects + 1):
-            host, port = self._target(current)
-            await self._guard.resolve(host, port)
+            current = target.href
+            await self._guard.resolve(
+                target.hostname, target.port or (443 if target.scheme == "https" else 80)
+            )
             try:
-                async with self.session.get(current, allow_redirects=False) as response:
+                # encoded=True: aiohttp requests exactly the URL just checked and classified,
+                # with no second parser's reading of it.
+                request_url = yarl.URL(current, encoded=True)
+                async with self.session.get(request_url, allow_redirects=False) as response:
                     if response.status in REDIRECTS:
                         location = response.headers.get("Location")
                         if not location:
                             raise ToolError(f"{current}: redirect without a Location")
-                        try:
-                            current = urljoin(current, location)
-                        except ValueError:
-                            raise ToolError(
-                                f"{current}: the redirect's Location {location[:200]!r} is not "
-                                "a valid URL"
-                            ) from None
+                        target = self._target(location, base=current)
                         continue
                     if response.status != 200:
                         raise ToolError(f"{current}: HTTP {response.status}")
@@ -255,15 +257,16 @@ class PageReader:
         raise ToolError(f"{url}: more than {self.settings.max_redirects} redirects")
 
     @staticmethod
-    def _target(url: str) -> tuple[str, int]:
+    def _target(url: str, base: str | None = None) -> WebUrl:
+        """`url` as a browser reads it (relative to `base`: a redirect's Location)."""
         try:
-            parts = urlsplit(url)
-            port = parts.port
-        except ValueError:
-            raise ToolError(f"{url!r} is not a valid URL") from None
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ToolError(f"{url!r} is not an http(s) URL")
-        return parts.hostname, port or (443 if parts.scheme == "https" else 80)
+            return parse_web_url(url, base)
+        except ValueError as error:
+            if base is not None:
+                raise ToolError(
+                    f"{base}: the redirect's Location {url[:200]!r} is {error}"
+                ) from None
+            raise ToolError(f"{url[:2000]!r} is {error}") from None
 
     async def _read(self, response: aiohttp.ClientResponse, url: str) -> bytes:
         cap = self.settings.max_bytes

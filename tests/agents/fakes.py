@@ -450,6 +450,8 @@ class Internet:
                 raise web.HTTPFound("http://intranet.example/secret")
             case "to-election":
                 raise web.HTTPMovedPermanently("/pages/election")
+            case "official-to-blog":  # an official page that moved to a blog
+                raise web.HTTPFound(self.page("election", "blog.example"))
             case "to-injected-url":
                 return web.Response(
                     status=302, headers={"Location": "/pages/missing?" + FORGED_INSTRUCTIONS}
@@ -549,6 +551,7 @@ class StaticResolver(AbstractResolver):
 LOCAL_NAMES = {
     "www.reuters.com": ["127.0.0.1"],
     "www.fec.gov": ["127.0.0.1"],
+    "blog.example": ["127.0.0.1"],
     "127.0.0.1": ["127.0.0.1"],
     "intranet.example": ["10.1.2.3"],
     "mixed.example": ["127.0.0.1", "192.168.1.20"],

@@ -243,6 +243,23 @@ def test_full_research_run_anthropic() -> None:
     assert final["messages"][-1]["content"][-1]["text"].startswith("Research is over")
 
 
+def test_a_source_is_cited_and_classified_by_where_its_text_came_from() -> None:
+    def script(internet: Internet) -> list[Step]:
+        moved = internet.page("official-to-blog", "www.fec.gov")
+        return [
+            tools(("open_page", {"url": moved})),
+            text("done"),
+            answer("YES", 0.8, [cite(moved, "The candidate won the election")]),
+        ]
+
+    result, _, internet = research([], script_of=script)
+    assert isinstance(result, AgentResult), result
+    (source,) = result.sources
+    assert source.url == internet.page("election", "blog.example")  # where the text is
+    assert (source.category, source.credibility_score) == ("web", 0.4)  # not .gov's 0.95
+    assert source.title == "Candidate wins election"
+
+
 def test_tool_errors_are_shown_to_the_model_and_research_goes_on() -> None:
     def script(internet: Internet) -> list[Step]:
         return [

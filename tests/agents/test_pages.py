@@ -93,6 +93,29 @@ def test_a_charset_no_browser_knows_is_ignored(name: str) -> None:
     assert "Zürich is in Switzerland." in page.text
 
 
+def test_urls_are_fetched_as_a_browser_reads_them() -> None:
+    async def main(internet: Internet) -> Any:
+        reader = PageReader(
+            PageSettings(allowed_networks=LOOPBACK, timeout_seconds=3),
+            StaticResolver(LOCAL_NAMES),
+        )
+        try:
+            # A browser opens 127.0.0.1 here (a backslash ends the host); urllib read
+            # www.fec.gov, and aiohttp refused the URL with a ValueError.
+            with pytest.raises(ToolError) as caught:
+                await reader.fetch(f"http://127.0.0.1:{internet.port}\\@www.fec.gov/pages/x")
+            assert str(caught.value) == (
+                f"http://127.0.0.1:{internet.port}/@www.fec.gov/pages/x: HTTP 404"
+            )
+            return await reader.fetch(f"HTTP://WWW.FEC.GOV:{internet.port}/pages/./election")
+        finally:
+            await reader.aclose()
+
+    page = run(main)
+    assert page.url.startswith("http://www.fec.gov:")
+    assert page.url.endswith("/pages/election")
+
+
 def test_a_malformed_redirect_is_a_tool_error() -> None:
     with pytest.raises(ToolError, match=r"/pages/bad-location: the redirect's Location"):
         read("bad-location")
@@ -244,5 +267,5 @@ def test_only_an_explicit_setting_allows_private_addresses() -> None:
 
 def test_other_schemes_are_refused() -> None:
     for url in ("file:///etc/passwd", "ftp://example.com/x", "gopher://x"):
-        with pytest.raises(ToolError, match="not an http"):
+        with pytest.raises(ToolError, match=r"not an absolute http\(s\) URL"):
             read(url)

@@ -88,6 +88,14 @@ def test_too_early_uses_the_agents_clock() -> None:
         ("https://x.com/someone/status/1", "social", 0.3),
         ("https://notgov.example/x", "web", 0.4),
         ("https://example.com:8443/a", "web", 0.4),
+        # By the host a browser opens (WHATWG URL standard), not urllib's reading:
+        ("http://blog.example\\@www.sec.gov/x", "web", 0.4),  # host blog.example
+        ("http://www.sec.gov\\@blog.example/x", "official", 0.95),  # host www.sec.gov
+        ("http://blog.example%5C@www.sec.gov/x", "official", 0.95),  # escaped: userinfo
+        ("https://www.reuters.com\tx.example/", "web", 0.4),  # tab removed: reuters.comx
+        ("https://WWW.REUTERS.COM./a", "news", 0.9),  # the root's trailing dot
+        ("https://xn--bcher-kva.gov/", "official", 0.95),
+        ("https://Bücher.GOV/", "official", 0.95),
     ],
 )
 def test_default_domain_rules(url: str, category: str, credibility: float) -> None:
