@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -192,3 +194,37 @@ def test_answer_validation_names_the_field() -> None:
         parse_answer(good.replace('"outcome"', '"verdict": "YES", "outcome"'), outcomes)
     with pytest.raises(AnswerInvalid, match=r"reasoning: is required"):
         parse_answer('{"outcome": "YES", "confidence": 1, "sources": []}', outcomes)
+
+
+def quick(call: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    call()
+    return time.perf_counter() - started
+
+
+# Regular expressions that backtrack blocked the event loop for minutes on such text (the
+# market's question is anyone's; the answer is the model server's).
+LONG = 200_000
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "q: title: x" + " " * LONG + "y",
+        "q: title: x," + " " * LONG,
+        "q: title: x res_data:" + " \t" * LONG,
+        "q: title: t, initializer:" + " " * LONG,
+        "q: title: t res_data: p1: 0, p2: 1. Where p1 corresponds to x" + " " * LONG + "y",
+        "x\n" + " \n" * LONG,
+    ],
+)
+def test_questions_parse_in_linear_time(question: str) -> None:
+    assert quick(lambda: parse_question(question, "")) < 2.0
+
+
+def test_a_fenced_answer_is_read_in_linear_time() -> None:
+    for text in ["```" + " " * LONG + "x", "```" + "\n" * LONG + "x", "```json" + " ```" * LONG]:
+        with pytest.raises(AnswerInvalid):
+            assert quick(lambda text=text: parse_answer(text, ("YES", "NO"))) < 2.0
+    fenced = '```json\n{"outcome": "YES", "confidence": 1, "reasoning": "r", "sources": []}\n```'
+    assert parse_answer(f"  {fenced}  ", ("YES", "NO")).outcome == "YES"

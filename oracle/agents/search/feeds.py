@@ -16,7 +16,8 @@ from oracle.agents.tools import ToolError
 
 MAX_FEED_BYTES = 5_000_000
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
-_TAG = re.compile(r"<[^>]+>")
+# `[^<>]`, not `[^>]`: a failed match stops at the next `<`, so '<' * n is linear, not n².
+_TAG = re.compile(r"<[^<>]*>")
 
 
 def _local(tag: str) -> str:
