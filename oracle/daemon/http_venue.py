@@ -11,6 +11,7 @@ Answers are POSTed to `result_url` as JSON with an `Idempotency-Key` header
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Any, Literal
 
@@ -70,7 +71,10 @@ def _epoch(value: Any) -> float:
     if isinstance(value, bool):
         raise ValueError("not a time")
     if isinstance(value, int | float):
-        return float(value)
+        seconds = float(value) if abs(value) < 1e300 else math.inf  # no OverflowError
+        if not math.isfinite(seconds):
+            raise ValueError("not a time")
+        return seconds
     if isinstance(value, str):
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
         if parsed.tzinfo is None:
