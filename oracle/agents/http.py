@@ -77,7 +77,7 @@ async def request_json(
                         continue
                     if response.status != 200:
                         raise ToolError(f"{service}: HTTP {response.status}")
-                    body = await _read_capped(response, max_bytes, service)
+                    body = await read_capped(response, max_bytes, service)
         except TimeoutError:
             raise ToolError(f"{service}: timed out after {timeout_seconds:g} s") from None
         except aiohttp.ClientError as error:
@@ -95,7 +95,8 @@ async def request_json(
     raise ToolError(f"{service}: no answer")  # pragma: no cover (the loop always returns)
 
 
-async def _read_capped(response: aiohttp.ClientResponse, max_bytes: int, service: str) -> bytes:
+async def read_capped(response: aiohttp.ClientResponse, max_bytes: int, service: str) -> bytes:
+    """The whole body, or ToolError naming `service` once it passes `max_bytes`."""
     if response.content_length is not None and response.content_length > max_bytes:
         raise ToolError(f"{service}: the answer is larger than {max_bytes} bytes")
     chunks: list[bytes] = []

@@ -267,6 +267,7 @@ class Internet:
         app.router.add_get("/gdelt/api/v2/doc/doc", self.gdelt)
         app.router.add_get("/feeds/rss.xml", self.rss)
         app.router.add_get("/feeds/atom.xml", self.atom)
+        app.router.add_get("/feeds/big.xml", self.big_feed)
         app.router.add_get("/pages/{name}", self.pages)
         app.router.add_get("/data/{name}", self.data)
         return app
@@ -371,6 +372,19 @@ class Internet:
         return web.Response(
             text='<?xml version="1.0"?><rss version="2.0"><channel><title>News</title>'
             f"{items}</channel></rss>",
+            content_type="application/rss+xml",
+        )
+
+    async def big_feed(self, _: web.Request) -> web.Response:
+        """About 1.6 MB: many network reads."""
+        items = "".join(
+            f"<item><title>Archive item {i}</title><link>https://archive.example/{i}</link>"
+            f"<description>{'filler ' * 70}</description></item>"
+            for i in range(3000)
+        )
+        items += "<item><title>Election certified</title><link>https://last.example/</link></item>"
+        return web.Response(
+            text=f'<?xml version="1.0"?><rss><channel>{items}</channel></rss>',
             content_type="application/rss+xml",
         )
 

@@ -116,6 +116,13 @@ def test_rss_and_atom_feeds_are_searched_by_words() -> None:
     assert nothing == []
 
 
+def test_a_feed_is_read_whole() -> None:
+    # content.read(n) returned what one network read had: a 1.6 MB feed was cut off at
+    # ~128 KB and reported as "not XML".
+    hits, _ = search({"kind": "rss", "feeds": ["{url}/feeds/big.xml"]}, query="election")
+    assert [hit.url for hit in hits] == ["https://last.example/"]
+
+
 def test_a_feed_is_parsed_in_linear_time() -> None:
     # Stripping tags from a summary of 200,000 '<' took minutes, in the event loop.
     summary = "&lt;" * 200_000

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 
 import aiohttp
 
+from oracle.agents.http import read_capped
 from oracle.agents.search.base import SearchHit, SessionFactory, iso_date, text_of
 from oracle.agents.tools import ToolError
 
@@ -103,11 +104,8 @@ class FeedSearch:
             async with asyncio.timeout(self._timeout), self._session().get(url) as response:
                 if response.status != 200:
                     raise ToolError(f"rss: {url}: HTTP {response.status}")
-                if (response.content_length or 0) > MAX_FEED_BYTES:
-                    raise ToolError(f"rss: {url}: larger than {MAX_FEED_BYTES} bytes")
-                body = await response.content.read(MAX_FEED_BYTES + 1)
-                if len(body) > MAX_FEED_BYTES:
-                    raise ToolError(f"rss: {url}: larger than {MAX_FEED_BYTES} bytes")
+                # (content.read(n) returns what has arrived, not n bytes: feeds were cut.)
+                body = await read_capped(response, MAX_FEED_BYTES, f"rss: {url}")
         except TimeoutError:
             raise ToolError(f"rss: {url}: timed out after {self._timeout:g} s") from None
         except aiohttp.ClientError as error:
