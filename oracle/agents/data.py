@@ -230,9 +230,13 @@ class DataAgent(IsolatedHttpAgent):
                     f"rules[{index}]: outcome {outcome!r} is not one of the market's outcomes"
                 )
         resolve_after = market.resolve_after if market.resolve_after is not None else now
+        try:
+            resolve_date = datetime.fromtimestamp(resolve_after, UTC).date().isoformat()
+        except (OverflowError, ValueError, OSError):  # a venue may send any number
+            raise AgentError(f"resolve_after {resolve_after:g} is no date") from None
         fields = {
             "resolve_after": int(resolve_after),
-            "resolve_date": datetime.fromtimestamp(resolve_after, UTC).date().isoformat(),
+            "resolve_date": resolve_date,
             "market_id": market.id,
         }
         reads = await asyncio.gather(

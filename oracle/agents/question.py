@@ -156,9 +156,18 @@ def too_early(market: Market, now: float) -> bool:
     return market.resolve_after is not None and now < market.resolve_after
 
 
+def epoch_text(seconds: float) -> str:
+    """An epoch time as ISO 8601 UTC; one no calendar holds (a venue may send any number)
+    as the number itself."""
+    try:
+        return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
+    except (OverflowError, ValueError, OSError):
+        return f"{seconds:g} seconds after 1970-01-01T00:00:00+00:00"
+
+
 def too_early_reasoning(market: Market, now: float) -> str:
-    due = datetime.fromtimestamp(market.resolve_after or 0.0, UTC).isoformat(timespec="seconds")
-    today = datetime.fromtimestamp(now, UTC).isoformat(timespec="seconds")
+    due = epoch_text(market.resolve_after or 0.0)
+    today = epoch_text(now)
     return (
         f"too early: the event is due at {due} and it is now {today}; "
         "an answer before then would be a guess"

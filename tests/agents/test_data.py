@@ -142,6 +142,18 @@ def test_too_early_and_unmatched_markets() -> None:
     assert str(other) == "no data rule applies to market 'x'"
 
 
+@pytest.mark.parametrize("resolve_after", [1e12, -1e12, 2.0**64])
+def test_a_due_time_no_calendar_holds_is_no_crash(resolve_after: float) -> None:
+    market = MARKET.model_copy(update={"resolve_after": resolve_after})
+    result = run(lambda i: [rule(i)], market=market)
+    if resolve_after > 0:
+        assert isinstance(result, AgentResult)
+        assert result.reasoning.startswith("too early")
+    else:
+        assert isinstance(result, AgentError)
+        assert "resolve_after" in str(result)
+
+
 def test_paths() -> None:
     assert parse_path("$.data.rates[0].price") == ("data", "rates", 0, "price")
     assert value_at({"a": [{"b": "1,234.5"}]}, parse_path("a.0.b")) == 1234.5

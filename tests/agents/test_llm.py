@@ -546,6 +546,18 @@ def test_a_failing_provider_beside_others_is_a_fenced_note() -> None:
     assert "searxng: the answer is not usable JSON" in fenced(notes, nonce)
 
 
+@pytest.mark.parametrize("resolve_after", [1e12, -1e12, 2.0**64])
+def test_a_due_time_no_calendar_holds_is_no_failure(resolve_after: float) -> None:
+    # A venue's resolve_after is outside data; years past 9999 made formatting raise.
+    market = MARKET.model_copy(update={"resolve_after": resolve_after})
+    script = [text("nothing to search"), answer("UNDETERMINED", 0.5, [])]
+    result, _, _ = research(script, market=market)
+    assert isinstance(result, AgentResult), result
+    assert result.outcome == "UNDETERMINED"
+    if resolve_after > 0:
+        assert result.reasoning.startswith("too early: the event is due at ")
+
+
 def test_too_early_is_undetermined_without_asking_the_model() -> None:
     future = MARKET.model_copy(update={"resolve_after": NOW + 3600})
     result, agent, internet = research([], market=future)
