@@ -86,7 +86,7 @@ def config(
         "persona": "a meticulous election analyst",
         "pricing": {"input_per_million_tokens": 2.0, "output_per_million_tokens": 8.0},
         "search": search_config(internet, tavily_retries),
-        "pages": {"allowed_networks": ["127.0.0.0/8"], "timeout_seconds": 3},
+        "pages": {"allowed_networks": ["127.0.0.1/32"], "timeout_seconds": 3},
         "budget": {"wall_seconds": 20, "answer_reserve_seconds": 2},
     }
     for key, value in overrides.items():

@@ -22,7 +22,8 @@ from oracle.agents.tools import ToolError
 
 from .fakes import LOCAL_NAMES, Internet, StaticResolver, serve
 
-LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"),)
+# Exactly the test server's address (and what StaticResolver maps test names to).
+LOOPBACK = (ipaddress.ip_network("127.0.0.1/32"),)
 
 
 def read(
