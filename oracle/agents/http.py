@@ -77,7 +77,7 @@ async def request_json(
                         continue
                     if response.status != 200:
                         raise ToolError(f"{service}: HTTP {response.status}")
-                    body = await read_capped(response, max_bytes, service)
+                    body = await read_capped(response, max_bytes, f"{service}: the answer")
         except TimeoutError:
             raise ToolError(f"{service}: timed out after {timeout_seconds:g} s") from None
         except aiohttp.ClientError as error:
@@ -95,15 +95,17 @@ async def request_json(
     raise ToolError(f"{service}: no answer")  # pragma: no cover (the loop always returns)
 
 
-async def read_capped(response: aiohttp.ClientResponse, max_bytes: int, service: str) -> bytes:
-    """The whole body, or ToolError naming `service` once it passes `max_bytes`."""
+async def read_capped(response: aiohttp.ClientResponse, max_bytes: int, what: str) -> bytes:
+    """The whole body (decompressed), or ToolError "`what` is larger than the cap" as soon
+    as it passes `max_bytes`: a declared length is refused before reading."""
+    too_large = ToolError(f"{what} is larger than the {max_bytes}-byte cap")
     if response.content_length is not None and response.content_length > max_bytes:
-        raise ToolError(f"{service}: the answer is larger than {max_bytes} bytes")
+        raise too_large
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.content.iter_chunked(65536):
         size += len(chunk)
         if size > max_bytes:
-            raise ToolError(f"{service}: the answer is larger than {max_bytes} bytes")
+            raise too_large
         chunks.append(chunk)
     return b"".join(chunks)

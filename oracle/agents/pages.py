@@ -32,6 +32,7 @@ import yarl
 from aiohttp.abc import AbstractResolver, ResolveResult
 from pydantic import BaseModel, ConfigDict, Field
 
+from oracle.agents.http import read_capped
 from oracle.agents.tools import ToolError
 from oracle.core.urls import WebUrl, parse_web_url
 
@@ -245,7 +246,9 @@ class PageReader:
                             f"{current}: content type {content_type or '(none)'} is not "
                             f"readable (allowed: {', '.join(self.settings.content_types)})"
                         )
-                    body = await self._read(response, current)
+                    body = await read_capped(
+                        response, self.settings.max_bytes, f"{current}: the page"
+                    )
                     charset = response.charset
             except aiohttp.ClientConnectorError as error:
                 if "refused:" in str(error):  # the connector's guard (rebinding)
@@ -267,19 +270,6 @@ class PageReader:
                     f"{base}: the redirect's Location {url[:200]!r} is {error}"
                 ) from None
             raise ToolError(f"{url[:2000]!r} is {error}") from None
-
-    async def _read(self, response: aiohttp.ClientResponse, url: str) -> bytes:
-        cap = self.settings.max_bytes
-        if response.content_length is not None and response.content_length > cap:
-            raise ToolError(f"{url}: the page is larger than the {cap}-byte cap")
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.content.iter_chunked(65536):
-            size += len(chunk)
-            if size > cap:
-                raise ToolError(f"{url}: the page is larger than the {cap}-byte cap")
-            chunks.append(chunk)
-        return b"".join(chunks)
 
     def _extract(
         self, requested: str, url: str, body: bytes, charset: str | None, content_type: str

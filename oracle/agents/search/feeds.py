@@ -105,7 +105,7 @@ class FeedSearch:
                 if response.status != 200:
                     raise ToolError(f"rss: {url}: HTTP {response.status}")
                 # (content.read(n) returns what has arrived, not n bytes: feeds were cut.)
-                body = await read_capped(response, MAX_FEED_BYTES, f"rss: {url}")
+                body = await read_capped(response, MAX_FEED_BYTES, f"rss: {url}: the feed")
         except TimeoutError:
             raise ToolError(f"rss: {url}: timed out after {self._timeout:g} s") from None
         except aiohttp.ClientError as error:
