@@ -8,9 +8,11 @@ input (strings dropped by one regular expression, brackets kept by `bytes.transl
 then a running sum, all in C), and refuses anything nested deeper than `max_depth` before
 the C decoder sees it. It also turns every other way decoding can fail (not JSON, bytes
 that are not UTF-8, an integer longer than Python converts) into :class:`JsonError`,
-replaces lone UTF-16 surrogates (`"\\ud800"`, valid JSON but not text) with U+FFFD, and
-reads `NaN` and `Infinity` (not JSON, but Python's decoder takes them) as null, so what
-it returns can be encoded, stored and sent on.
+and replaces lone UTF-16 surrogates (`"\\ud800"`, valid JSON but not text) with U+FFFD,
+so what it returns can be encoded, stored and sent on. `NaN` and `Infinity` (not JSON,
+but Python's decoder takes them) come back as floats, as do numbers too large for one
+(as infinity): whoever uses a number checks that it is finite (the core's validation
+names them; the data agent and the HTTP venue refuse them).
 
 Every decode of outside JSON goes through :func:`loads`; the model SDKs decode their own
 responses, so their HTTP client checks each body with :func:`check_nesting` first.
@@ -98,10 +100,6 @@ def _escape(match: re.Match[str]) -> str:
     return escape
 
 
-def _not_a_json_number(name: str) -> None:
-    return None  # NaN, Infinity, -Infinity: Python's json reads them, JSON has no such value
-
-
 def loads(data: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> Any:
     """The JSON value in `data` (text, or UTF-8/16/32 bytes); JsonError when it is not usable."""
     if isinstance(data, bytes | bytearray):
@@ -116,7 +114,7 @@ def loads(data: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> Any:
     if _SURROGATE_ESCAPE.search(text) is not None:
         text = _ESCAPE.sub(_escape, text)
     try:
-        return json.loads(text, parse_constant=_not_a_json_number)
+        return json.loads(text)
     except json.JSONDecodeError as error:
         raise JsonError(f"line {error.lineno}, column {error.colno}: {error.msg}") from None
     except ValueError:  # the only other: an integer beyond sys.get_int_max_str_digits()

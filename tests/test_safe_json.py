@@ -25,11 +25,7 @@ def depth_of(value: Any) -> int:
 
 
 json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
     lambda children: (
         st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4)
     ),
@@ -93,17 +89,6 @@ def test_every_failure_is_a_json_error(data: str | bytes, message: str) -> None:
         loads(data)
     assert str(caught.value).startswith(message)
     assert isinstance(caught.value, ValueError)
-
-
-def test_values_json_does_not_have_are_null() -> None:
-    # Python's decoder reads them; a NaN time or price would pass every range check.
-    assert loads('[NaN, Infinity, -Infinity, 1e400, {"a": NaN}]') == [
-        None,
-        None,
-        None,
-        float("inf"),  # a number JSON allows, too large for a float: checked where used
-        {"a": None},
-    ]
 
 
 def test_lone_surrogates_become_replacement_characters() -> None:
