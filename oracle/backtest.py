@@ -20,7 +20,6 @@ a yes/no market is the usual `(p - y)^2`: 0 is perfect, 0.25 is a coin toss.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from collections.abc import Sequence
@@ -33,6 +32,7 @@ from oracle.core.inputs import parse_consensus_input
 from oracle.core.models import AgentResult, ConsensusInput
 from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.errors import InputError
+from oracle.safe_json import JsonError, loads
 
 DEFAULT_THRESHOLDS = (0.6, 0.67, 0.75, 0.8, 0.9, 1.0)
 DEFAULT_MIN_CONFIDENCES = (0.5, 0.6, 0.7, 0.8, 0.9)
@@ -53,9 +53,11 @@ def load_recordings(directory: Path) -> list[Recording]:
     recordings = []
     for path in sorted(directory.glob("*.json")):
         try:
-            document = json.loads(path.read_text("utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise InputError(f"{path.name}: cannot be read as JSON ({error})") from None
+            document = loads(path.read_bytes())
+        except OSError as error:
+            raise InputError(f"{path.name}: cannot be read ({error.strerror})") from None
+        except JsonError as error:
+            raise InputError(f"{path.name}: {error}") from None
         if not isinstance(document, dict):
             raise InputError(f"{path.name}: expected a JSON object")
         final = document.pop("final_outcome", None)

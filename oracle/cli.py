@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 import yaml
 
-from oracle import __version__
+from oracle import __version__, safe_json
 from oracle._cli_options import config_option
 from oracle.chain import cli as chain_cli
 from oracle.config import config_key, effective_config, load_settings
@@ -52,9 +52,9 @@ def _read_json(path: str) -> Any:
     except (OSError, UnicodeDecodeError) as error:
         _fail(f"{name}: cannot be read ({getattr(error, 'strerror', None) or error})")
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        _fail(f"{name}: not JSON (line {error.lineno}, column {error.colno}: {error.msg})")
+        return safe_json.loads(text)
+    except safe_json.JsonError as error:
+        _fail(f"{name}: {error}")
 
 
 @click.group()

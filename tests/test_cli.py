@@ -176,7 +176,7 @@ def _mutated(mutate: Any) -> str:
             _mutated(lambda d: d["results"][0]["sources"][4].pop("credibility_score")),
             "results[0].sources[4].credibility_score: is required",
         ),
-        ("{not json", "not JSON (line 1, column 2"),
+        ("{not json", "not usable JSON (line 1, column 2"),
         ("[1, 2]", "expected a JSON object"),
     ],
 )

@@ -3,7 +3,6 @@ market's outcomes only) and its validation."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
@@ -12,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from oracle._pydantic_errors import describe
+from oracle.safe_json import JsonError, loads
 
 
 class AnswerInvalid(ValueError):
@@ -92,18 +92,24 @@ def answer_schema(answerable: Sequence[str]) -> dict[str, Any]:
     }
 
 
-_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+def _unfenced(text: str) -> str:
+    """The text inside a Markdown code fence around the whole answer, if there is one.
+    (Not a regular expression: `^\\s*```(.*?)\\s*```\\s*$` backtracked for minutes on
+    a fence followed by a few thousand spaces.)"""
+    stripped = text.strip()
+    if len(stripped) < 6 or not (stripped.startswith("```") and stripped.endswith("```")):
+        return text
+    return stripped[3:-3].removeprefix("json").strip()
 
 
 def parse_answer(text: str, answerable: Sequence[str]) -> FinalAnswer:
     """Validate the model's text as a FinalAnswer whose outcome is one of `answerable`."""
     if not text.strip():
         raise AnswerInvalid("(answer): empty; expected a JSON object")
-    fenced = _FENCE.match(text)
     try:
-        document = json.loads(fenced.group(1) if fenced else text)
-    except json.JSONDecodeError as error:
-        raise AnswerInvalid(f"(answer): not JSON ({error.msg} at position {error.pos})") from None
+        document = loads(_unfenced(text))
+    except JsonError as error:
+        raise AnswerInvalid(f"(answer): {error}") from None
     try:
         answer = FinalAnswer.model_validate(document)
     except ValidationError as error:

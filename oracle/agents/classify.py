@@ -1,6 +1,7 @@
 """Source category and credibility, assigned by the oracle from domain rules, never by a model.
 
-A rule names domains and gives every URL on them a category and a credibility. A domain
+A rule names domains and gives every URL on them a category and a credibility. A URL's
+host is the one a browser opens (`oracle.core.urls.parse_web_url`). A domain
 matches itself and its subdomains (`gov` matches every `.gov` host, `bbc.co.uk` matches
 `www.bbc.co.uk`); the longest matching domain wins, so `nasa.gov` can outrank `gov`.
 Hosts no rule matches get the default category and credibility. The built-in rules cover
@@ -16,7 +17,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from oracle.core.models import NEWS, OFFICIAL
-from oracle.core.urls import normalize_url
+from oracle.core.urls import parse_web_url
 
 ACADEMIC = "academic"
 DATA = "data"
@@ -125,10 +126,11 @@ class SourceClassifier:
         )
 
     def classify(self, url: str) -> Classification:
-        """Category and credibility of `url`; ValueError when it is not an http(s) URL."""
-        host = normalize_url(url).split("://", 1)[1].split("/", 1)[0]
-        host = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        labels = host.strip("[]").split(".")
+        """Category and credibility of `url`, by the host a browser would open (WHATWG URL
+        standard); ValueError when it is not an http(s) URL. Classify the URL the text
+        came from: after redirects, not the one first asked for."""
+        host = parse_web_url(url).hostname.removesuffix(".")  # the root's dot: same name
+        labels = host.split(".")
         for start in range(len(labels)):  # longest suffix first
             rule = self._by_domain.get(".".join(labels[start:]))
             if rule is not None:

@@ -13,6 +13,7 @@ gets UNDETERMINED, "too early". Endpoint URLs may use `{resolve_after}` (epoch s
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import re
 import statistics
@@ -32,6 +33,7 @@ from oracle.agents.secrets import SecretRef
 from oracle.agents.tools import ToolError
 from oracle.core.models import NO, UNDETERMINED, YES, AgentResult, Market, ResearchSource
 
+logger = logging.getLogger(__name__)
 _PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 Comparison = Literal["above", "at_or_above", "below", "at_or_below"]
 
@@ -228,9 +230,13 @@ class DataAgent(IsolatedHttpAgent):
                     f"rules[{index}]: outcome {outcome!r} is not one of the market's outcomes"
                 )
         resolve_after = market.resolve_after if market.resolve_after is not None else now
+        try:
+            resolve_date = datetime.fromtimestamp(resolve_after, UTC).date().isoformat()
+        except (OverflowError, ValueError, OSError):  # a venue may send any number
+            raise AgentError(f"resolve_after {resolve_after:g} is no date") from None
         fields = {
             "resolve_after": int(resolve_after),
-            "resolve_date": datetime.fromtimestamp(resolve_after, UTC).date().isoformat(),
+            "resolve_date": resolve_date,
             "market_id": market.id,
         }
         reads = await asyncio.gather(
@@ -243,6 +249,10 @@ class DataAgent(IsolatedHttpAgent):
             label = endpoint.name or endpoint.url.split("/")[2]
             if isinstance(read, ToolError):
                 problems.append(f"{label}: {read}")
+            elif isinstance(read, Exception):
+                # A bug met on this endpoint's data: that endpoint fails, loudly, not the agent.
+                logger.error("data agent %s: endpoint %s raised", self.name, label, exc_info=read)
+                problems.append(f"{label}: internal error ({type(read).__name__})")
             elif isinstance(read, BaseException):
                 raise read
             else:
@@ -309,7 +319,12 @@ class DataAgent(IsolatedHttpAgent):
             value = value_at(document, parse_path(endpoint.path))
         except ValueError as error:
             raise ToolError(f"{endpoint.path}: {error}") from None
-        return url, value * endpoint.scale
+        scaled = value * endpoint.scale
+        if not math.isfinite(scaled):
+            raise ToolError(
+                f"{endpoint.path}: the value times scale {endpoint.scale:g} is not finite"
+            )
+        return url, scaled
 
     def _result(
         self, outcome: str, confidence: float, reasoning: str, sources: tuple[ResearchSource, ...]

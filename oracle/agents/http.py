@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import json
+import math
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -15,6 +15,7 @@ from typing import Any
 import aiohttp
 
 from oracle.agents.tools import RateLimited, ToolError
+from oracle.safe_json import JsonError, JsonTooDeep, loads
 
 MAX_JSON_BYTES = 5_000_000
 
@@ -24,13 +25,16 @@ def retry_after_seconds(value: str | None, now: float | None = None) -> float | 
     if value is None:
         return None
     try:
-        return max(float(value), 0.0)
+        seconds = float(value)
     except ValueError:
-        pass
-    parsed = email.utils.parsedate_tz(value)
-    if parsed is None:
-        return None
-    return max(email.utils.mktime_tz(parsed) - (time.time() if now is None else now), 0.0)
+        parsed = email.utils.parsedate_tz(value)
+        if parsed is None:
+            return None
+        try:
+            seconds = email.utils.mktime_tz(parsed) - (time.time() if now is None else now)
+        except (ValueError, OverflowError):  # a year beyond 9999
+            return None
+    return None if math.isnan(seconds) else max(seconds, 0.0)
 
 
 async def request_json(
@@ -73,28 +77,35 @@ async def request_json(
                         continue
                     if response.status != 200:
                         raise ToolError(f"{service}: HTTP {response.status}")
-                    body = await _read_capped(response, max_bytes, service)
+                    body = await read_capped(response, max_bytes, f"{service}: the answer")
         except TimeoutError:
             raise ToolError(f"{service}: timed out after {timeout_seconds:g} s") from None
         except aiohttp.ClientError as error:
             raise ToolError(f"{service}: {type(error).__name__}") from None
         try:
-            return json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            first_line = body[:200].decode("utf-8", "replace").splitlines()
-            hint = f": {first_line[0]}" if first_line else ""
-            raise ToolError(f"{service}: the answer is not JSON{hint}") from None
+            return loads(body)
+        except JsonError as error:
+            first_line = body[:200].decode("utf-8", "replace").strip().splitlines()
+            hint = (
+                f"; it begins: {first_line[0]}"
+                if first_line and not isinstance(error, JsonTooDeep)
+                else ""
+            )
+            raise ToolError(f"{service}: the answer is {error}{hint}") from None
     raise ToolError(f"{service}: no answer")  # pragma: no cover (the loop always returns)
 
 
-async def _read_capped(response: aiohttp.ClientResponse, max_bytes: int, service: str) -> bytes:
+async def read_capped(response: aiohttp.ClientResponse, max_bytes: int, what: str) -> bytes:
+    """The whole body (decompressed), or ToolError "`what` is larger than the cap" as soon
+    as it passes `max_bytes`: a declared length is refused before reading."""
+    too_large = ToolError(f"{what} is larger than the {max_bytes}-byte cap")
     if response.content_length is not None and response.content_length > max_bytes:
-        raise ToolError(f"{service}: the answer is larger than {max_bytes} bytes")
+        raise too_large
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.content.iter_chunked(65536):
         size += len(chunk)
         if size > max_bytes:
-            raise ToolError(f"{service}: the answer is larger than {max_bytes} bytes")
+            raise too_large
         chunks.append(chunk)
     return b"".join(chunks)

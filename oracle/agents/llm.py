@@ -7,10 +7,11 @@ wall time less `answer_reserve_seconds`) runs out; (3) the final answer, request
 structured output against a schema built from the market's outcomes, validated, and
 retried once with the validation error; a second failure is an agent failure.
 
-Sources in the answer keep only URLs this run's tools actually returned; category and
-credibility come from the oracle's domain rules, relevance from the model. Tokens, cost,
-tool calls and time of each run are kept in `last_run`, passed to `on_run` hooks, logged
-as `agent.research_run`, and counted in `oracle.agents.metrics`.
+Sources in the answer keep only URLs this run's tools actually returned, each recorded
+and classified by where its text came from (an opened page's URL after redirects);
+category and credibility come from the oracle's domain rules, relevance from the model.
+Tokens, cost, tool calls and time of each run are kept in `last_run`, passed to `on_run`
+hooks, logged as `agent.research_run`, and counted in `oracle.agents.metrics`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from aiohttp.abc import AbstractResolver
@@ -38,6 +39,7 @@ from oracle.agents.prompts import (
     question_prompt,
     retry_request,
     system_prompt,
+    tool_error,
     untrusted,
 )
 from oracle.agents.providers.base import (
@@ -50,6 +52,8 @@ from oracle.agents.providers.base import (
     ToolResult,
     ToolSpec,
     UserText,
+    entry_texts,
+    estimate_tokens,
 )
 from oracle.agents.providers.families import infer_model_family, infer_provider
 from oracle.agents.question import parse_question, too_early, too_early_reasoning
@@ -61,6 +65,7 @@ from oracle.core.models import UNDETERMINED, AgentResult, Market, ResearchSource
 from oracle.core.urls import normalize_url
 from oracle.errors import ConfigError
 from oracle.log import emit
+from oracle.safe_json import JsonError, loads
 
 logger = logging.getLogger(__name__)
 
@@ -272,8 +277,9 @@ class LlmAgent(IsolatedHttpAgent):
     async def _complete(
         self, run: _Run, transcript: Sequence[Entry], *, final: bool, schema: dict[str, Any]
     ) -> ModelTurn:
+        system = system_prompt(self.config.persona, run.nonce)
         turn = await self._model.complete(
-            system_prompt(self.config.persona, run.nonce),
+            system,
             transcript,
             TOOLS,
             max_output_tokens=self.config.budget.max_output_tokens,
@@ -281,8 +287,18 @@ class LlmAgent(IsolatedHttpAgent):
             answer_schema=schema if final else None,
         )
         run.stats.model_calls += 1
-        run.stats.input_tokens += turn.usage.input_tokens
-        run.stats.output_tokens += turn.usage.output_tokens
+        used_in, used_out = turn.usage.input_tokens, turn.usage.output_tokens
+        if used_in is None or used_out is None:
+            # A server that reports no usable count must not switch the token budget off.
+            run.stats.estimated_usage_calls += 1
+        if used_in is None:
+            sent = [system, *(text for entry in transcript for text in entry_texts(entry))]
+            sent += [json.dumps(schema)] if final else []
+            used_in = estimate_tokens(*sent, *(json.dumps(asdict(tool)) for tool in TOOLS))
+        if used_out is None:
+            used_out = estimate_tokens(turn.text, *entry_texts(AssistantTurn("", turn.tool_calls)))
+        run.stats.input_tokens += used_in
+        run.stats.output_tokens += used_out
         return turn
 
     def _research_over(self, run: _Run) -> bool:
@@ -315,7 +331,7 @@ class LlmAgent(IsolatedHttpAgent):
                     raise AgentError(f"malformed answer after one retry: {problem}") from None
                 run.stats.answer_retries += 1
                 transcript.append(AssistantTurn(turn.text))
-                transcript.append(UserText(retry_request(str(problem))))
+                transcript.append(UserText(retry_request(run.nonce, str(problem))))
                 continue
             return self._answer(answer, run)
         raise AgentError("no answer")  # pragma: no cover (the loop returns or raises)
@@ -342,34 +358,58 @@ class LlmAgent(IsolatedHttpAgent):
         return [by_id[call.id] for call in calls]
 
     async def _call_tool(self, call: ToolCall, run: _Run) -> ToolResult:
+        """The tool's result; whatever it raises (but cancellation) is an error result."""
+        tool = call.name if call.name in TOOL_NAMES else "unknown"
         ok = False
         try:
-            try:
-                arguments = json.loads(call.arguments or "{}")
-            except json.JSONDecodeError:
-                raise ToolError("the arguments are not JSON") from None
-            if not isinstance(arguments, dict):
-                raise ToolError("the arguments must be a JSON object")
-            match call.name:
-                case "search":
-                    content = await self._tool_search(arguments, run)
-                case "open_page":
-                    content = await self._tool_open(arguments, run)
-                case "read_text":
-                    content = await self._tool_read(arguments, run)
-                case _:
-                    raise ToolError(
-                        f"unknown tool {call.name[:80]!r}; the tools are {', '.join(TOOL_NAMES)}"
-                    )
+            content = await self._run_tool(call, run)
             ok = True
             return ToolResult(call.id, call.name, content)
         except ToolError as error:
-            run.stats.tool_errors += 1
-            return ToolResult(call.id, call.name, f"error: {error}", is_error=True)
+            message = str(error)
+        except Exception as error:
+            message = self._crashed(tool, error, run)
         finally:
-            self._metrics.record_tool(
-                self.name, call.name if call.name in TOOL_NAMES else "unknown", ok
-            )
+            self._metrics.record_tool(self.name, tool, ok)
+        run.stats.tool_errors += 1
+        return ToolResult(call.id, call.name, tool_error(run.nonce, message), is_error=True)
+
+    def _crashed(self, tool: str, error: Exception, run: _Run) -> str:
+        """A tool raised something other than ToolError: a bug, met on outside data. The
+        run goes on (the model hears the tool failed); the log and a metric say so loudly."""
+        run.stats.tool_crashes += 1
+        self._metrics.record_tool_crash(self.name, tool)
+        logger.error(
+            "agent.tool_crashed agent=%s tool=%s error=%s",
+            self.name,
+            tool,
+            type(error).__name__,
+            exc_info=error,
+            extra={
+                "event": "agent.tool_crashed",
+                "fields": {"agent": self.name, "tool": tool, "error": type(error).__name__},
+            },
+        )
+        return f"the tool failed (internal error: {type(error).__name__}); try something else"
+
+    async def _run_tool(self, call: ToolCall, run: _Run) -> str:
+        try:
+            arguments = loads(call.arguments or "{}")
+        except JsonError as error:
+            raise ToolError(f"the arguments are {error}") from None
+        if not isinstance(arguments, dict):
+            raise ToolError("the arguments must be a JSON object")
+        match call.name:
+            case "search":
+                return await self._tool_search(arguments, run)
+            case "open_page":
+                return await self._tool_open(arguments, run)
+            case "read_text":
+                return await self._tool_read(arguments, run)
+            case _:
+                raise ToolError(
+                    f"unknown tool {call.name[:80]!r}; the tools are {', '.join(TOOL_NAMES)}"
+                )
 
     @staticmethod
     def _string(arguments: dict[str, Any], name: str, limit: int) -> str:
@@ -388,9 +428,11 @@ class LlmAgent(IsolatedHttpAgent):
         )
         lists: list[list[SearchHit]] = []
         errors: list[str] = []
-        for outcome in outcomes:
+        for provider, outcome in zip(self._search, outcomes, strict=True):
             if isinstance(outcome, ToolError):
                 errors.append(str(outcome))
+            elif isinstance(outcome, Exception):  # one provider's bug spoils only its results
+                errors.append(f"{provider.name}: {self._crashed('search', outcome, run)}")
             elif isinstance(outcome, BaseException):
                 raise outcome
             else:
@@ -408,8 +450,12 @@ class LlmAgent(IsolatedHttpAgent):
                 f"\nFound by: {hit.provider}\nSnippet: {hit.snippet}"
             )
         body = "\n\n".join(lines) if lines else "(no results)"
-        notes = "".join(f"\nnote: {error}" for error in errors)
-        return untrusted(run.nonce, "search_results", body, query=query) + notes
+        results = untrusted(run.nonce, "search_results", body, query=query)
+        if not errors:
+            return results
+        return f"{results}\nSome search providers failed; their errors follow.\n" + untrusted(
+            run.nonce, "search_errors", "\n".join(errors)
+        )
 
     async def _page(self, url: str, run: _Run) -> Page:
         try:
@@ -461,13 +507,18 @@ class LlmAgent(IsolatedHttpAgent):
             if key not in run.seen:
                 run.stats.sources_dropped += 1
                 continue
+            # Cited and classified by where its text came from: an opened page's URL after
+            # redirects (an official URL may redirect to a blog), else the URL as found.
+            page = run.pages.get(key)
+            url = page.url if page is not None else cited.url
+            key = normalize_url(url)
             if key in used:
                 continue
             used.add(key)
-            classification = self._classifier.classify(cited.url)
+            classification = self._classifier.classify(url)
             sources.append(
                 ResearchSource(
-                    url=cited.url,
+                    url=url,
                     title=(cited.title.strip() or run.titles.get(key, ""))[:500],
                     category=classification.category,
                     credibility_score=classification.credibility,

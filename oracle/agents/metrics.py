@@ -7,6 +7,7 @@ agent names, tools and results, never market ids.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter
@@ -24,7 +25,9 @@ class RunStats:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    estimated_usage_calls: int = 0  # model requests whose token counts the server did not give
     tool_calls: int = 0
+    tool_crashes: int = 0  # tools that raised an unexpected exception (a bug: see the log)
     searches: int = 0
     pages_opened: int = 0
     tool_errors: int = 0
@@ -66,19 +69,39 @@ class AgentMetrics:
             ["agent", "tool", "result"],
             registry=r,
         )
+        self.tool_crashes = Counter(
+            "oracle_agent_tool_crashes_total",
+            "Tools that raised an unexpected exception (a bug; the log has the traceback), "
+            "by agent and tool. The model was told the tool failed; the run went on.",
+            ["agent", "tool"],
+            registry=r,
+        )
         self.model_calls = Counter(
             "oracle_agent_model_calls_total", "Model requests, by agent.", ["agent"], registry=r
         )
 
     def record_run(self, stats: RunStats) -> None:
+        """Never raises: it runs as a run ends, and an answer must not be lost to it."""
         self.runs.labels(stats.agent, stats.result).inc()
-        self.tokens.labels(stats.agent, "input").inc(stats.input_tokens)
-        self.tokens.labels(stats.agent, "output").inc(stats.output_tokens)
-        self.cost.labels(stats.agent).inc(stats.cost_usd)
-        self.model_calls.labels(stats.agent).inc(stats.model_calls)
+        self.tokens.labels(stats.agent, "input").inc(_amount(stats.input_tokens))
+        self.tokens.labels(stats.agent, "output").inc(_amount(stats.output_tokens))
+        self.cost.labels(stats.agent).inc(_amount(stats.cost_usd))
+        self.model_calls.labels(stats.agent).inc(_amount(stats.model_calls))
 
     def record_tool(self, agent: str, tool: str, ok: bool) -> None:
         self.tool_calls.labels(agent, tool, "ok" if ok else "error").inc()
+
+    def record_tool_crash(self, agent: str, tool: str) -> None:
+        self.tool_crashes.labels(agent, tool).inc()
+
+
+def _amount(value: float) -> float:
+    """What a counter may add: finite and not negative (a counter raises otherwise)."""
+    try:
+        amount = float(value)
+    except OverflowError:  # an int beyond float range
+        return 0.0
+    return amount if math.isfinite(amount) and amount > 0 else 0.0
 
 
 AGENT_METRICS = AgentMetrics()

@@ -36,6 +36,8 @@ _MACHINE = re.compile(
 _CLARIFICATION_SPLIT = re.compile(
     r"\n\s*\n|\n(?=\s*(?:update|clarification|note)\b)", re.IGNORECASE
 )
+_SPACES = re.compile(r"[^\S\n]+")
+_BLANK_LINES = re.compile(r"\n(?: ?\n)+")
 # UMA's YES_OR_NO_QUERY identifiers when the text does not name them.
 _DEFAULT_MEANINGS = {"p1": "No", "p2": "Yes", "p3": "unknown/50-50"}
 
@@ -78,8 +80,16 @@ def _clarifications(*texts: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+def _squeezed(text: str) -> str:
+    """`text` with each run of spaces, and of blank lines, made one: the expressions here
+    then meet no whitespace run longer than a few characters (a long one made them
+    backtrack, quadratically, on a question anyone can write)."""
+    return _BLANK_LINES.sub("\n\n", _SPACES.sub(" ", text))
+
+
 def parse_question(text: str, criteria: str = "") -> ParsedQuestion:
     """Parse ancillary data or plain text; `criteria` is appended as a clarification."""
+    text, criteria = _squeezed(text), _squeezed(criteria)
     title_match = _TITLE.match(text)
     if title_match is None:
         return _plain(text, criteria)
@@ -146,9 +156,18 @@ def too_early(market: Market, now: float) -> bool:
     return market.resolve_after is not None and now < market.resolve_after
 
 
+def epoch_text(seconds: float) -> str:
+    """An epoch time as ISO 8601 UTC; one no calendar holds (a venue may send any number)
+    as the number itself."""
+    try:
+        return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
+    except (OverflowError, ValueError, OSError):
+        return f"{seconds:g} seconds after 1970-01-01T00:00:00+00:00"
+
+
 def too_early_reasoning(market: Market, now: float) -> str:
-    due = datetime.fromtimestamp(market.resolve_after or 0.0, UTC).isoformat(timespec="seconds")
-    today = datetime.fromtimestamp(now, UTC).isoformat(timespec="seconds")
+    due = epoch_text(market.resolve_after or 0.0)
+    today = epoch_text(now)
     return (
         f"too early: the event is due at {due} and it is now {today}; "
         "an answer before then would be a guess"

@@ -11,7 +11,6 @@ demo, for tests, and for backtests.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from oracle.agents.base import AgentError
 from oracle.core.inputs import parse_consensus_input
 from oracle.core.models import AgentResult, ConsensusInput, Market
 from oracle.errors import InputError
+from oracle.safe_json import JsonError, loads
 
 
 def question_key(question: str) -> str:
@@ -55,8 +55,8 @@ class ReplayAgent:
             raise AgentError(f"replay agent {self.name}: {directory} is not a directory")
         for path in sorted(directory.glob("*.json")):
             try:
-                recording = parse_consensus_input(json.loads(path.read_text("utf-8")))
-            except (InputError, json.JSONDecodeError, UnicodeDecodeError) as error:
+                recording = parse_consensus_input(loads(path.read_bytes()))
+            except (InputError, JsonError, OSError) as error:
                 raise AgentError(f"replay agent {self.name}: {path.name}: {error}") from None
             self._by_id[recording.market.id] = recording
             self._by_question[question_key(recording.market.question)] = recording

@@ -33,6 +33,7 @@ from oracle.chain.settings import SignerSettings
 from oracle.errors import SetupError
 from oracle.files import make_directory
 from oracle.log import emit
+from oracle.safe_json import JsonError, loads
 
 logger = logging.getLogger(__name__)
 
@@ -178,13 +179,13 @@ def import_keystore(
 
 def _read_keystore(path: Path) -> dict[str, Any]:
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = loads(path.read_bytes())
     except FileNotFoundError:
         raise KeystoreError(f"{path}: no such keystore") from None
     except OSError as error:
         raise KeystoreError(f"{path}: keystore cannot be read ({error.strerror})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise KeystoreError(f"{path}: keystore is not JSON") from None
+    except JsonError as error:
+        raise KeystoreError(f"{path}: keystore is {error}") from None
     if not isinstance(document, dict) or "crypto" not in {k.lower() for k in document}:
         raise KeystoreError(f"{path}: not an encrypted JSON keystore (no `crypto` field)")
     return document

@@ -95,7 +95,9 @@ class DatabaseCheckpointStore:
         )
 
 
-_OUTCOMES_LINE = re.compile(r"\n\s*outcomes\s*:\s*(?P<names>[^\n]+?)\s*$", re.IGNORECASE)
+# `[^\S\n]*`, not `\s*`: over a run of newlines `\s*` backtracked quadratically (the
+# text is anyone's); blank lines before the outcomes line go with the question's rstrip.
+_OUTCOMES_LINE = re.compile(r"\n[^\S\n]*outcomes\s*:\s*(?P<names>[^\n]+?)\s*$", re.IGNORECASE)
 
 
 def split_outcomes(text: str, default: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:

@@ -11,13 +11,14 @@ Answers are POSTed to `result_url` as JSON with an `Idempotency-Key` header
 
 from __future__ import annotations
 
-import json
+import math
 from datetime import datetime
 from typing import Any, Literal
 
 import aiohttp
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from oracle import safe_json
 from oracle.core.urls import is_http_url
 from oracle.daemon.ports import (
     Deliver,
@@ -79,7 +80,10 @@ def _epoch(value: Any) -> float:
     if isinstance(value, bool):
         raise ValueError("not a time")
     if isinstance(value, int | float):
-        return float(value)
+        seconds = float(value) if abs(value) < 1e300 else math.inf  # no OverflowError
+        if not math.isfinite(seconds):
+            raise ValueError("not a time")
+        return seconds
     if isinstance(value, str):
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
         if parsed.tzinfo is None:
@@ -191,9 +195,9 @@ class HttpMarketSource(_VenueClient):
         except (aiohttp.ClientError, TimeoutError) as error:
             raise SourceError(f"source {self.name}: {_failure(error)}") from None
         try:
-            document = json.loads(body)
-        except ValueError:
-            raise SourceError(f"source {self.name}: the market list is not JSON") from None
+            document = safe_json.loads(body)
+        except safe_json.JsonError as error:
+            raise SourceError(f"source {self.name}: the market list is {error}") from None
         result = parse_market_list(self.config, document)
         await deliver(result.markets)
         return result.skipped

@@ -68,7 +68,7 @@ def agent_config(name: str, api: str, internet: Internet) -> dict[str, Any]:
         "max_retries": 0,
         "request_timeout_seconds": 10,
         "search": [{"kind": "searxng", "base_url": f"{internet.url}/searx"}],
-        "pages": {"allowed_networks": ["127.0.0.0/8"], "timeout_seconds": 5},
+        "pages": {"allowed_networks": ["127.0.0.1/32"], "timeout_seconds": 5},
         "budget": {"wall_seconds": 30, "answer_reserve_seconds": 3},
     }
 

@@ -26,14 +26,14 @@ MARKET = Market(
 def rule(
     internet: Internet, names: tuple[str, ...] = ("a", "b", "c"), **extra: Any
 ) -> dict[str, Any]:
-    paths = {"a": "data.price", "b": "result[0].last", "c": "price", "far": "price", "broken": "x"}
+    paths = {"a": "data.price", "b": "result[0].last", "broken": "x"}
     return {
         "question_pattern": r"BTC be above \$(?P<threshold>[\d,]+)",
         "endpoints": [
             {
                 "name": name,
                 "url": f"{internet.url}/data/{name}?date={{resolve_date}}",
-                "path": paths[name],
+                "path": paths.get(name, "price"),
             }
             for name in names
         ],
@@ -106,6 +106,26 @@ def test_failed_endpoints_are_tolerated_down_to_min_values() -> None:
     assert str(failure) == "only 1 of 2 endpoints answered, 2 needed: broken: broken: HTTP 503"
 
 
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("huge-number", "huge-number: huge-number: the answer is not usable JSON (a number has"),
+        ("object-price", "object-price: price: the value is dict, not a number"),
+        ("largest-float", "largest-float: price: the value times scale 10 is not finite"),
+    ],
+)
+def test_a_value_the_agent_cannot_use_fails_that_endpoint_only(name: str, problem: str) -> None:
+    def rules(internet: Internet) -> list[dict[str, Any]]:
+        document = rule(internet, ("a", "b", name), min_values=2)
+        document["endpoints"][2]["scale"] = 10
+        return [document]
+
+    result = run(rules)
+    assert isinstance(result, AgentResult), result
+    assert result.outcome == "YES"
+    assert f"endpoints that failed: {problem}" in result.reasoning
+
+
 def test_disagreeing_endpoints_fail_instead_of_guessing() -> None:
     result = run(lambda i: [rule(i, ("a", "far"))])
     assert isinstance(result, AgentError)
@@ -120,6 +140,18 @@ def test_too_early_and_unmatched_markets() -> None:
     other = run(lambda i: [rule(i)], market=Market(id="x", question="Will it rain?"))
     assert isinstance(other, AgentError)
     assert str(other) == "no data rule applies to market 'x'"
+
+
+@pytest.mark.parametrize("resolve_after", [1e12, -1e12, 2.0**64])
+def test_a_due_time_no_calendar_holds_is_no_crash(resolve_after: float) -> None:
+    market = MARKET.model_copy(update={"resolve_after": resolve_after})
+    result = run(lambda i: [rule(i)], market=market)
+    if resolve_after > 0:
+        assert isinstance(result, AgentResult)
+        assert result.reasoning.startswith("too early")
+    else:
+        assert isinstance(result, AgentError)
+        assert "resolve_after" in str(result)
 
 
 def test_paths() -> None:

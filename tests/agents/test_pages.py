@@ -10,12 +10,20 @@ from typing import Any
 
 import pytest
 
-from oracle.agents.pages import BlockedAddress, Page, PageReader, PageSettings, address_allowed
+from oracle.agents.pages import (
+    BlockedAddress,
+    GuardedResolver,
+    Page,
+    PageReader,
+    PageSettings,
+    address_allowed,
+)
 from oracle.agents.tools import ToolError
 
 from .fakes import LOCAL_NAMES, Internet, StaticResolver, serve
 
-LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"),)
+# Exactly the test server's address (and what StaticResolver maps test names to).
+LOOPBACK = (ipaddress.ip_network("127.0.0.1/32"),)
 
 
 def read(
@@ -65,6 +73,61 @@ def test_declared_charset_is_used() -> None:
 def test_meta_charset_is_used_when_the_header_has_none() -> None:
     page = read("cp1252-meta")
     assert "He said \u201cyes\u201d \u2013 na\u00efve." in page.text
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "charset-undefined",
+        "charset-idna",
+        "charset-punycode",
+        "meta-undefined",
+        "meta-idna",
+        "meta-punycode",
+        "meta-utf-7",
+    ],
+)
+def test_a_charset_no_browser_knows_is_ignored(name: str) -> None:
+    # Python has codecs of these names that raise on any input, or are no text encoding a
+    # page can declare; a browser ignores such a label, and so does the reader.
+    page = read(name)
+    assert "Zürich is in Switzerland." in page.text
+
+
+def test_urls_are_fetched_as_a_browser_reads_them() -> None:
+    async def main(internet: Internet) -> Any:
+        reader = PageReader(
+            PageSettings(allowed_networks=LOOPBACK, timeout_seconds=3),
+            StaticResolver(LOCAL_NAMES),
+        )
+        try:
+            # A browser opens 127.0.0.1 here (a backslash ends the host); urllib read
+            # www.fec.gov, and aiohttp refused the URL with a ValueError.
+            with pytest.raises(ToolError) as caught:
+                await reader.fetch(f"http://127.0.0.1:{internet.port}\\@www.fec.gov/pages/x")
+            assert str(caught.value) == (
+                f"http://127.0.0.1:{internet.port}/@www.fec.gov/pages/x: HTTP 404"
+            )
+            return await reader.fetch(f"HTTP://WWW.FEC.GOV:{internet.port}/pages/./election")
+        finally:
+            await reader.aclose()
+
+    page = run(main)
+    assert page.url.startswith("http://www.fec.gov:")
+    assert page.url.endswith("/pages/election")
+
+
+def test_a_malformed_redirect_is_a_tool_error() -> None:
+    with pytest.raises(ToolError, match=r"/pages/bad-location: the redirect's Location"):
+        read("bad-location")
+
+
+@pytest.mark.parametrize(
+    "url", ["http://" + "a" * 64 + ".example/", "http://a..b/", "http://.example/"]
+)
+def test_a_host_name_no_resolver_can_encode_is_a_tool_error(url: str) -> None:
+    with pytest.raises(ToolError, match="cannot resolve host"):
+        read(url, settings=PageSettings(timeout_seconds=3), resolver=False)
 
 
 def test_plain_text_is_read_as_is() -> None:
@@ -143,6 +206,56 @@ def test_a_redirect_to_a_private_address_is_refused() -> None:
         read("to-private", settings=settings)
 
 
+CARRYING_PRIVATE = [
+    "64:ff9b::a00:1",  # NAT64 (well-known prefix) of 10.0.0.1
+    "64:ff9b::7f00:1",  # ... of 127.0.0.1
+    "64:ff9b::a9fe:a9fe",  # ... of 169.254.169.254, the cloud metadata service
+    "2002:a00:1::1",  # 6to4 of 10.0.0.1
+    "2002:7f00:1::",  # 6to4 of 127.0.0.1
+    "::ffff:0:a00:1",  # SIIT (IPv4-translated) of 10.0.0.1
+    "::ffff:0:7f00:1",
+    "::ffff:10.0.0.1",  # IPv4-mapped
+    "::a00:1",  # IPv4-compatible (deprecated) of 10.0.0.1
+    "::7f00:1",
+    "::a9fe:a9fe",
+]
+REFUSED_WHATEVER_THEY_CARRY = [
+    "::808:808",  # IPv4-compatible: ::/8 is reserved, whatever it carries
+    "::1:0:0:1",  # elsewhere in ::/8
+    "2001:0:4136:e378:8000:63bf:f5ff:fffe",  # Teredo (2001::/32): through a relay
+    "2001::a00:1",
+    "64:ff9b:1::a00:1",  # local-use NAT64 (RFC 8215): a site's own translator
+]
+CARRYING_PUBLIC = [
+    "64:ff9b::808:808",  # NAT64 of 8.8.8.8
+    "2002:808:808::1",  # 6to4 of 8.8.8.8
+    "::ffff:0:808:808",  # SIIT of 8.8.8.8
+    "::ffff:8.8.8.8",
+    "2606:4700:4700::1111",  # plain global unicast
+]
+
+
+@pytest.mark.parametrize("literal", CARRYING_PRIVATE + REFUSED_WHATEVER_THEY_CARRY)
+def test_ipv6_that_carries_a_private_ipv4_address_or_is_reserved_is_refused(
+    literal: str,
+) -> None:
+    assert not address_allowed(ipaddress.ip_address(literal), PageSettings())
+    # The guard every fetch goes through (a literal needs no DNS, so nothing is sent).
+    with pytest.raises(BlockedAddress, match="refused"):
+        asyncio.run(GuardedResolver(PageSettings()).resolve(f"[{literal}]", 80))
+
+
+@pytest.mark.parametrize("literal", CARRYING_PUBLIC)
+def test_ipv6_that_carries_a_public_ipv4_address_is_judged_by_it(literal: str) -> None:
+    assert address_allowed(ipaddress.ip_address(literal), PageSettings())
+
+
+def test_an_allowed_network_allows_the_address_it_carries() -> None:
+    settings = PageSettings(allowed_networks=(ipaddress.ip_network("10.0.0.1/32"),))
+    assert address_allowed(ipaddress.ip_address("64:ff9b::a00:1"), settings)
+    assert not address_allowed(ipaddress.ip_address("64:ff9b::a00:2"), settings)
+
+
 def test_only_an_explicit_setting_allows_private_addresses() -> None:
     assert not address_allowed(ipaddress.ip_address("192.168.0.1"), PageSettings())
     assert address_allowed(ipaddress.ip_address("93.184.216.34"), PageSettings())
@@ -155,5 +268,5 @@ def test_only_an_explicit_setting_allows_private_addresses() -> None:
 
 def test_other_schemes_are_refused() -> None:
     for url in ("file:///etc/passwd", "ftp://example.com/x", "gopher://x"):
-        with pytest.raises(ToolError, match="not an http"):
+        with pytest.raises(ToolError, match=r"not an absolute http\(s\) URL"):
             read(url)

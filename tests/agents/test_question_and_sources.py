@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -88,6 +90,14 @@ def test_too_early_uses_the_agents_clock() -> None:
         ("https://x.com/someone/status/1", "social", 0.3),
         ("https://notgov.example/x", "web", 0.4),
         ("https://example.com:8443/a", "web", 0.4),
+        # By the host a browser opens (WHATWG URL standard), not urllib's reading:
+        ("http://blog.example\\@www.sec.gov/x", "web", 0.4),  # host blog.example
+        ("http://www.sec.gov\\@blog.example/x", "official", 0.95),  # host www.sec.gov
+        ("http://blog.example%5C@www.sec.gov/x", "official", 0.95),  # escaped: userinfo
+        ("https://www.reuters.com\tx.example/", "web", 0.4),  # tab removed: reuters.comx
+        ("https://WWW.REUTERS.COM./a", "news", 0.9),  # the root's trailing dot
+        ("https://xn--bcher-kva.gov/", "official", 0.95),
+        ("https://Bücher.GOV/", "official", 0.95),
     ],
 )
 def test_default_domain_rules(url: str, category: str, credibility: float) -> None:
@@ -176,7 +186,7 @@ def test_answer_validation_names_the_field() -> None:
     answer = parse_answer(f"```json\n{good}\n```", outcomes)
     assert answer.outcome == "NO"
     assert answer.sources[0].published_date is not None
-    with pytest.raises(AnswerInvalid, match=r"^\(answer\): not JSON"):
+    with pytest.raises(AnswerInvalid, match=r"^\(answer\): not usable JSON \(line 1"):
         parse_answer("YES", outcomes)
     with pytest.raises(AnswerInvalid, match=r"sources\[0\]\.published_date: .*ISO 8601"):
         parse_answer(good.replace("2024-11-06", "last week"), outcomes)
@@ -184,3 +194,37 @@ def test_answer_validation_names_the_field() -> None:
         parse_answer(good.replace('"outcome"', '"verdict": "YES", "outcome"'), outcomes)
     with pytest.raises(AnswerInvalid, match=r"reasoning: is required"):
         parse_answer('{"outcome": "YES", "confidence": 1, "sources": []}', outcomes)
+
+
+def quick(call: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    call()
+    return time.perf_counter() - started
+
+
+# Regular expressions that backtrack blocked the event loop for minutes on such text (the
+# market's question is anyone's; the answer is the model server's).
+LONG = 200_000
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "q: title: x" + " " * LONG + "y",
+        "q: title: x," + " " * LONG,
+        "q: title: x res_data:" + " \t" * LONG,
+        "q: title: t, initializer:" + " " * LONG,
+        "q: title: t res_data: p1: 0, p2: 1. Where p1 corresponds to x" + " " * LONG + "y",
+        "x\n" + " \n" * LONG,
+    ],
+)
+def test_questions_parse_in_linear_time(question: str) -> None:
+    assert quick(lambda: parse_question(question, "")) < 2.0
+
+
+def test_a_fenced_answer_is_read_in_linear_time() -> None:
+    for text in ["```" + " " * LONG + "x", "```" + "\n" * LONG + "x", "```json" + " ```" * LONG]:
+        with pytest.raises(AnswerInvalid):
+            assert quick(lambda text=text: parse_answer(text, ("YES", "NO"))) < 2.0
+    fenced = '```json\n{"outcome": "YES", "confidence": 1, "reasoning": "r", "sources": []}\n```'
+    assert parse_answer(f"  {fenced}  ", ("YES", "NO")).outcome == "YES"

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import math
+import time
 from typing import Any
 
 import aiohttp
 import pytest
 from pydantic import TypeAdapter
 
+from oracle.agents.http import retry_after_seconds
 from oracle.agents.search import SearchConfig, SearchHit, build_search_provider
 from oracle.agents.search.feeds import parse_feed
 from oracle.agents.tools import RateLimited, ToolError
@@ -76,6 +79,23 @@ def test_searxng() -> None:
     assert internet.search_requests[0]["format"] == "json"
 
 
+@pytest.mark.parametrize(
+    "published",
+    [
+        "0001-01-01T00:00:00+14:00",  # before year 1 in UTC
+        "9999-12-31T23:59:59-14:00",  # after year 9999 in UTC
+        "99999999999999999999",
+        "\x00",
+    ],
+)
+def test_a_date_out_of_range_is_no_date(published: str) -> None:
+    hits, _ = search(
+        {"kind": "searxng", "base_url": "{url}/searx"}, Internet(searxng_published=published)
+    )
+    assert len(hits) == 2
+    assert hits[0].published is None
+
+
 def test_gdelt_json_served_as_html() -> None:
     hits, internet = search(
         {"kind": "gdelt", "base_url": "{url}/gdelt/api/v2/doc/doc", "timespan": "1w"}
@@ -96,9 +116,30 @@ def test_rss_and_atom_feeds_are_searched_by_words() -> None:
     assert nothing == []
 
 
+def test_a_feed_is_read_whole() -> None:
+    # content.read(n) returned what one network read had: a 1.6 MB feed was cut off at
+    # ~128 KB and reported as "not XML".
+    hits, _ = search({"kind": "rss", "feeds": ["{url}/feeds/big.xml"]}, query="election")
+    assert [hit.url for hit in hits] == ["https://last.example/"]
+
+
+def test_a_feed_is_parsed_in_linear_time() -> None:
+    # Stripping tags from a summary of 200,000 '<' took minutes, in the event loop.
+    summary = "&lt;" * 200_000
+    feed = f"<rss><channel><item><link>https://a.example/</link><description>{summary}"
+    started = time.perf_counter()
+    (hit,) = parse_feed(f"{feed}</description></item></channel></rss>".encode())
+    assert time.perf_counter() - started < 2.0
+    assert hit.snippet.startswith("<<<")
+
+
 def test_feed_parser_rejects_non_xml() -> None:
     with pytest.raises(ToolError, match="not XML"):
         parse_feed(b"<html><body>oops")
+    for encoding in ("idna", "undefined", "punycode", "utf-7", "base64"):
+        declared = f'<?xml version="1.0" encoding="{encoding}"?><rss><item/></rss>'
+        with pytest.raises(ToolError, match="not XML"):
+            parse_feed(declared.encode())
 
 
 def test_429_with_retry_after_is_retried() -> None:
@@ -106,6 +147,22 @@ def test_429_with_retry_after_is_retried() -> None:
     hits, _ = search({"kind": "searxng", "base_url": "{url}/searx"}, internet)
     assert len(hits) == 2
     assert internet.hits["searxng"] == 2
+
+
+@pytest.mark.parametrize(
+    ("header", "seconds"),
+    [
+        ("2", 2.0),
+        ("-5", 0.0),
+        ("inf", math.inf),  # longer than any budget: the search fails at once
+        ("nan", None),
+        ("Mon, 01 Jan 99999 00:00:00 GMT", None),  # raised ValueError
+        ("Thu, 01 Jan 1970 00:01:40 GMT", 100.0),
+        ("\x00", None),
+    ],
+)
+def test_retry_after_is_a_number_of_seconds_or_none(header: str, seconds: float | None) -> None:
+    assert retry_after_seconds(header, now=0.0) == seconds
 
 
 def test_429_beyond_the_budget_fails_with_a_clear_error() -> None:

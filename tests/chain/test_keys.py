@@ -90,7 +90,7 @@ def test_malformed_keystores(tmp_path: Path) -> None:
     with pytest.raises(KeystoreError, match="no such keystore"):
         keystore_address(tmp_path / "missing.json")
     (tmp_path / "x.json").write_text("{nope")
-    with pytest.raises(KeystoreError, match="not JSON"):
+    with pytest.raises(KeystoreError, match="keystore is not usable JSON"):
         keystore_address(tmp_path / "x.json")
     (tmp_path / "y.json").write_text('{"address": "00"}')
     with pytest.raises(KeystoreError, match="crypto"):

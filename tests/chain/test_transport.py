@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -12,6 +13,7 @@ import pytest
 from aiohttp import web
 from eth_typing import URI
 from web3 import AsyncWeb3
+from web3.exceptions import BadResponseFormat
 from web3.types import RPCEndpoint
 
 from oracle.chain.rpc import describe_failure, is_node_failure
@@ -173,3 +175,46 @@ def test_each_event_loop_gets_its_own_session() -> None:
     # Two asyncio.run calls: the session of the first loop is never reused by the second.
     assert run(on_fresh_loop()) >= 100
     assert run(on_fresh_loop()) >= 100
+
+
+@pytest.mark.parametrize("encoding", ["identity", "gzip"])
+def test_an_answer_beyond_the_size_cap_is_a_node_failure(encoding: str) -> None:
+    # A hostile node's endless answer, or a gzip bomb (5 MB of zeros in 5 KB), must not
+    # fill the daemon's memory.
+    body = b'{"jsonrpc": "2.0", "id": 0, "result": "0x' + b"0" * 5_000_000 + b'"}'
+
+    async def huge(_: web.Request) -> web.Response:
+        if encoding == "gzip":
+            return web.Response(
+                body=gzip.compress(body),
+                headers={"Content-Type": "application/json", "Content-Encoding": "gzip"},
+            )
+        return web.Response(body=body, content_type="application/json")
+
+    async def scenario() -> BaseException:
+        async with serve(huge) as (url, _):
+            provider = KeepAliveHTTPProvider(url, timeout=5, max_response_bytes=1_000_000)
+            try:
+                await provider.make_request(RPCEndpoint("eth_blockNumber"), [])
+            except Exception as error:
+                return error
+            finally:
+                await provider.disconnect()
+        raise AssertionError("the call returned")
+
+    error = run(scenario())
+    assert isinstance(error, BadResponseFormat)
+    assert str(error) == "the RPC node's answer is larger than 1000000 bytes"
+    assert is_node_failure(error)
+
+
+def test_an_answer_within_the_cap_is_read_whole() -> None:
+    async def scenario() -> Any:
+        async with serve(echo_block) as (url, _):
+            provider = KeepAliveHTTPProvider(url, timeout=5, max_response_bytes=1000)
+            try:
+                return await provider.make_request(RPCEndpoint("eth_blockNumber"), [])
+            finally:
+                await provider.disconnect()
+
+    assert run(scenario())["result"] == hex(100)

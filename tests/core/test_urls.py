@@ -23,6 +23,14 @@ from oracle.core import normalize_url
         ("  https://example.com/a  ", "https://example.com/a"),
         ("https://user:secret@example.com/a", "https://example.com/a"),
         ("https://[::1]:443/a", "https://[::1]/a"),
+        # As a browser reads them (the WHATWG URL standard):
+        ("http://blog.example\\@www.sec.gov/x", "http://blog.example/@www.sec.gov/x"),
+        ("http://0x7f.1/a", "http://127.0.0.1/a"),
+        ("http://[::ffff:127.0.0.1]/", "http://[::ffff:7f00:1]/"),
+        ("https://Bücher.example/a", "https://xn--bcher-kva.example/a"),
+        ("https://example.com/a/./b/../c", "https://example.com/a/c"),
+        ("https:///example.com/a", "https://example.com/a"),
+        ("https://exa\tmple.com/a", "https://example.com/a"),
     ],
 )
 def test_normalize(raw: str, normalized: str) -> None:
@@ -40,8 +48,12 @@ def test_path_case_is_kept() -> None:
     [
         ("example.com/a", "not an absolute http(s) URL"),
         ("ftp://example.com/a", "not an absolute http(s) URL"),
-        ("https:///a", "URL has no host"),
+        ("https://", "not a valid URL"),
         ("https://example.com:99999/", "not a valid URL"),
+        ("https://exa mple.com/", "not a valid URL"),
+        ("http://[::1/", "not a valid URL"),
+        ("https://a\ud800.example/", "not a valid URL"),
+        ("https://example.com/" + "a" * 16_384, "longer than 16384 characters"),
     ],
 )
 def test_rejects(raw: str, problem: str) -> None:

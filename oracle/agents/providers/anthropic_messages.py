@@ -20,10 +20,17 @@ from oracle.agents.providers.base import (
     ToolSpec,
     Usage,
     UserText,
+    http_client,
+    reported_tokens,
     status_error,
 )
+from oracle.safe_json import JsonError, loads
 
 NO_KEY = "no-key"
+
+
+class UnusableAnswer(anthropic.AnthropicError):
+    """A body the SDK must not decode (see `oracle.agents.providers.base.http_client`)."""
 
 
 class AnthropicMessages:
@@ -46,6 +53,7 @@ class AnthropicMessages:
             base_url=base_url,
             timeout=timeout_seconds,
             max_retries=max_retries,
+            http_client=http_client(anthropic.DefaultAsyncHttpxClient, UnusableAnswer),
         )
 
     def __repr__(self) -> str:
@@ -71,8 +79,8 @@ class AnthropicMessages:
                         add("assistant", {"type": "text", "text": entry.text})
                     for call in entry.tool_calls:
                         try:
-                            arguments = json.loads(call.arguments or "{}")
-                        except json.JSONDecodeError:
+                            arguments = loads(call.arguments or "{}")
+                        except JsonError:
                             arguments = {}
                         add(
                             "assistant",
@@ -127,7 +135,12 @@ class AnthropicMessages:
             # Not a typed parameter of this SDK version; the API still reads it.
             request["extra_body"] = {"temperature": self._temperature}
         try:
-            response = await self._client.messages.create(**request)
+            raw = await self._client.messages.with_raw_response.create(**request)
+            document = loads(raw.http_response.content)
+        except JsonError as error:
+            raise ModelError(f"{self.provider}: the answer is {error}") from None
+        except UnusableAnswer as error:
+            raise ModelError(f"{self.provider}: {error}") from None
         except anthropic.APIStatusError as error:
             body = error.body if isinstance(error.body, dict) else {}
             inner = body.get("error") if isinstance(body.get("error"), dict) else {}
@@ -141,31 +154,58 @@ class AnthropicMessages:
             raise ModelError(f"{self.provider}: cannot connect") from None
         except anthropic.AnthropicError as error:
             raise ModelError(f"{self.provider}: {type(error).__name__}") from None
-        texts: list[str] = []
-        calls: list[ToolCall] = []
-        for block in response.content:
-            if block.type == "text":
-                texts.append(block.text)
-            elif block.type == "tool_use":
-                calls.append(
-                    ToolCall(
-                        id=block.id,
-                        name=block.name,
-                        arguments=json.dumps(block.input, ensure_ascii=False),
-                    )
-                )
-        usage = response.usage
-        input_tokens = (
-            usage.input_tokens
-            + (usage.cache_creation_input_tokens or 0)
-            + (usage.cache_read_input_tokens or 0)
-        )
-        return ModelTurn(
-            text="".join(texts),
-            tool_calls=tuple(calls),
-            usage=Usage(input_tokens=input_tokens, output_tokens=usage.output_tokens),
-            stop_reason=str(response.stop_reason or ""),
-        )
+        try:
+            return parse_message(document)
+        except ValueError as problem:
+            raise ModelError(f"{self.provider}: the answer {problem}") from None
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def parse_message(document: Any) -> ModelTurn:
+    """A Messages API answer (decoded JSON) as a ModelTurn; ValueError says what is wrong.
+    Blocks of other types (thinking, ...) are skipped."""
+    if not isinstance(document, dict):
+        raise ValueError("is not a JSON object")
+    content = document.get("content")
+    if not isinstance(content, list):
+        raise ValueError("has no content list")
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for index, block in enumerate(content):
+        kind = block.get("type") if isinstance(block, dict) else None
+        if not isinstance(block, dict) or not isinstance(kind, str):
+            raise ValueError(f"has content block {index} without a type")
+        if kind == "text":
+            text = block.get("text")
+            if not isinstance(text, str):
+                raise ValueError(f"has text block {index} without text")
+            texts.append(text)
+        elif kind == "tool_use":
+            call_id, name, arguments = block.get("id"), block.get("name"), block.get("input")
+            if not isinstance(name, str) or not name or not isinstance(arguments, dict):
+                raise ValueError(f"has tool_use block {index} without a name or an input")
+            calls.append(
+                ToolCall(
+                    id=call_id if isinstance(call_id, str) and call_id else f"toolu_{index}",
+                    name=name,
+                    arguments=json.dumps(arguments),
+                )
+            )
+    usage = document.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    stop = document.get("stop_reason")
+    return ModelTurn(
+        text="".join(texts),
+        tool_calls=tuple(calls),
+        usage=Usage(
+            input_tokens=reported_tokens(
+                usage.get("input_tokens"),
+                usage.get("cache_creation_input_tokens") or 0,
+                usage.get("cache_read_input_tokens") or 0,
+            ),
+            output_tokens=reported_tokens(usage.get("output_tokens")),
+        ),
+        stop_reason=stop if isinstance(stop, str) else "",
+    )

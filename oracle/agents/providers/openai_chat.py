@@ -4,6 +4,7 @@ strict JSON schema for the final answer."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -20,11 +21,18 @@ from oracle.agents.providers.base import (
     ToolSpec,
     Usage,
     UserText,
+    http_client,
+    reported_tokens,
     status_error,
 )
+from oracle.safe_json import JsonError, loads
 
 # Keys for local servers that need none: the SDK must never fall back to $OPENAI_API_KEY.
 NO_KEY = "no-key"
+
+
+class UnusableAnswer(openai.OpenAIError):
+    """A body the SDK must not decode (see `oracle.agents.providers.base.http_client`)."""
 
 
 class OpenAIChat:
@@ -51,6 +59,7 @@ class OpenAIChat:
             max_retries=max_retries,
             organization=None,
             project=None,
+            http_client=http_client(openai.DefaultAsyncHttpxClient, UnusableAnswer),
         )
 
     def __repr__(self) -> str:
@@ -119,7 +128,12 @@ class OpenAIChat:
                 "json_schema": {"name": "final_answer", "schema": answer_schema, "strict": True},
             }
         try:
-            response = await self._client.chat.completions.create(**request)
+            raw = await self._client.chat.completions.with_raw_response.create(**request)
+            document = loads(raw.http_response.content)
+        except JsonError as error:
+            raise ModelError(f"{self.provider}: the answer is {error}") from None
+        except UnusableAnswer as error:
+            raise ModelError(f"{self.provider}: {error}") from None
         except openai.APIStatusError as error:
             body = error.body if isinstance(error.body, dict) else {}
             kind = body.get("type") or body.get("code")
@@ -132,24 +146,73 @@ class OpenAIChat:
             raise ModelError(f"{self.provider}: cannot connect") from None
         except openai.OpenAIError as error:
             raise ModelError(f"{self.provider}: {type(error).__name__}") from None
-        if not response.choices:
-            raise ModelError(f"{self.provider}: the answer has no choices")
-        choice = response.choices[0]
-        calls = tuple(
-            ToolCall(id=call.id, name=call.function.name, arguments=call.function.arguments or "")
-            for call in choice.message.tool_calls or ()
-            if call.type == "function"
-        )
-        usage = response.usage
-        return ModelTurn(
-            text=choice.message.content or "",
-            tool_calls=calls,
-            usage=Usage(
-                input_tokens=usage.prompt_tokens if usage else 0,
-                output_tokens=usage.completion_tokens if usage else 0,
-            ),
-            stop_reason=str(choice.finish_reason or ""),
-        )
+        try:
+            return parse_completion(document)
+        except ValueError as problem:
+            raise ModelError(f"{self.provider}: the answer {problem}") from None
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def parse_completion(document: Any) -> ModelTurn:
+    """A chat completion (decoded JSON) as a ModelTurn; ValueError says what is missing.
+
+    Lenient where OpenAI-compatible servers differ (content as a list of text parts,
+    arguments as an object); anything else unexpected is an error, not a guess."""
+    if not isinstance(document, dict):
+        raise ValueError("is not a JSON object")
+    choices = document.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise ValueError("has no choices")
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        raise ValueError("has no message in its first choice")
+    calls = message.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise ValueError("has tool_calls that are not a list")
+    usage = document.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    finish = choice.get("finish_reason")
+    return ModelTurn(
+        text=_content(message.get("content")),
+        tool_calls=tuple(
+            _tool_call(index, call)
+            for index, call in enumerate(calls)
+            if not isinstance(call, dict) or call.get("type", "function") == "function"
+        ),
+        usage=Usage(
+            input_tokens=reported_tokens(usage.get("prompt_tokens")),
+            output_tokens=reported_tokens(usage.get("completion_tokens")),
+        ),
+        stop_reason=finish if isinstance(finish, str) else "",
+    )
+
+
+def _content(content: object) -> str:
+    if content is None or isinstance(content, str):
+        return content or ""
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict)]
+        if all(isinstance(text, str) for text in parts):
+            return "".join(text for text in parts if isinstance(text, str))
+    raise ValueError("has message content that is not text")
+
+
+def _tool_call(index: int, call: object) -> ToolCall:
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(call, dict) or not isinstance(function, dict):
+        raise ValueError(f"has tool call {index} without a function")
+    name, arguments, call_id = function.get("name"), function.get("arguments"), call.get("id")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"has tool call {index} without a name")
+    if isinstance(arguments, dict):  # some servers send the object itself
+        arguments = json.dumps(arguments)
+    if arguments is not None and not isinstance(arguments, str):
+        raise ValueError(f"has tool call {index} whose arguments are not text")
+    return ToolCall(
+        id=call_id if isinstance(call_id, str) and call_id else f"call_{index}",
+        name=name,
+        arguments=arguments or "",
+    )

@@ -46,7 +46,10 @@ def iso_date(value: object) -> str | None:
         if parsed is not None:
             if parsed.tzinfo is None:
                 parsed = parsed.replace(tzinfo=UTC)
-            return parsed.astimezone(UTC).isoformat(timespec="seconds")
+            try:
+                return parsed.astimezone(UTC).isoformat(timespec="seconds")
+            except OverflowError:  # 0001-01-01T00:00:00+14:00 is before year 1 in UTC
+                return None
     return None
 
 

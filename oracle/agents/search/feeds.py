@@ -11,12 +11,14 @@ from collections.abc import Callable, Sequence
 
 import aiohttp
 
+from oracle.agents.http import read_capped
 from oracle.agents.search.base import SearchHit, SessionFactory, iso_date, text_of
 from oracle.agents.tools import ToolError
 
 MAX_FEED_BYTES = 5_000_000
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
-_TAG = re.compile(r"<[^>]+>")
+# `[^<>]`, not `[^>]`: a failed match stops at the next `<`, so '<' * n is linear, not n².
+_TAG = re.compile(r"<[^<>]*>")
 
 
 def _local(tag: str) -> str:
@@ -47,6 +49,10 @@ def parse_feed(body: bytes, provider: str = "rss") -> list[SearchHit]:
         root = ET.fromstring(body)
     except ET.ParseError as error:
         raise ToolError(f"{provider}: the feed is not XML ({error})") from None
+    except (LookupError, ValueError) as error:  # a declared encoding Python cannot use
+        raise ToolError(
+            f"{provider}: the feed is not XML (undecodable: {type(error).__name__})"
+        ) from None
     hits = []
     for element in root.iter():
         kind = _local(element.tag)
@@ -98,11 +104,8 @@ class FeedSearch:
             async with asyncio.timeout(self._timeout), self._session().get(url) as response:
                 if response.status != 200:
                     raise ToolError(f"rss: {url}: HTTP {response.status}")
-                if (response.content_length or 0) > MAX_FEED_BYTES:
-                    raise ToolError(f"rss: {url}: larger than {MAX_FEED_BYTES} bytes")
-                body = await response.content.read(MAX_FEED_BYTES + 1)
-                if len(body) > MAX_FEED_BYTES:
-                    raise ToolError(f"rss: {url}: larger than {MAX_FEED_BYTES} bytes")
+                # (content.read(n) returns what has arrived, not n bytes: feeds were cut.)
+                body = await read_capped(response, MAX_FEED_BYTES, f"rss: {url}: the feed")
         except TimeoutError:
             raise ToolError(f"rss: {url}: timed out after {self._timeout:g} s") from None
         except aiohttp.ClientError as error:
