@@ -31,8 +31,8 @@ from oracle.core.consensus import evaluate
 from oracle.core.inputs import parse_consensus_input
 from oracle.core.models import AgentResult, ConsensusInput
 from oracle.core.params import ConsensusParams, SourceThresholds
-from oracle.errors import InputError
-from oracle.safe_json import JsonError, loads
+from oracle.errors import InputError, JsonError
+from oracle.safe_json import loads
 
 DEFAULT_THRESHOLDS = (0.6, 0.67, 0.75, 0.8, 0.9, 1.0)
 DEFAULT_MIN_CONFIDENCES = (0.5, 0.6, 0.7, 0.8, 0.9)

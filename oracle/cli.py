@@ -29,7 +29,7 @@ from oracle.chain import cli as chain_cli
 from oracle.config import config_key, effective_config, load_settings
 from oracle.core import build_proof, evaluate, parse_consensus_input, render_markdown, verify_proof
 from oracle.core.urls import redact_url
-from oracle.errors import InputError, OracleError, ProofError, SetupError
+from oracle.errors import InputError, JsonError, OracleError, ProofError, SetupError
 
 if TYPE_CHECKING:
     from oracle.store.repository import Store
@@ -53,7 +53,7 @@ def _read_json(path: str) -> Any:
         _fail(f"{name}: cannot be read ({getattr(error, 'strerror', None) or error})")
     try:
         return safe_json.loads(text)
-    except safe_json.JsonError as error:
+    except JsonError as error:
         _fail(f"{name}: {error}")
 
 

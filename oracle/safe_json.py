@@ -26,7 +26,7 @@ from array import array
 from itertools import accumulate
 from typing import Any
 
-from oracle.errors import OracleError
+from oracle.errors import JsonError, JsonTooDeep
 
 MAX_DEPTH = 100
 
@@ -44,17 +44,6 @@ _ESCAPE = re.compile(
     re.DOTALL,
 )
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
-class JsonError(OracleError, ValueError):
-    """Outside JSON that cannot be used: `not usable JSON (why)`, never quoting the input."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(f"not usable JSON ({reason})")
-
-
-class JsonTooDeep(JsonError):
-    """Arrays and objects nested deeper than the limit."""
 
 
 def _steps(text: str) -> bytes:

@@ -24,14 +24,12 @@ from web3.types import RPCEndpoint
 
 import oracle.cli
 from oracle.agents.answer import AnswerInvalid, parse_answer
-from oracle.agents.base import AgentError
 from oracle.agents.data import DataAgent, DataAgentConfig
 from oracle.agents.llm import LlmAgent, LlmAgentConfig
 from oracle.agents.metrics import AgentMetrics
 from oracle.agents.providers.anthropic_messages import AnthropicMessages
 from oracle.agents.providers.base import (
     AssistantTurn,
-    ModelError,
     ModelTurn,
     ToolCall,
     ToolResult,
@@ -41,15 +39,13 @@ from oracle.agents.providers.base import (
 from oracle.agents.providers.openai_chat import OpenAIChat
 from oracle.agents.replay import ReplayAgent
 from oracle.agents.search.providers import SearxngSearch
-from oracle.agents.tools import ToolError
 from oracle.backtest import load_recordings
 from oracle.chain.keys import KeystoreError, keystore_address
 from oracle.chain.rpc import is_node_failure
 from oracle.chain.transport import KeepAliveHTTPProvider
 from oracle.core.models import Market
 from oracle.daemon.http_venue import HttpMarketSource, HttpSourceConfig
-from oracle.daemon.ports import SourceError
-from oracle.errors import InputError
+from oracle.errors import AgentError, InputError, ModelError, SourceError, ToolError
 
 DEEP = "[" * 100_000
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]

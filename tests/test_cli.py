@@ -19,10 +19,11 @@ from oracle.core import (
     evaluate,
     parse_consensus_input,
 )
-from oracle.daemon.lifecycle import MarketEvent
+from oracle.core.lifecycle import MarketEvent
+from oracle.core.markets import MarketSpec
 from oracle.devchain import free_port
 from oracle.store.database import open_database
-from oracle.store.repository import MarketSpec, Store
+from oracle.store.repository import Store
 from oracle.testing import consensus_document, result_dict
 
 from .commands import one_error_line, run_oracle

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oracle.safe_json import MAX_DEPTH, JsonError, JsonTooDeep, loads, nesting_depth, valid_text
+from oracle.errors import JsonError, JsonTooDeep
+from oracle.safe_json import MAX_DEPTH, loads, nesting_depth, valid_text
 
 
 def depth_of(value: Any) -> int:

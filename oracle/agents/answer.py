@@ -11,7 +11,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from oracle._pydantic_errors import describe
-from oracle.safe_json import JsonError, loads
+from oracle.errors import JsonError
+from oracle.safe_json import loads
 
 
 class AnswerInvalid(ValueError):

@@ -20,11 +20,6 @@ from typing import Protocol, runtime_checkable
 import aiohttp
 
 from oracle.core.models import AgentResult, Market
-from oracle.errors import OracleError
-
-
-class AgentError(OracleError):
-    """An agent could not answer; the message is recorded as the agent's failure."""
 
 
 @runtime_checkable

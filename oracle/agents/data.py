@@ -24,14 +24,14 @@ from typing import Any, Literal
 
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from oracle.agents.base import AgentError, IsolatedHttpAgent
+from oracle.agents.base import IsolatedHttpAgent
 from oracle.agents.classify import DATA, ClassificationSettings, SourceClassifier
 from oracle.agents.http import request_json
 from oracle.agents.names import AgentName, Seconds
 from oracle.agents.question import too_early, too_early_reasoning
 from oracle.agents.secrets import SecretRef
-from oracle.agents.tools import ToolError
 from oracle.core.models import NO, UNDETERMINED, YES, AgentResult, Market, ResearchSource
+from oracle.errors import AgentError, ToolError
 
 logger = logging.getLogger(__name__)
 _PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")

@@ -14,8 +14,8 @@ from typing import Any
 
 import aiohttp
 
-from oracle.agents.tools import RateLimited, ToolError
-from oracle.safe_json import JsonError, JsonTooDeep, loads
+from oracle.errors import JsonError, JsonTooDeep, RateLimited, ToolError
+from oracle.safe_json import loads
 
 MAX_JSON_BYTES = 5_000_000
 

@@ -28,7 +28,7 @@ from aiohttp.abc import AbstractResolver
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, model_validator
 
 from oracle.agents.answer import AnswerInvalid, FinalAnswer, answer_schema, parse_answer
-from oracle.agents.base import AgentError, IsolatedHttpAgent
+from oracle.agents.base import IsolatedHttpAgent
 from oracle.agents.classify import ClassificationSettings, SourceClassifier
 from oracle.agents.metrics import AGENT_METRICS, AgentMetrics, RunStats
 from oracle.agents.names import AgentName, Seconds
@@ -46,7 +46,6 @@ from oracle.agents.providers.base import (
     AssistantTurn,
     ChatModel,
     Entry,
-    ModelError,
     ModelTurn,
     ToolCall,
     ToolResult,
@@ -60,12 +59,11 @@ from oracle.agents.question import parse_question, too_early, too_early_reasonin
 from oracle.agents.search.base import SearchHit, SearchProvider
 from oracle.agents.search.config import SearchConfig, build_search_provider
 from oracle.agents.secrets import SecretRef
-from oracle.agents.tools import ToolError
 from oracle.core.models import UNDETERMINED, AgentResult, Market, ResearchSource
 from oracle.core.urls import normalize_url
-from oracle.errors import ConfigError
+from oracle.errors import AgentError, ConfigError, JsonError, ModelError, ToolError
 from oracle.log import emit
-from oracle.safe_json import JsonError, loads
+from oracle.safe_json import loads
 
 logger = logging.getLogger(__name__)
 

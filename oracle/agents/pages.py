@@ -33,8 +33,8 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from pydantic import BaseModel, ConfigDict, Field
 
 from oracle.agents.http import read_capped
-from oracle.agents.tools import ToolError
 from oracle.core.urls import WebUrl, parse_web_url
+from oracle.errors import BlockedAddress, ToolError
 
 IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -61,10 +61,6 @@ class PageSettings(BaseModel):
     )
     max_text_chars: int = Field(200_000, ge=1000, description="Extracted text kept per page.")
     user_agent: str = "oracle-research-agent/0.1 (+https://github.com/oracle)"
-
-
-class BlockedAddress(ToolError):
-    """The URL leads to an address the agent may not fetch."""
 
 
 # IPv6 prefixes whose addresses carry an IPv4 address in their last 32 bits and lead to

@@ -14,11 +14,10 @@ import asyncio
 import random
 from pathlib import Path
 
-from oracle.agents.base import AgentError
 from oracle.core.inputs import parse_consensus_input
 from oracle.core.models import AgentResult, ConsensusInput, Market
-from oracle.errors import InputError
-from oracle.safe_json import JsonError, loads
+from oracle.errors import AgentError, InputError, JsonError
+from oracle.safe_json import loads
 
 
 def question_key(question: str) -> str:

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from oracle.chain.errors import ChainError
+from oracle.errors import ChainError
 
 
 class Checkpoint(BaseModel):

@@ -20,11 +20,10 @@ import click
 from pydantic import SecretStr
 
 from oracle._cli_options import config_option
-from oracle.chain.errors import KeystoreError
 from oracle.chain.passwords import read_password
 from oracle.chain.settings import ChainSettings
 from oracle.config import load_settings
-from oracle.errors import SetupError
+from oracle.errors import KeystoreError, SetupError
 from oracle.files import make_directory
 
 ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"

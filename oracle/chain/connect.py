@@ -14,10 +14,9 @@ from pathlib import Path
 from eth_utils.address import to_checksum_address
 
 from oracle.chain.contracts import ORACLE, Deployment
-from oracle.chain.errors import ChainIdMismatch, DeploymentError, RpcUnavailable
 from oracle.chain.rpc import RpcPool, Web3
 from oracle.chain.settings import ChainSettings
-from oracle.errors import SetupError
+from oracle.errors import ChainIdMismatch, DeploymentError, RpcUnavailable, SetupError
 
 DEPLOYMENT_FILE = "chain.deployment_file"
 

@@ -35,10 +35,10 @@ from hexbytes import HexBytes
 from pydantic import BaseModel, ConfigDict, ValidationError
 from web3 import Web3 as OfflineWeb3
 
-from oracle.chain.errors import DeploymentError
 from oracle.chain.events import EventDecoder
 from oracle.chain.revert import ErrorDecoder
 from oracle.chain.rpc import RpcPool, Web3
+from oracle.errors import DeploymentError
 
 INVALID_OUTCOME = 65535
 LIVENESS_FLOOR = 30  # seconds: the shortest liveness, requested or minimum, the contract accepts

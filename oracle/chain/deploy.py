@@ -29,9 +29,9 @@ from oracle.chain.contracts import (
     load_artifact,
     question_id,
 )
-from oracle.chain.errors import DeploymentError, TxError
 from oracle.chain.intents import Intent, IntentState
 from oracle.chain.txmanager import TxManager, TxRequest
+from oracle.errors import DeploymentError, TxError
 
 ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
 # The dispute bond when none is given: 0.1 ETH, as in contracts/script/Deploy.s.sol

@@ -50,7 +50,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from oracle.chain.errors import ChainError, SubjectsHeld
+from oracle.errors import ChainError, SubjectsHeld
 
 
 class IntentState(StrEnum):

@@ -27,13 +27,12 @@ from eth_typing import ChecksumAddress, HexStr
 from eth_utils.address import to_checksum_address
 from pydantic import SecretStr
 
-from oracle.chain.errors import KeystoreError
 from oracle.chain.passwords import read_password
 from oracle.chain.settings import SignerSettings
-from oracle.errors import SetupError
+from oracle.errors import JsonError, KeystoreError, SetupError
 from oracle.files import make_directory
 from oracle.log import emit
-from oracle.safe_json import JsonError, loads
+from oracle.safe_json import loads
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from oracle.chain.errors import KeystoreError
+from oracle.errors import KeystoreError
 
 
 def read_password(password_file: Path | None, password_env: str | None) -> SecretStr:

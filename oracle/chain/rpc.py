@@ -45,10 +45,10 @@ from web3.exceptions import (
 from web3.middleware import ExtraDataToPOAMiddleware
 from web3.types import RPCEndpoint, TxParams
 
-from oracle.chain.errors import ChainIdMismatch, RpcError, RpcUnavailable
 from oracle.chain.settings import RpcSettings
 from oracle.chain.transport import KeepAliveHTTPProvider
 from oracle.core.urls import redact_url
+from oracle.errors import ChainIdMismatch, RpcError, RpcUnavailable
 from oracle.log import emit
 
 logger = logging.getLogger(__name__)

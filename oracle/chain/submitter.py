@@ -54,11 +54,11 @@ from oracle.chain.eip712 import (
     operator_signatures,
     proposal_typed_data,
 )
-from oracle.chain.errors import SubjectsHeld, TxError
 from oracle.chain.intents import Intent, IntentState
 from oracle.chain.keys import Signer
 from oracle.chain.settings import SubmitterSettings
 from oracle.chain.txmanager import TxManager, TxRequest
+from oracle.errors import SubjectsHeld, TxError
 from oracle.log import emit
 
 logger = logging.getLogger(__name__)

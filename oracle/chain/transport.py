@@ -27,7 +27,8 @@ from web3.exceptions import BadResponseFormat
 from web3.providers.async_base import AsyncJSONBaseProvider
 from web3.types import RPCEndpoint, RPCResponse
 
-from oracle.safe_json import JsonError, loads
+from oracle.errors import JsonError
+from oracle.safe_json import loads
 
 _HEADERS = {"Content-Type": "application/json"}
 # Far above any answer oracle asks for (a batch of contract reads, a block range of logs);

@@ -54,7 +54,6 @@ from eth_utils.address import to_checksum_address
 from hexbytes import HexBytes
 from web3.exceptions import BlockNotFound, TransactionNotFound, Web3RPCError
 
-from oracle.chain.errors import ChainError, RpcUnavailable, SubjectsHeld, TxError, TxReverted
 from oracle.chain.fees import FeeChoice, Fees, bump_fees, choose_fees, gas_limit
 from oracle.chain.intents import Attempt, Inclusion, Intent, IntentState, IntentStore
 from oracle.chain.keys import Signer
@@ -62,6 +61,7 @@ from oracle.chain.nonces import NonceBook, plan_nonce
 from oracle.chain.revert import DecodedError, ErrorDecoder, is_revert, revert_data
 from oracle.chain.rpc import RpcPool, Web3, describe_failure, is_node_failure, rpc_error_message
 from oracle.chain.settings import TxSettings
+from oracle.errors import ChainError, RpcUnavailable, SubjectsHeld, TxError, TxReverted
 from oracle.log import emit
 
 logger = logging.getLogger(__name__)

@@ -38,7 +38,6 @@ from oracle.chain.contracts import (
     outcome_index,
     proof_hash,
 )
-from oracle.chain.errors import ChainError
 from oracle.chain.intents import Intent, IntentState
 from oracle.chain.keys import Signer, signer_from_settings
 from oracle.chain.market import MarketSource as QuestionScanner
@@ -47,19 +46,12 @@ from oracle.chain.rpc import RpcPool, Web3
 from oracle.chain.settings import ChainSettings
 from oracle.chain.submitter import Answer, ProposalSubmitter
 from oracle.chain.txmanager import TxManager
-from oracle.daemon.ports import (
-    Deliver,
-    MarketRef,
-    Receipt,
-    Resolution,
-    ResolutionStatus,
-    ResolverError,
-    SourceError,
-)
-from oracle.errors import SetupError
+from oracle.core.markets import MarketSpec
+from oracle.daemon.ports import Deliver, MarketRef, Receipt, Resolution, ResolutionStatus
+from oracle.errors import ChainError, ResolverError, SetupError, SourceError
 from oracle.log import emit
 from oracle.store.intents import DatabaseIntentStore
-from oracle.store.repository import MarketSpec, Store
+from oracle.store.repository import Store
 
 logger = logging.getLogger("oracle.daemon.chain")
 

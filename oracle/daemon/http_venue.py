@@ -19,6 +19,7 @@ import aiohttp
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from oracle import safe_json
+from oracle.core.markets import MarketSpec
 from oracle.core.urls import is_http_url
 from oracle.daemon.ports import (
     Deliver,
@@ -27,10 +28,8 @@ from oracle.daemon.ports import (
     Receipt,
     Resolution,
     ResolutionStatus,
-    ResolverError,
-    SourceError,
 )
-from oracle.store.repository import MarketSpec
+from oracle.errors import JsonError, ResolverError, SourceError
 
 MAX_MARKET_LIST_BYTES = 20 * 1024 * 1024
 
@@ -196,7 +195,7 @@ class HttpMarketSource(_VenueClient):
             raise SourceError(f"source {self.name}: {_failure(error)}") from None
         try:
             document = safe_json.loads(body)
-        except safe_json.JsonError as error:
+        except JsonError as error:
             raise SourceError(f"source {self.name}: the market list is {error}") from None
         result = parse_market_list(self.config, document)
         await deliver(result.markets)

@@ -43,20 +43,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
-from oracle.errors import OracleError
-from oracle.store.repository import MarketSpec
-
-
-class SourceError(OracleError):
-    """A market source could not be read; the message names the source."""
-
-
-class ResolverError(OracleError):
-    """An answer could not be delivered; `retryable` says whether trying later may help."""
-
-    def __init__(self, message: str, retryable: bool = True) -> None:
-        super().__init__(message)
-        self.retryable = retryable
+from oracle.core.markets import MarketSpec
 
 
 class ResolutionStatus(StrEnum):

@@ -12,9 +12,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from oracle.agents.base import AgentError, ResearchAgent
+from oracle.agents.base import ResearchAgent
 from oracle.core.models import AgentFailure, AgentResult, Market
 from oracle.daemon.circuit import CircuitBreaker
+from oracle.errors import AgentError
 
 Clock = Callable[[], float]
 

@@ -38,10 +38,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from oracle.core import build_proof, evaluate, render_markdown
+from oracle.core.lifecycle import MarketEvent, MarketState
+from oracle.core.markets import MarketSpec
 from oracle.core.models import AgentFailure, AgentResult, ConsensusInput, Market
 from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.core.proof import build_decision_proof
-from oracle.daemon.lifecycle import IllegalTransition, MarketEvent, MarketState
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
     MarketRef,
@@ -49,14 +50,13 @@ from oracle.daemon.ports import (
     Resolution,
     ResolutionStatus,
     Resolver,
-    ResolverError,
-    SourceError,
     VenueClock,
 )
 from oracle.daemon.research import AgentPool
 from oracle.daemon.settings import DaemonSettings
+from oracle.errors import IllegalTransition, LeaseLost, ResolverError, SourceError
 from oracle.log import emit
-from oracle.store.repository import LeaseLost, MarketSpec, Store
+from oracle.store.repository import Store
 from oracle.store.tables import MarketRow
 
 logger = logging.getLogger("oracle.daemon")

@@ -16,8 +16,8 @@ from collections.abc import Collection
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, delete, select
 
-from oracle.chain.errors import SubjectsHeld
 from oracle.chain.intents import Intent, intent_order
+from oracle.errors import SubjectsHeld
 from oracle.store.repository import Store
 from oracle.store.tables import TxIntentRow, TxSubjectRow
 

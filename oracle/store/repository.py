@@ -25,7 +25,6 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -34,9 +33,10 @@ from sqlalchemy import select as core_select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, delete, select
 
+from oracle.core.lifecycle import MarketEvent, MarketState, transition
+from oracle.core.markets import MarketSpec
 from oracle.core.models import AgentFailure, AgentResult, ConsensusResult, ResearchSource
-from oracle.daemon.lifecycle import MarketEvent, MarketState, transition
-from oracle.errors import OracleError
+from oracle.errors import LeaseLost, StoreError
 from oracle.store.engine import READ_ONLY
 from oracle.store.tables import (
     AgentResultRow,
@@ -101,32 +101,6 @@ def _update_market(columns: tuple[str, ...]) -> Update:
 def _market_row(values: Mapping[str, Any]) -> MarketRow:
     """A detached row from a market's column values (as read, so not validated again)."""
     return MarketRow.model_construct(**values)
-
-
-class StoreError(OracleError):
-    """A request the store cannot honour; the message says which record and why."""
-
-
-class LeaseLost(StoreError):
-    """Another replica holds (or took over) the market's lease."""
-
-
-@dataclass(frozen=True)
-class MarketSpec:
-    """A market as a source reports it, before the daemon tracks it."""
-
-    source: str
-    external_id: str
-    question: str
-    resolve_after: float
-    criteria: str = ""
-    outcomes: tuple[str, ...] = ("YES", "NO")
-    details: dict[str, Any] = field(default_factory=dict)
-    awaits_settlement: bool = False  # someone waits for the final answer to be pushed
-
-    @property
-    def market_id(self) -> str:
-        return f"{self.source}:{self.external_id}"
 
 
 class Store:

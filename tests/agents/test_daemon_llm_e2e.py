@@ -18,9 +18,9 @@ import pytest
 import yaml
 
 from oracle.config import load_settings
+from oracle.core.lifecycle import MarketState
 from oracle.core.proof import verify_proof
 from oracle.daemon.app import assemble, open_store
-from oracle.daemon.lifecycle import MarketState
 
 from ..anvil import DEV_KEYS, Anvil
 from .fakes import Internet, answer, cite, serve, text, tools

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from oracle.agents.base import AgentError
 from oracle.agents.config import build_agent
 from oracle.agents.data import DataAgent, DataAgentConfig, parse_path, value_at
 from oracle.core.models import AgentResult, Market
+from oracle.errors import AgentError
 
 from .fakes import Internet, serve
 

@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 from oracle.agents.answer import answer_schema
-from oracle.agents.base import AgentError
 from oracle.agents.config import build_agent
 from oracle.agents.llm import TOOL_NAMES, LlmAgent, LlmAgentConfig
 from oracle.agents.metrics import AgentMetrics, RunStats
 from oracle.agents.prompts import untrusted
 from oracle.core.models import AgentResult, Market
 from oracle.devchain import free_port
+from oracle.errors import AgentError
 
 from .fakes import (
     FORGED_INSTRUCTIONS,

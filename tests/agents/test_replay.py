@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from oracle.agents.base import AgentError
 from oracle.agents.config import ReplayAgentConfig, build_agent
 from oracle.agents.replay import ReplayAgent
 from oracle.core.models import Market
+from oracle.errors import AgentError
 from oracle.testing import consensus_document, result_dict
 
 

@@ -14,8 +14,7 @@ from pydantic import TypeAdapter
 from oracle.agents.http import retry_after_seconds
 from oracle.agents.search import SearchConfig, SearchHit, build_search_provider
 from oracle.agents.search.feeds import parse_feed
-from oracle.agents.tools import RateLimited, ToolError
-from oracle.errors import ConfigError
+from oracle.errors import ConfigError, RateLimited, ToolError
 
 from .fakes import Internet, serve
 

@@ -16,7 +16,6 @@ from eth_account import Account
 from eth_account.messages import encode_typed_data
 from pydantic import SecretStr, ValidationError
 
-from oracle.chain.errors import KeystoreError
 from oracle.chain.keys import (
     LocalSigner,
     Signer,
@@ -28,7 +27,7 @@ from oracle.chain.keys import (
     signer_from_settings,
 )
 from oracle.chain.settings import ChainSettings, SignerSettings
-from oracle.errors import SetupError
+from oracle.errors import KeystoreError, SetupError
 
 # anvil's first development account; public knowledge, never a real key.
 DEV_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"

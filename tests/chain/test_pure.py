@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from oracle.chain.batching import Batcher
 from oracle.chain.eip712 import SECP256K1_HALF_ORDER, check_signature
-from oracle.chain.errors import ChainError
 from oracle.chain.intents import (
     Attempt,
     FileIntentStore,
@@ -26,6 +25,7 @@ from oracle.chain.intents import (
 )
 from oracle.chain.revert import ErrorDecoder
 from oracle.core.urls import redact_url
+from oracle.errors import ChainError
 
 ABI: list[dict[str, Any]] = [
     {

@@ -7,10 +7,10 @@ import logging
 
 import pytest
 
-from oracle.chain.errors import ChainIdMismatch, RpcUnavailable
 from oracle.chain.rpc import RpcPool
 from oracle.chain.settings import RpcSettings
 from oracle.core.urls import redact_url
+from oracle.errors import ChainIdMismatch, RpcUnavailable
 from tests.anvil import Anvil, AnvilFactory, dead_url
 
 FAST = RpcSettings(

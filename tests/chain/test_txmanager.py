@@ -9,11 +9,11 @@ import pytest
 from eth_account import Account
 from web3 import Web3
 
-from oracle.chain.errors import SubjectsHeld, TxReverted
 from oracle.chain.fees import GWEI
 from oracle.chain.intents import InMemoryIntentStore, Intent, IntentState
 from oracle.chain.revert import ErrorDecoder
 from oracle.chain.txmanager import TxRequest
+from oracle.errors import SubjectsHeld, TxReverted
 from tests.anvil import DEV_ADDRESSES, DEV_KEYS, Anvil, AnvilFactory, dead_url
 from tests.chain.helpers import (
     RECIPIENT,

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from oracle.config import load_settings
+from oracle.core.lifecycle import MarketState
 from oracle.daemon.app import open_store
-from oracle.daemon.lifecycle import MarketState
 
 from ..anvil import Anvil
 from ..conftest import empty_postgres_database

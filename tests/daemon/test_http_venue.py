@@ -8,8 +8,8 @@ import asyncio
 import pytest
 
 from oracle.daemon.http_venue import HttpMarketSource, HttpSourceConfig
-from oracle.daemon.ports import SourceError
 from oracle.devchain import free_port
+from oracle.errors import SourceError
 
 KEY = "venuekey77"
 

@@ -4,15 +4,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oracle.daemon.lifecycle import (
+from oracle.core.lifecycle import (
     TERMINAL_STATES,
     TRANSITIONS,
-    IllegalTransition,
     MarketEvent,
     MarketState,
     allowed_events,
     transition,
 )
+from oracle.errors import IllegalTransition
 
 S, E = MarketState, MarketEvent
 

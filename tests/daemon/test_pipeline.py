@@ -16,10 +16,10 @@ import pytest
 from aiohttp import web
 
 from oracle.config import Settings
+from oracle.core.lifecycle import MarketEvent, MarketState
 from oracle.core.models import Market
 from oracle.core.proof import verify_proof
 from oracle.daemon.app import assemble, open_store
-from oracle.daemon.lifecycle import MarketEvent, MarketState
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.store.tables import MarketRow
 from oracle.testing import consensus_document, result_dict

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from oracle.agents.base import AgentError
 from oracle.core.models import AgentResult, Market
 from oracle.daemon.research import AgentPool
+from oracle.errors import AgentError
 from oracle.testing import result
 
 MARKET = Market(id="m", question="q?")

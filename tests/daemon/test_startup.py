@@ -33,8 +33,8 @@ from oracle.chain.settings import ChainSettings, RpcSettings, SignerSettings
 from oracle.config import Settings
 from oracle.daemon.app import open_store
 from oracle.daemon.chain_venue import ChainSourceConfig, ChainVenue
-from oracle.daemon.ports import SourceError
 from oracle.devchain import DEV_ADDRESSES, DEV_KEYS, free_port
+from oracle.errors import SourceError
 from oracle.testing import consensus_document, result_dict
 
 from ..anvil import Anvil, AnvilFactory

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 
-from oracle.daemon.lifecycle import MarketState
+from oracle.core.lifecycle import MarketState
 from oracle.devchain import free_port
 from oracle.testing import consensus_document, result_dict
 from tests.deploy.helpers import (

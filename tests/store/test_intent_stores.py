@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from oracle.chain.errors import SubjectsHeld
 from oracle.chain.intents import (
     Attempt,
     FileIntentStore,
@@ -20,6 +19,7 @@ from oracle.chain.intents import (
     IntentState,
     IntentStore,
 )
+from oracle.errors import SubjectsHeld
 from oracle.store.engine import make_engine
 from oracle.store.intents import DatabaseIntentStore
 from oracle.store.migrate import upgrade

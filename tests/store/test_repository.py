@@ -9,11 +9,13 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import Engine, text
 
+from oracle.core.lifecycle import MarketEvent, MarketState
+from oracle.core.markets import MarketSpec
 from oracle.core.models import AgentFailure, AgentResult
-from oracle.daemon.lifecycle import IllegalTransition, MarketEvent, MarketState
+from oracle.errors import IllegalTransition, LeaseLost, StoreError
 from oracle.store.engine import make_engine
 from oracle.store.migrate import check, upgrade
-from oracle.store.repository import LeaseLost, MarketSpec, Store, StoreError
+from oracle.store.repository import Store
 from oracle.testing import result
 
 

@@ -13,7 +13,6 @@ from pydantic import SecretStr
 from oracle.agents.providers.base import (
     AssistantTurn,
     Entry,
-    ModelError,
     ModelTurn,
     ToolCall,
     ToolResult,
@@ -24,7 +23,8 @@ from oracle.agents.providers.base import (
     reported_tokens,
     status_error,
 )
-from oracle.safe_json import JsonError, loads
+from oracle.errors import JsonError, ModelError
+from oracle.safe_json import loads
 
 NO_KEY = "no-key"
 

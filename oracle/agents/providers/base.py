@@ -23,15 +23,11 @@ from typing import Any, Protocol
 
 import httpx2
 
-from oracle.errors import OracleError
-from oracle.safe_json import JsonTooDeep, check_nesting
+from oracle.errors import JsonTooDeep, ModelError
+from oracle.safe_json import check_nesting
 
 # The most tokens one request may report; more is a broken server, not a big request.
 MAX_REPORTED_TOKENS = 2**40
-
-
-class ModelError(OracleError):
-    """The model's API failed; the message is safe to record."""
 
 
 @dataclass(frozen=True)

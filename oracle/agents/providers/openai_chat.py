@@ -14,7 +14,6 @@ from pydantic import SecretStr
 from oracle.agents.providers.base import (
     AssistantTurn,
     Entry,
-    ModelError,
     ModelTurn,
     ToolCall,
     ToolResult,
@@ -25,7 +24,8 @@ from oracle.agents.providers.base import (
     reported_tokens,
     status_error,
 )
-from oracle.safe_json import JsonError, loads
+from oracle.errors import JsonError, ModelError
+from oracle.safe_json import loads
 
 # Keys for local servers that need none: the SDK must never fall back to $OPENAI_API_KEY.
 NO_KEY = "no-key"

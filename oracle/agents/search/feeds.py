@@ -13,7 +13,7 @@ import aiohttp
 
 from oracle.agents.http import read_capped
 from oracle.agents.search.base import SearchHit, SessionFactory, iso_date, text_of
-from oracle.agents.tools import ToolError
+from oracle.errors import ToolError
 
 MAX_FEED_BYTES = 5_000_000
 _WORD = re.compile(r"\w{3,}", re.UNICODE)

@@ -8,7 +8,7 @@ from pydantic import SecretStr
 
 from oracle.agents.http import request_json
 from oracle.agents.search.base import SearchHit, SessionFactory, iso_date, text_of
-from oracle.agents.tools import ToolError
+from oracle.errors import ToolError
 
 
 def _results(document: Any, *path: str) -> list[dict[str, Any]]:

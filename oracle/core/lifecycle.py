@@ -29,6 +29,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from oracle.errors import IllegalTransition
+
 
 class MarketState(StrEnum):
     DISCOVERED = "discovered"
@@ -100,25 +102,13 @@ TERMINAL_STATES = frozenset({S.FINAL})
 WORKING_STATES = frozenset({S.RESEARCHING, S.CONSENSUS, S.SUBMITTING})
 
 
-class IllegalTransition(Exception):
-    """`event` is not allowed in `state`; the state is unchanged."""
-
-    def __init__(self, state: MarketState, event: MarketEvent) -> None:
-        allowed = sorted(e.value for (s, e) in TRANSITIONS if s == state)
-        super().__init__(
-            f"event {event.value!r} is not allowed in state {state.value!r}; "
-            f"allowed: {', '.join(allowed) or 'none (terminal)'}"
-        )
-        self.state = state
-        self.event = event
-
-
 def transition(state: MarketState, event: MarketEvent) -> MarketState:
     """The state after `event`, or IllegalTransition."""
     try:
         return TRANSITIONS[(state, event)]
     except KeyError:
-        raise IllegalTransition(state, event) from None
+        allowed = [e.value for e in allowed_events(state)]
+        raise IllegalTransition(state.value, event.value, allowed) from None
 
 
 def allowed_events(state: MarketState) -> frozenset[MarketEvent]:
