@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import signal
 import sys
-import threading
 
-STOP_REQUESTED = threading.Event()
+from oracle.shutdown import STOP_REQUESTED
 
 
 def _request_stop(signum: int, frame: object) -> None:

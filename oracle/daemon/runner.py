@@ -41,9 +41,9 @@ from oracle.agents.metrics import AGENT_METRICS
 from oracle.daemon.ports import Monitored
 from oracle.daemon.service import Daemon
 from oracle.daemon.settings import MetricsSettings
-from oracle.entry import STOP_REQUESTED
 from oracle.errors import SetupError
 from oracle.log import emit
+from oracle.shutdown import STOP_REQUESTED
 
 logger = logging.getLogger("oracle.daemon")
 # A job failing for long is still tried at least this often (seconds).
