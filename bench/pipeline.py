@@ -54,6 +54,7 @@ import psycopg
 import yaml
 from sqlmodel import col, select
 
+from oracle.app import open_store
 from oracle.chain.contracts import ORACLE
 from oracle.chain.deploy import ask, deploy_contracts
 from oracle.chain.intents import InMemoryIntentStore
@@ -62,7 +63,6 @@ from oracle.chain.rpc import RpcPool
 from oracle.chain.settings import RpcSettings, TxSettings
 from oracle.chain.txmanager import TxManager
 from oracle.config import load_settings
-from oracle.daemon.app import open_store
 from oracle.devchain import DEV_ADDRESSES, DEV_KEYS, Anvil, anvil_binary
 from oracle.store.repository import Store
 from oracle.store.tables import AgentResultRow, AuditRow, MarketRow, ResearchRunRow

@@ -156,10 +156,10 @@ def proof_verify(proof_file: str) -> None:
 def run(config_path: str | None, once: bool) -> None:
     """Run the oracle daemon: poll, research, decide, submit or queue for review.
 
-    The whole setup is checked first (oracle/daemon/app.py); a problem exits 2 with one
+    The whole setup is checked first (oracle/app.py); a problem exits 2 with one
     line naming the setting, before any job runs.
     """
-    from oracle.daemon.app import assemble
+    from oracle.app import assemble
     from oracle.daemon.runner import listen, run_forever
     from oracle.log import HeldLogs, configure_logging
 

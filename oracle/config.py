@@ -13,10 +13,10 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -25,13 +25,16 @@ from pydantic_settings import (
 )
 
 from oracle._pydantic_errors import describe
-from oracle.agents.config import AgentConfig
+from oracle.agents.settings import AgentConfig
 from oracle.chain.settings import ChainSettings
 from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.core.urls import redact_url
-from oracle.daemon.chain_venue import ChainSourceConfig
-from oracle.daemon.http_venue import HttpSourceConfig
-from oracle.daemon.settings import DaemonSettings, MetricsSettings
+from oracle.daemon.settings import (
+    ChainSourceConfig,
+    DaemonSettings,
+    MarketSourceConfig,
+    MetricsSettings,
+)
 from oracle.errors import ConfigError
 from oracle.store.settings import DatabaseSettings
 
@@ -46,9 +49,6 @@ class LogSettings(BaseModel):
 
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     format: Literal["json", "text"] = "json"
-
-
-MarketSourceConfig = Annotated[HttpSourceConfig | ChainSourceConfig, Field(discriminator="kind")]
 
 
 class Settings(BaseSettings):

@@ -24,8 +24,6 @@ from web3.types import RPCEndpoint
 
 import oracle.cli
 from oracle.agents.answer import AnswerInvalid, parse_answer
-from oracle.agents.data import DataAgent, DataAgentConfig
-from oracle.agents.llm import LlmAgent, LlmAgentConfig
 from oracle.agents.metrics import AgentMetrics
 from oracle.agents.providers.anthropic_messages import AnthropicMessages
 from oracle.agents.providers.base import (
@@ -39,12 +37,15 @@ from oracle.agents.providers.base import (
 from oracle.agents.providers.openai_chat import OpenAIChat
 from oracle.agents.replay import ReplayAgent
 from oracle.agents.search.providers import SearxngSearch
+from oracle.agents.settings import DataAgentConfig, LlmAgentConfig
+from oracle.app import build_agent
 from oracle.backtest import load_recordings
 from oracle.chain.keys import KeystoreError, keystore_address
 from oracle.chain.rpc import is_node_failure
 from oracle.chain.transport import KeepAliveHTTPProvider
 from oracle.core.models import Market
-from oracle.daemon.http_venue import HttpMarketSource, HttpSourceConfig
+from oracle.daemon.http_venue import HttpMarketSource
+from oracle.daemon.settings import HttpSourceConfig
 from oracle.errors import AgentError, InputError, ModelError, SourceError, ToolError
 
 DEEP = "[" * 100_000
@@ -99,7 +100,7 @@ async def data_endpoint() -> str:
                 ],
             }
         )
-        agent = DataAgent(config, clock=lambda: 2_000_000_000.0)
+        agent = build_agent(config, AgentMetrics(), clock=lambda: 2_000_000_000.0)
         try:
             result = await agent.research(Market(id="m", question="Price above 1?"))
         finally:
@@ -182,7 +183,7 @@ async def tool_arguments() -> str:
         }
     )
     model = _DeepArgumentsModel()
-    agent = LlmAgent(config, model=model, metrics=AgentMetrics())
+    agent = build_agent(config, AgentMetrics(), model=model)
     try:
         result = await agent.research(Market(id="m", question="Did it happen?"))
     finally:

@@ -34,16 +34,16 @@ class ResearchAgent(Protocol):
     async def aclose(self) -> None: ...
 
 
-class IsolatedHttpAgent:
-    """Base for agents that use HTTP: a private session, cookie jar and connection pool."""
+class PrivateSession:
+    """One agent's own HTTP session, cookie jar and connection pool, shared with no other
+    agent (independent errors are the point of asking several). Calling it gives the
+    session, opened on first use (inside the event loop); `aclose` closes it."""
 
-    def __init__(self, name: str, user_agent: str = "oracle-research-agent/0.1") -> None:
-        self.name = name
+    def __init__(self, user_agent: str = "oracle-research-agent/0.1") -> None:
         self._user_agent = user_agent
         self._session: aiohttp.ClientSession | None = None
 
-    @property
-    def session(self) -> aiohttp.ClientSession:
+    def __call__(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=8, force_close=False),

@@ -12,44 +12,11 @@ tie) unless `replace_default_rules` is set.
 
 from __future__ import annotations
 
-from typing import Annotated
+from pydantic import BaseModel, ConfigDict
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-from oracle.core.models import NEWS, OFFICIAL
+from oracle.agents.settings import ClassificationSettings, DomainRule
+from oracle.core.models import ACADEMIC, DATA, NEWS, OFFICIAL, REFERENCE, SOCIAL, WEB
 from oracle.core.urls import parse_web_url
-
-ACADEMIC = "academic"
-DATA = "data"
-REFERENCE = "reference"
-SOCIAL = "social"
-WEB = "web"
-
-Credibility = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
-
-
-class DomainRule(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    domains: tuple[str, ...] = Field(min_length=1)
-    category: str = Field(min_length=1)
-    credibility: Credibility
-
-    @field_validator("domains")
-    @classmethod
-    def _domains_clean(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        cleaned = []
-        for domain in value:
-            item = domain.strip().lower().lstrip("*").strip(".")
-            if not item or "/" in item or ":" in item or " " in item:
-                raise ValueError(f"{domain!r} is not a domain (write e.g. gov.uk or reuters.com)")
-            cleaned.append(item)
-        return tuple(cleaned)
-
-    @field_validator("category")
-    @classmethod
-    def _category_lower(cls, value: str) -> str:
-        return value.strip().lower()
 
 
 def _rule(category: str, credibility: float, *domains: str) -> DomainRule:
@@ -88,17 +55,6 @@ DEFAULT_RULES: tuple[DomainRule, ...] = (
     _rule(SOCIAL, 0.3, "reddit.com", "threads.net", "bsky.app", "t.me", "youtube.com"),
     _rule(SOCIAL, 0.3, "medium.com", "substack.com", "linkedin.com", "truthsocial.com"),
 )
-
-
-class ClassificationSettings(BaseModel):
-    """`classification:` of an agent: domain rules and the defaults for unknown hosts."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    rules: tuple[DomainRule, ...] = ()
-    replace_default_rules: bool = False
-    default_category: str = WEB
-    default_credibility: Credibility = 0.4
 
 
 class Classification(BaseModel):

@@ -18,43 +18,21 @@ import math
 import re
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import SecretStr
 
-from oracle.agents.base import IsolatedHttpAgent
-from oracle.agents.classify import DATA, ClassificationSettings, SourceClassifier
+from oracle.agents.base import PrivateSession
+from oracle.agents.classify import SourceClassifier
 from oracle.agents.http import request_json
-from oracle.agents.names import AgentName, Seconds
 from oracle.agents.question import too_early, too_early_reasoning
-from oracle.agents.secrets import SecretRef
-from oracle.core.models import NO, UNDETERMINED, YES, AgentResult, Market, ResearchSource
+from oracle.agents.settings import Comparison, DataAgentConfig, DataEndpoint, DataRule, parse_path
+from oracle.core.models import UNDETERMINED, AgentResult, Market, ResearchSource
 from oracle.errors import AgentError, ToolError
 
 logger = logging.getLogger(__name__)
-_PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
-Comparison = Literal["above", "at_or_above", "below", "at_or_below"]
-
-
-def parse_path(path: str) -> tuple[str | int, ...]:
-    """`data.rates[0].price` -> ("data", "rates", 0, "price"); ValueError when malformed."""
-    tokens: list[str | int] = []
-    position = 0
-    text = path.strip().removeprefix("$").lstrip(".")
-    while position < len(text):
-        if text[position] == ".":
-            position += 1
-            continue
-        match = _PATH_TOKEN.match(text, position)
-        if match is None:
-            raise ValueError(f"cannot read the path at {text[position:]!r}")
-        tokens.append(match.group(1) if match.group(1) is not None else int(match.group(2)))
-        position = match.end()
-    if not tokens:
-        raise ValueError("the path is empty")
-    return tuple(tokens)
 
 
 def value_at(document: Any, path: tuple[str | int, ...]) -> float:
@@ -81,95 +59,6 @@ def value_at(document: Any, path: tuple[str | int, ...]) -> float:
     return number
 
 
-class DataEndpoint(SecretRef):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: str | None = None
-    url: str = Field(min_length=1)
-    path: str
-    scale: float = Field(1.0, allow_inf_nan=False, description="Multiply the value by this.")
-    api_key_header: str | None = Field(None, description="Header that carries the key.")
-
-    @field_validator("url")
-    @classmethod
-    def _url_template(cls, value: str) -> str:
-        try:
-            AnyHttpUrl(value.format(resolve_after=0, resolve_date="2000-01-01", market_id="m"))
-        except (KeyError, IndexError, ValueError) as error:
-            raise ValueError(
-                f"not an http(s) URL template ({error}); placeholders: "
-                "{resolve_after}, {resolve_date}, {market_id}"
-            ) from None
-        return value
-
-    @field_validator("path")
-    @classmethod
-    def _path_valid(cls, value: str) -> str:
-        parse_path(value)
-        return value
-
-    @model_validator(mode="after")
-    def _key_has_header(self) -> DataEndpoint:
-        if self.configured and not self.api_key_header:
-            raise ValueError("api_key_header is required with api_key_env or api_key_file")
-        return self
-
-
-class DataRule(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    market_ids: tuple[str, ...] = ()
-    question_pattern: str | None = Field(
-        None, description="Regex on the question; a group named `threshold` sets it."
-    )
-    comparison: Comparison = "above"
-    threshold: float | None = Field(None, allow_inf_nan=False)
-    outcome_if_true: str = YES
-    outcome_if_false: str = NO
-    endpoints: tuple[DataEndpoint, ...] = Field(min_length=1)
-    min_values: int = Field(2, ge=1, description="Capped at the number of endpoints.")
-    max_spread: float | None = Field(0.05, ge=0, allow_inf_nan=False)
-
-    @field_validator("question_pattern")
-    @classmethod
-    def _pattern_compiles(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as error:
-                raise ValueError(f"not a regular expression ({error})") from None
-        return value
-
-    @model_validator(mode="after")
-    def _matchable(self) -> DataRule:
-        if not self.market_ids and self.question_pattern is None:
-            raise ValueError("set market_ids or question_pattern")
-        takes_threshold = (
-            self.question_pattern is not None
-            and "threshold" in re.compile(self.question_pattern).groupindex
-        )
-        if self.threshold is None and not takes_threshold:
-            raise ValueError(
-                "threshold: required unless question_pattern has a (?P<threshold>...) group"
-            )
-        return self
-
-
-class DataAgentConfig(BaseModel):
-    """A deterministic agent (see this module's docstring)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: AgentName
-    kind: Literal["data"]
-    rules: tuple[DataRule, ...] = Field(min_length=1)
-    timeout_seconds: Seconds = 15.0
-    max_retries: int = Field(2, ge=0, le=5)
-    provider: str = "http"
-    model_family: str = "data"
-    classification: ClassificationSettings = ClassificationSettings(default_category=DATA)
-
-
 def _holds(value: float, comparison: Comparison, threshold: float) -> bool:
     match comparison:
         case "above":
@@ -182,22 +71,28 @@ def _holds(value: float, comparison: Comparison, threshold: float) -> bool:
             return value <= threshold
 
 
-class DataAgent(IsolatedHttpAgent):
+class DataAgent:
+    """Numeric rules over HTTP JSON endpoints (built by `oracle.app.build_agent`)."""
+
     kind = "data"
 
-    def __init__(self, config: DataAgentConfig, *, clock: Callable[[], float] = time.time) -> None:
-        super().__init__(config.name)
+    def __init__(
+        self,
+        config: DataAgentConfig,
+        *,
+        session: PrivateSession,
+        classifier: SourceClassifier,
+        keys: Mapping[tuple[int, int], SecretStr | None],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.name = config.name
         self.config = config
         self.provider: str | None = config.provider
         self.model_family: str | None = config.model_family
+        self._session = session
+        self._classifier = classifier
+        self._keys = dict(keys)  # (rule index, endpoint index) -> its API key, if any
         self._clock = clock
-        self._classifier = SourceClassifier(config.classification)
-        where = f"agents[{config.name}]"
-        self._keys = {
-            (r, e): endpoint.resolve(f"{where}.rules[{r}].endpoints[{e}]")
-            for r, rule in enumerate(config.rules)
-            for e, endpoint in enumerate(rule.endpoints)
-        }
 
     def _rule(self, market: Market) -> tuple[int, DataRule, float]:
         for index, rule in enumerate(self.config.rules):
@@ -307,7 +202,7 @@ class DataAgent(IsolatedHttpAgent):
         if key is not None and endpoint.api_key_header:
             headers[endpoint.api_key_header] = key.get_secret_value()
         document = await request_json(
-            self.session,
+            self._session(),
             endpoint.name or url.split("/")[2],
             "GET",
             url,
@@ -338,3 +233,6 @@ class DataAgent(IsolatedHttpAgent):
             provider=self.provider,
             model_family=self.model_family,
         )
+
+    async def aclose(self) -> None:
+        await self._session.aclose()

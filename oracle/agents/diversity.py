@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from oracle.agents.config import AgentConfig
-from oracle.agents.data import DataAgentConfig
-from oracle.agents.llm import LlmAgentConfig
+from oracle.agents.settings import AgentConfig, DataAgentConfig, LlmAgentConfig
 from oracle.core.params import ConsensusParams
 
 

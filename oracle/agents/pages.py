@@ -25,42 +25,19 @@ import ipaddress
 import re
 import socket
 from dataclasses import dataclass
-from typing import Annotated
 
 import aiohttp
 import yarl
 from aiohttp.abc import AbstractResolver, ResolveResult
-from pydantic import BaseModel, ConfigDict, Field
 
 from oracle.agents.http import read_capped
+from oracle.agents.settings import PageSettings
 from oracle.core.urls import WebUrl, parse_web_url
 from oracle.errors import BlockedAddress, ToolError
 
-IpNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
-Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
-
-
-class PageSettings(BaseModel):
-    """`pages:` of an agent."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    max_bytes: int = Field(3_000_000, ge=1024, description="Largest page read, in bytes.")
-    timeout_seconds: Seconds = Field(20.0, description="Whole fetch, redirects included.")
-    connect_timeout_seconds: Seconds = 5.0
-    max_redirects: int = Field(5, ge=0, le=20)
-    content_types: tuple[str, ...] = ("text/html", "application/xhtml+xml", "text/plain")
-    allow_private_addresses: bool = Field(
-        False, description="Tests only: fetch private, loopback and link-local addresses."
-    )
-    allowed_networks: tuple[IpNetwork, ...] = Field(
-        (), description="Tests only: networks exempt from the private-address block."
-    )
-    max_text_chars: int = Field(200_000, ge=1000, description="Extracted text kept per page.")
-    user_agent: str = "oracle-research-agent/0.1 (+https://github.com/oracle)"
 
 
 # IPv6 prefixes whose addresses carry an IPv4 address in their last 32 bits and lead to

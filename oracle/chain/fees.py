@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
+from oracle.chain.settings import TxSettings, decimal_fraction
+
 GWEI = 10**9
 MIN_REPLACEMENT_BUMP = Fraction(10, 100)  # what geth, Erigon, Nethermind and Besu require
 
@@ -143,3 +145,14 @@ def gas_limit(estimate: int, multiplier: Fraction, ceiling: int) -> int:
     if estimate > ceiling:
         raise ValueError(f"gas estimate {estimate} exceeds the gas limit ceiling {ceiling}")
     return min(ceil_mul(estimate, multiplier), ceiling)
+
+
+def fee_policy(settings: TxSettings) -> FeePolicy:
+    """The fee policy the `chain.tx` settings describe (gwei to wei, exact fractions)."""
+    return FeePolicy(
+        max_fee_per_gas=gwei_to_wei(settings.max_fee_per_gas_gwei),
+        min_priority_fee=gwei_to_wei(settings.min_priority_fee_gwei),
+        max_priority_fee=gwei_to_wei(settings.max_priority_fee_gwei),
+        base_fee_multiplier=decimal_fraction(settings.base_fee_multiplier),
+        bump=decimal_fraction(settings.fee_bump_percent) / 100,
+    )

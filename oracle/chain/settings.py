@@ -14,7 +14,6 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
-from oracle.chain.fees import FeePolicy, gwei_to_wei
 from oracle.core.urls import is_http_url
 
 PositiveSeconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -22,7 +21,7 @@ Gwei = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Ratio = Annotated[float, Field(allow_inf_nan=False)]
 
 
-def _fraction(value: float) -> Fraction:
+def decimal_fraction(value: float) -> Fraction:
     """The decimal the user wrote (1.2 -> 6/5), not the binary float's exact value."""
     return Fraction(Decimal(str(value)))
 
@@ -105,16 +104,7 @@ class TxSettings(_Section):
         return self
 
     def gas_multiplier(self) -> Fraction:
-        return _fraction(self.gas_limit_multiplier)
-
-    def fee_policy(self) -> FeePolicy:
-        return FeePolicy(
-            max_fee_per_gas=gwei_to_wei(self.max_fee_per_gas_gwei),
-            min_priority_fee=gwei_to_wei(self.min_priority_fee_gwei),
-            max_priority_fee=gwei_to_wei(self.max_priority_fee_gwei),
-            base_fee_multiplier=_fraction(self.base_fee_multiplier),
-            bump=_fraction(self.fee_bump_percent) / 100,
-        )
+        return decimal_fraction(self.gas_limit_multiplier)
 
 
 class ScannerSettings(_Section):

@@ -54,7 +54,7 @@ from eth_utils.address import to_checksum_address
 from hexbytes import HexBytes
 from web3.exceptions import BlockNotFound, TransactionNotFound, Web3RPCError
 
-from oracle.chain.fees import FeeChoice, Fees, bump_fees, choose_fees, gas_limit
+from oracle.chain.fees import FeeChoice, Fees, bump_fees, choose_fees, fee_policy, gas_limit
 from oracle.chain.intents import Attempt, Inclusion, Intent, IntentState, IntentStore
 from oracle.chain.keys import Signer
 from oracle.chain.nonces import NonceBook, plan_nonce
@@ -126,7 +126,7 @@ class TxManager:
         self._signer = signer
         self._store = store
         self._settings = settings or TxSettings()
-        self._policy = self._settings.fee_policy()
+        self._policy = fee_policy(self._settings)
         self._decoder = decoder or ErrorDecoder()
         self._clock = clock
         self._book = NonceBook()

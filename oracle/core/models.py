@@ -25,6 +25,12 @@ RESERVED_OUTCOMES = frozenset({UNDETERMINED, INVALID})
 # Source categories the thresholds count by name; any other non-empty category is allowed.
 OFFICIAL = "official"
 NEWS = "news"
+# Further categories the built-in classification rules use.
+ACADEMIC = "academic"
+DATA = "data"
+REFERENCE = "reference"
+SOCIAL = "social"
+WEB = "web"
 
 Score = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 NonEmpty = Annotated[str, Field(min_length=1)]

@@ -19,72 +19,33 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from pathlib import Path
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
 
 from hexbytes import HexBytes
-from pydantic import BaseModel, ConfigDict, Field
 
-from oracle.chain.checkpoint import Checkpoint
-from oracle.chain.connect import connect
 from oracle.chain.contracts import (
-    ADAPTER,
-    ORACLE,
     AgentOracle,
     ConditionalTokensAdapter,
     QuestionView,
     Status,
-    error_decoder,
     outcome_index,
     proof_hash,
 )
 from oracle.chain.intents import Intent, IntentState
-from oracle.chain.keys import Signer, signer_from_settings
 from oracle.chain.market import MarketSource as QuestionScanner
 from oracle.chain.market import RequestedQuestion
 from oracle.chain.rpc import RpcPool, Web3
-from oracle.chain.settings import ChainSettings
 from oracle.chain.submitter import Answer, ProposalSubmitter
 from oracle.chain.txmanager import TxManager
 from oracle.core.markets import MarketSpec
 from oracle.daemon.ports import Deliver, MarketRef, Receipt, Resolution, ResolutionStatus
+from oracle.daemon.settings import ChainSourceConfig
 from oracle.errors import ChainError, ResolverError, SetupError, SourceError
 from oracle.log import emit
-from oracle.store.intents import DatabaseIntentStore
-from oracle.store.repository import Store
 
 logger = logging.getLogger("oracle.daemon.chain")
-
-
-class ChainSourceConfig(BaseModel):
-    """`market_sources[]` entry of kind `chain`: the oracle contract of `chain.deployment_file`."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: str = Field("chain", min_length=1, max_length=50, pattern=r"^[a-z0-9_-]+$")
-    kind: Literal["chain"]
-    batch: bool = Field(
-        True, description="Collect proposals into batches (chain.submitter.batch_max_*)."
-    )
-    report_payouts: bool = Field(
-        True, description="Report payouts for questions asked through the CT adapter."
-    )
-
-
-class DatabaseCheckpointStore:
-    """The scanner's checkpoint in the daemon's database (`CheckpointStore` protocol)."""
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
-    async def load(self, name: str) -> Checkpoint | None:
-        value = await asyncio.to_thread(self._store.get_checkpoint, name)
-        return Checkpoint.model_validate(value) if value is not None else None
-
-    async def save(self, name: str, checkpoint: Checkpoint) -> None:
-        await asyncio.to_thread(
-            self._store.set_checkpoint, name, checkpoint.model_dump(mode="json")
-        )
 
 
 # `[^\S\n]*`, not `\s*`: over a run of newlines `\s*` backtracked quadratically (the
@@ -116,115 +77,91 @@ def _status(question_status: Status) -> ResolutionStatus:
     }.get(question_status, ResolutionStatus.OPEN)
 
 
-class ChainVenue:
-    """Market source and resolver for one oracle contract; connects on first use."""
+@dataclass(frozen=True)
+class ChainParts:
+    """What a chain venue works with, made from the `chain:` settings by the composition
+    root (`oracle.app`) once the deployment and the signer proved usable."""
 
-    def __init__(self, config: ChainSourceConfig, settings: ChainSettings, store: Store) -> None:
+    pool: RpcPool
+    manager: TxManager
+    oracle: AgentOracle
+    submitter: ProposalSubmitter
+    scanner: QuestionScanner
+    adapter_address: str | None
+
+
+OpenChain = Callable[[], Awaitable[ChainParts]]
+
+
+class ChainVenue:
+    """Market source and resolver for one oracle contract."""
+
+    def __init__(self, config: ChainSourceConfig, open_chain: OpenChain) -> None:
         self.name = config.name
         self.config = config
-        self.settings = settings
-        self.store = store
+        self._open_chain = open_chain
         self._lock = asyncio.Lock()
-        self._started = False
         self._gas_reported: set[str] = set()
-        self.pool: RpcPool | None = None
-        self.manager: TxManager | None = None
-        self.oracle: AgentOracle | None = None
-        self.submitter: ProposalSubmitter | None = None
-        self.scanner: QuestionScanner | None = None
-        self.adapter_address: str | None = None
-        self._signer: Signer | None = None
-        self._signer_problem: tuple[str, str] | None = None
+        self._parts: ChainParts | None = None
         self._start_problem: str | None = None
 
+    @property
+    def pool(self) -> RpcPool | None:
+        return self._parts.pool if self._parts is not None else None
+
+    @property
+    def manager(self) -> TxManager | None:
+        return self._parts.manager if self._parts is not None else None
+
     async def start(self) -> None:
-        """Connect: the deployment on the expected chain with code at its addresses
-        (`oracle.chain.connect`), the signer unlocked, and the transactions a previous
-        process left unfinished resumed. A setup problem is a SetupError naming the setting
-        at fault; a failed start leaves nothing open and may be tried again.
+        """Connect: the deployment on the expected chain with code at its addresses, the
+        signer unlocked (`open_chain`), and the transactions a previous process left
+        unfinished resumed. A setup problem is a SetupError naming the setting at fault; a
+        failed start leaves nothing open and may be tried again.
 
         The daemon calls this before its first job (`Daemon.start`); used without it, the
         first poll or answer does.
         """
         async with self._lock:
-            if self._started:
+            if self._parts is not None:
                 return
-            signer = await self._unlock()
-            deployment_file = Path(self.settings.deployment_file)
-            pool, deployment = await connect(self.settings, deployment_file)
-            manager = TxManager(
-                pool,
-                signer,
-                DatabaseIntentStore(self.store),
-                self.settings.tx,
-                decoder=error_decoder(),
-            )
+            parts = await self._open_chain()
             try:
                 # Finish whatever a previous process left between record and confirmation.
-                await manager.resume()
+                await parts.manager.resume()
             except BaseException:
-                await manager.close()
-                await pool.close()
+                await parts.manager.close()
+                await parts.pool.close()
                 raise
-            self.pool, self.manager = pool, manager
-            self.oracle = AgentOracle(pool, deployment.address(ORACLE))
-            self.submitter = ProposalSubmitter(
-                self.manager, self.oracle, settings=self.settings.submitter
-            )
-            self.scanner = QuestionScanner(
-                pool,
-                deployment.address(ORACLE),
-                DatabaseCheckpointStore(self.store),
-                self.settings.scanner,
-                start_block=self.settings.scanner.start_block or deployment.block_number,
-                name=f"{self.name}:{deployment.chain_id}:{deployment.address(ORACLE).lower()}",
-            )
-            self.adapter_address = deployment.contracts.get(ADAPTER)
-            self._started = True
+            self._parts = parts
             self._start_problem = None
             emit(
                 logger,
                 logging.INFO,
                 "chain.venue_started",
                 source=self.name,
-                chain_id=pool.chain_id,
-                oracle=deployment.address(ORACLE),
-                reporter=signer.address,
+                chain_id=parts.pool.chain_id,
+                oracle=parts.oracle.address,
+                reporter=parts.manager.address,
             )
 
-    async def _unlock(self) -> Signer:
-        """The signer, unlocked once. A password that does not unlock the keystore will not
-        the next time either: the failure is kept, not paid for with scrypt at every poll."""
-        if self._signer_problem is not None:
-            raise SetupError(*self._signer_problem)
-        if self._signer is None:
-            try:
-                # scrypt takes a second of CPU: not on the event loop.
-                self._signer = await asyncio.to_thread(signer_from_settings, self.settings.signer)
-            except SetupError as error:
-                self._signer_problem = (error.key, error.problem)
-                raise
-        return self._signer
-
-    async def _ready(self) -> tuple[AgentOracle, ProposalSubmitter]:
+    async def _ready(self) -> ChainParts:
         try:
             await self.start()
         except SetupError as error:
             # Reported by the caller as this source's or resolver's failure, and retried.
             self._start_problem = str(error)
             raise ChainError(str(error)) from None
-        assert self.oracle is not None
-        assert self.submitter is not None
-        return self.oracle, self.submitter
+        assert self._parts is not None
+        return self._parts
 
     async def now(self) -> float:
         """The chain's clock: its latest block's timestamp, which the contract's time
         checks (a question's earliest time, the end of a challenge window) compare with
         before the next block is made."""
         try:
-            await self._ready()
-            assert self.pool is not None
-            block = await self.pool.call("eth_getBlockByNumber", _latest_block)
+            parts = await self._ready()
+            block = await parts.pool.call("eth_getBlockByNumber", _latest_block)
         except ChainError as error:
             raise ResolverError(f"source {self.name}: chain clock: {error}") from None
         return float(block["timestamp"])
@@ -243,10 +180,10 @@ class ChainVenue:
 
     async def poll(self, deliver: Deliver) -> list[str]:
         try:
-            oracle, _ = await self._ready()
+            parts = await self._ready()
         except ChainError as error:
             raise SourceError(f"source {self.name}: {error}") from None
-        assert self.scanner is not None
+        oracle = parts.oracle
 
         async def handle(questions: list[RequestedQuestion]) -> None:
             specs = []
@@ -274,7 +211,7 @@ class ChainVenue:
             await deliver(specs)
 
         try:
-            await self.scanner.poll(handle)
+            await parts.scanner.poll(handle)
         except ChainError as error:
             raise SourceError(f"source {self.name}: {error}") from None
         return []
@@ -284,7 +221,8 @@ class ChainVenue:
     async def propose(self, market: MarketRef, outcome: str, proof_checksum: str) -> Receipt:
         qid = bytes(HexBytes(market.details["question_id"]))
         try:
-            oracle, submitter = await self._ready()
+            parts = await self._ready()
+            oracle, submitter = parts.oracle, parts.submitter
             answer = Answer(
                 qid, outcome_index(outcome, market.outcomes), proof_hash(proof_checksum)
             )
@@ -358,8 +296,7 @@ class ChainVenue:
 
     async def state(self, market: MarketRef) -> Resolution:
         try:
-            oracle, _ = await self._ready()
-            view = await oracle.get_question(market.details["question_id"])
+            view = await (await self._ready()).oracle.get_question(market.details["question_id"])
         except ChainError as error:
             raise ResolverError(f"source {self.name}: {error}") from None
         status = _status(view.status)
@@ -381,15 +318,16 @@ class ChainVenue:
         consumer then reads `finalResult` itself); ResolverError while attempts remain."""
         qid = bytes(HexBytes(market.details["question_id"]))
         try:
-            oracle, submitter = await self._ready()
-            settlement = await submitter.settle(qid)
+            parts = await self._ready()
+            settlement = await parts.submitter.settle(qid)
+            adapter_address = parts.adapter_address
             if (
                 self.config.report_payouts
-                and self.adapter_address is not None
-                and str(market.details.get("requester", "")).lower() == self.adapter_address.lower()
+                and adapter_address is not None
+                and str(market.details.get("requester", "")).lower() == adapter_address.lower()
             ):
-                adapter = ConditionalTokensAdapter(oracle.pool, self.adapter_address)
-                await submitter.report_payouts(adapter, qid)
+                adapter = ConditionalTokensAdapter(parts.pool, adapter_address)
+                await parts.submitter.report_payouts(adapter, qid)
         except ChainError as error:
             raise ResolverError(f"source {self.name}: {error}") from None
         if settlement is None:
@@ -409,12 +347,10 @@ class ChainVenue:
         return f"undelivered:{reference}"
 
     async def aclose(self) -> None:
-        if self.submitter is not None:
-            await self.submitter.drain()
-        if self.manager is not None:
-            await self.manager.close()
-        if self.pool is not None:
-            await self.pool.close()
+        if self._parts is not None:
+            await self._parts.submitter.drain()
+            await self._parts.manager.close()
+            await self._parts.pool.close()
 
 
 async def _latest_block(w3: Web3) -> Any:

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 import aiohttp
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from oracle import safe_json
 from oracle.core.markets import MarketSpec
-from oracle.core.urls import is_http_url
 from oracle.daemon.ports import (
     Deliver,
     MarketRef,
@@ -29,42 +27,10 @@ from oracle.daemon.ports import (
     Resolution,
     ResolutionStatus,
 )
+from oracle.daemon.settings import HttpSourceConfig
 from oracle.errors import JsonError, ResolverError, SourceError
 
 MAX_MARKET_LIST_BYTES = 20 * 1024 * 1024
-
-
-class HttpFieldMap(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    id: str = "id"
-    question: str = "question"
-    criteria: str = "criteria"
-    outcomes: str = "outcomes"
-    resolve_after: str = "resolve_after"
-
-
-class HttpSourceConfig(BaseModel):
-    """`market_sources[]` entry of kind `http`."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: str = Field(min_length=1, max_length=50, pattern=r"^[a-z0-9_-]+$")
-    kind: Literal["http"]
-    url: str
-    result_url: str
-    items_path: str = ""
-    fields: HttpFieldMap = HttpFieldMap()
-    headers: dict[str, SecretStr] = Field(default_factory=dict)
-    timeout_seconds: float = Field(10.0, gt=0, allow_inf_nan=False)
-
-    @field_validator("url", "result_url")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
-        if not is_http_url(value):
-            # Never echo the URL: a venue's may carry an API key.
-            raise ValueError("must be an http:// or https:// URL with a host")
-        return value
 
 
 def _dig(document: Any, path: str) -> Any:

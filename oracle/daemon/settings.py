@@ -1,10 +1,14 @@
-"""Settings of the long-lived daemon (`daemon.*`, `metrics.*`)."""
+"""Settings of the long-lived daemon: `daemon.*`, `metrics.*` and the venues it answers on
+(`market_sources[]`). A leaf: only the standard library, pydantic and the core."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from oracle.core.urls import is_http_url
 
 Seconds = float
 
@@ -49,3 +53,54 @@ class MetricsSettings(BaseModel):
     enabled: bool = True
     host: str = "127.0.0.1"
     port: int = Field(9464, ge=0, le=65535)
+
+
+class HttpFieldMap(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = "id"
+    question: str = "question"
+    criteria: str = "criteria"
+    outcomes: str = "outcomes"
+    resolve_after: str = "resolve_after"
+
+
+class HttpSourceConfig(BaseModel):
+    """`market_sources[]` entry of kind `http`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, max_length=50, pattern=r"^[a-z0-9_-]+$")
+    kind: Literal["http"]
+    url: str
+    result_url: str
+    items_path: str = ""
+    fields: HttpFieldMap = HttpFieldMap()
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+    timeout_seconds: float = Field(10.0, gt=0, allow_inf_nan=False)
+
+    @field_validator("url", "result_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not is_http_url(value):
+            # Never echo the URL: a venue's may carry an API key.
+            raise ValueError("must be an http:// or https:// URL with a host")
+        return value
+
+
+class ChainSourceConfig(BaseModel):
+    """`market_sources[]` entry of kind `chain`: the oracle contract of `chain.deployment_file`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field("chain", min_length=1, max_length=50, pattern=r"^[a-z0-9_-]+$")
+    kind: Literal["chain"]
+    batch: bool = Field(
+        True, description="Collect proposals into batches (chain.submitter.batch_max_*)."
+    )
+    report_payouts: bool = Field(
+        True, description="Report payouts for questions asked through the CT adapter."
+    )
+
+
+MarketSourceConfig = Annotated[HttpSourceConfig | ChainSourceConfig, Field(discriminator="kind")]

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from oracle.agents.config import build_agent
-from oracle.agents.data import DataAgentConfig
 from oracle.agents.diversity import config_warnings
-from oracle.agents.llm import LlmAgentConfig
+from oracle.agents.metrics import AgentMetrics
+from oracle.agents.settings import DataAgentConfig, LlmAgentConfig
+from oracle.app import build_agent
 from oracle.config import effective_config, load_settings
 from oracle.errors import ConfigError
 
@@ -75,10 +75,14 @@ def test_missing_model_keys_stop_the_build_naming_the_field(
     monkeypatch.delenv("ABSENT_KEY", raising=False)
     base = {"name": "a", "kind": "llm", "model": "gpt-4.1", "search": [{"kind": "gdelt"}]}
     with pytest.raises(ConfigError, match=r"^agents\[a\]: the openai API needs api_key_env"):
-        build_agent(LlmAgentConfig.model_validate(base))
+        build_agent(LlmAgentConfig.model_validate(base), AgentMetrics())
     with pytest.raises(
         ConfigError, match=r"^agents\[a\]\.api_key_env: environment variable ABSENT_KEY is not set$"
     ):
-        build_agent(LlmAgentConfig.model_validate({**base, "api_key_env": "ABSENT_KEY"}))
-    local = build_agent(LlmAgentConfig.model_validate({**base, "base_url": "http://gpu:8000/v1"}))
+        build_agent(
+            LlmAgentConfig.model_validate({**base, "api_key_env": "ABSENT_KEY"}), AgentMetrics()
+        )
+    local = build_agent(
+        LlmAgentConfig.model_validate({**base, "base_url": "http://gpu:8000/v1"}), AgentMetrics()
+    )
     assert local.provider == "gpu"

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 import yaml
 
+from oracle.app import assemble, open_store
 from oracle.config import load_settings
 from oracle.core.lifecycle import MarketState
 from oracle.core.proof import verify_proof
-from oracle.daemon.app import assemble, open_store
 
 from ..anvil import DEV_KEYS, Anvil
 from .fakes import Internet, answer, cite, serve, text, tools

@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from oracle.agents.config import build_agent
-from oracle.agents.data import DataAgent, DataAgentConfig, parse_path, value_at
+from oracle.agents.data import value_at
+from oracle.agents.metrics import AgentMetrics
+from oracle.agents.settings import DataAgentConfig, parse_path
+from oracle.app import build_agent
 from oracle.core.models import AgentResult, Market
 from oracle.errors import AgentError
 
@@ -52,7 +54,9 @@ def run(rules: Any, market: Market = MARKET, clock: float = NOW) -> AgentResult 
                 "rules": rules(internet),
                 "max_retries": 0,
             }
-            agent = DataAgent(DataAgentConfig.model_validate(document), clock=lambda: clock)
+            agent = build_agent(
+                DataAgentConfig.model_validate(document), AgentMetrics(), clock=lambda: clock
+            )
             try:
                 return await agent.research(market)
             except AgentError as error:
@@ -201,6 +205,7 @@ def test_config_errors_name_the_field() -> None:
                     }
                 ],
             }
-        )
+        ),
+        AgentMetrics(),
     )
     assert agent.kind == "data"

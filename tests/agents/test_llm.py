@@ -12,10 +12,12 @@ from typing import Any
 import pytest
 
 from oracle.agents.answer import answer_schema
-from oracle.agents.config import build_agent
-from oracle.agents.llm import TOOL_NAMES, LlmAgent, LlmAgentConfig
+from oracle.agents.llm import LlmAgent
 from oracle.agents.metrics import AgentMetrics, RunStats
 from oracle.agents.prompts import untrusted
+from oracle.agents.settings import LlmAgentConfig
+from oracle.agents.tools import TOOL_NAMES
+from oracle.app import build_agent
 from oracle.core.models import AgentResult, Market
 from oracle.devchain import free_port
 from oracle.errors import AgentError
@@ -115,12 +117,13 @@ def research(
         async with serve(internet):
             model = internet.openai if api == "openai" else internet.anthropic
             model.script = script_of(internet) if script_of else script
-            agent = LlmAgent(
+            agent = build_agent(
                 config(internet, api, **overrides),
+                metrics or AgentMetrics(),
                 clock=lambda: NOW,
-                metrics=metrics or AgentMetrics(),
                 resolver=StaticResolver(LOCAL_NAMES),
             )
+            assert isinstance(agent, LlmAgent)
             holder["agent"] = agent
             if prepare is not None:
                 prepare(agent)
@@ -308,8 +311,8 @@ def test_a_tool_that_raises_unexpectedly_is_an_error_to_the_model_and_to_the_log
         raise KeyError("another bug")
 
     def break_tools(agent: LlmAgent) -> None:
-        agent._pages.fetch = broken_fetch  # type: ignore[method-assign]
-        agent._search[1].search = broken_search  # type: ignore[method-assign]
+        agent._tools._pages.fetch = broken_fetch  # type: ignore[method-assign]
+        agent._tools._search[1].search = broken_search  # type: ignore[method-assign]
 
     def script(internet: Internet) -> list[Step]:
         return [
@@ -685,7 +688,8 @@ def test_stats_hook_log_event_and_metrics(caplog: pytest.LogCaptureFixture) -> N
         async with serve(internet):
             internet.openai.script = [text("done"), answer("NO", 0.6, [])]
             metrics = AgentMetrics()
-            agent = LlmAgent(config(internet), clock=lambda: NOW, metrics=metrics)
+            agent = build_agent(config(internet), metrics, clock=lambda: NOW)
+            assert isinstance(agent, LlmAgent)
             agent.on_run.append(seen.append)
             await agent.research(MARKET)
             await agent.aclose()
@@ -717,7 +721,7 @@ def test_stats_hook_log_event_and_metrics(caplog: pytest.LogCaptureFixture) -> N
 def test_built_outside_the_event_loop_as_the_daemon_does() -> None:
     internet = Internet(port=free_port())
     internet.url = f"http://127.0.0.1:{internet.port}"
-    agent = build_agent(config(internet, "anthropic"))  # no loop is running here
+    agent = build_agent(config(internet, "anthropic"), AgentMetrics())  # no loop runs here
     assert agent.kind == "llm"
     assert (agent.provider, agent.model_family) == ("127.0.0.1", "claude")
 

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from oracle.agents.pages import GuardedResolver, Page, PageReader, PageSettings, address_allowed
+from oracle.agents.pages import GuardedResolver, Page, PageReader, address_allowed
+from oracle.agents.settings import PageSettings
 from oracle.errors import BlockedAddress, ToolError
 
 from .fakes import LOCAL_NAMES, Internet, StaticResolver, serve

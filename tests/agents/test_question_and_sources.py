@@ -11,10 +11,10 @@ import pytest
 from pydantic import SecretStr, ValidationError
 
 from oracle.agents.answer import AnswerInvalid, parse_answer
-from oracle.agents.classify import ClassificationSettings, DomainRule, SourceClassifier
-from oracle.agents.providers.families import infer_model_family, infer_provider
+from oracle.agents.classify import SourceClassifier
 from oracle.agents.question import parse_question, too_early
-from oracle.agents.secrets import SecretRef
+from oracle.agents.settings import ClassificationSettings, DomainRule, SecretRef
+from oracle.core.families import infer_model_family, infer_provider
 from oracle.core.models import Market
 from oracle.errors import ConfigError
 

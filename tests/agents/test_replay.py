@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from oracle.agents.config import ReplayAgentConfig, build_agent
+from oracle.agents.metrics import AgentMetrics
 from oracle.agents.replay import ReplayAgent
+from oracle.agents.settings import ReplayAgentConfig
+from oracle.app import build_agent
 from oracle.core.models import Market
 from oracle.errors import AgentError
 from oracle.testing import consensus_document, result_dict
@@ -64,6 +66,8 @@ def test_bad_recording_is_named(tmp_path: Path) -> None:
 
 
 def test_built_from_config(recordings: Path) -> None:
-    agent = build_agent(ReplayAgentConfig(name="alpha", kind="replay", directory=recordings))
+    agent = build_agent(
+        ReplayAgentConfig(name="alpha", kind="replay", directory=recordings), AgentMetrics()
+    )
     assert agent.kind == "replay"
     assert asyncio.run(agent.research(market())).outcome == "YES"

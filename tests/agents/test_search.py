@@ -12,8 +12,10 @@ import pytest
 from pydantic import TypeAdapter
 
 from oracle.agents.http import retry_after_seconds
-from oracle.agents.search import SearchConfig, SearchHit, build_search_provider
+from oracle.agents.search import SearchHit
 from oracle.agents.search.feeds import parse_feed
+from oracle.agents.settings import SearchConfig
+from oracle.app import build_search_provider
 from oracle.errors import ConfigError, RateLimited, ToolError
 
 from .fakes import Internet, serve

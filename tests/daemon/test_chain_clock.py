@@ -7,9 +7,9 @@ import asyncio
 import time
 from pathlib import Path
 
+from oracle.app import assemble, open_store
 from oracle.config import load_settings
 from oracle.core.lifecycle import MarketState
-from oracle.daemon.app import assemble, open_store
 
 from ..anvil import Anvil
 from .chain_world import ask_questions, build_world, daemon_config

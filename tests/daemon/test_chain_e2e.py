@@ -15,10 +15,10 @@ from typing import Any
 
 import yaml
 
+from oracle.app import assemble, open_store
 from oracle.config import Settings, load_settings
 from oracle.core.lifecycle import MarketState
 from oracle.core.proof import verify_proof
-from oracle.daemon.app import assemble, open_store
 from oracle.testing import consensus_document, result_dict
 
 from ..anvil import DEV_KEYS, Anvil

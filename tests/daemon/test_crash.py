@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from oracle.app import open_store
 from oracle.config import load_settings
 from oracle.core.lifecycle import MarketState
-from oracle.daemon.app import open_store
 
 from ..anvil import Anvil
 from ..conftest import empty_postgres_database

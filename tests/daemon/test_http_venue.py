@@ -7,7 +7,8 @@ import asyncio
 
 import pytest
 
-from oracle.daemon.http_venue import HttpMarketSource, HttpSourceConfig
+from oracle.daemon.http_venue import HttpMarketSource
+from oracle.daemon.settings import HttpSourceConfig
 from oracle.devchain import free_port
 from oracle.errors import SourceError
 

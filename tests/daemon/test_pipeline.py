@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from oracle.app import assemble, open_store
 from oracle.config import Settings
 from oracle.core.lifecycle import MarketEvent, MarketState
 from oracle.core.models import Market
 from oracle.core.proof import verify_proof
-from oracle.daemon.app import assemble, open_store
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.store.tables import MarketRow
 from oracle.testing import consensus_document, result_dict

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from sqlmodel import col, select
 
+from oracle.app import open_store
 from oracle.config import load_settings
-from oracle.daemon.app import open_store
 from oracle.store.tables import TxIntentRow
 
 from ..anvil import DEV_ADDRESSES, Anvil

@@ -27,12 +27,13 @@ import yaml
 from eth_account import Account
 from pydantic import SecretStr
 
+from oracle.app import ChainWiring, open_store
 from oracle.chain.contracts import ORACLE, Deployment
 from oracle.chain.keys import create_keystore
 from oracle.chain.settings import ChainSettings, RpcSettings, SignerSettings
 from oracle.config import Settings
-from oracle.daemon.app import open_store
-from oracle.daemon.chain_venue import ChainSourceConfig, ChainVenue
+from oracle.daemon.chain_venue import ChainVenue
+from oracle.daemon.settings import ChainSourceConfig
 from oracle.devchain import DEV_ADDRESSES, DEV_KEYS, free_port
 from oracle.errors import SourceError
 from oracle.testing import consensus_document, result_dict
@@ -409,7 +410,8 @@ def test_a_database_outage_after_the_start_backs_off_and_recovers(
 
 def _venue(tmp_path: Path, chain: ChainSettings) -> ChainVenue:
     settings = Settings(database={"url": f"sqlite:///{tmp_path / 'oracle.db'}"})
-    return ChainVenue(ChainSourceConfig(kind="chain"), chain, open_store(settings))
+    config = ChainSourceConfig(kind="chain")
+    return ChainVenue(config, ChainWiring(config, chain, open_store(settings)))
 
 
 async def _poll_three_times(venue: ChainVenue, error: str) -> list[str]:

@@ -1,6 +1,6 @@
-"""Search providers behind one interface: Tavily, Brave, SearXNG, GDELT, RSS/Atom feeds."""
+"""Search providers behind one interface: Tavily, Brave, SearXNG, GDELT, RSS/Atom feeds
+(built from their settings by `oracle.app.build_search_provider`)."""
 
 from oracle.agents.search.base import SearchHit, SearchProvider
-from oracle.agents.search.config import SearchConfig, build_search_provider
 
-__all__ = ["SearchConfig", "SearchHit", "SearchProvider", "build_search_provider"]
+__all__ = ["SearchHit", "SearchProvider"]
