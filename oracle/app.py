@@ -158,7 +158,7 @@ def build_agents(configs: Sequence[AgentConfig], metrics: AgentMetrics) -> list[
     agents = []
     for index, config in enumerate(configs):
         try:
-            agents.append(build_agent(config, metrics, where=f"agents[{index}]"))
+            agents.append(build_agent(config, metrics))
         except ConfigError:
             raise  # names its key already
         except OracleError as error:
@@ -365,7 +365,7 @@ def assemble(
     """The daemon with everything it works with, from the settings, checked in the order
     of this module's docstring; `close()` releases it all."""
     metrics = metrics or DaemonMetrics()
-    agents = build_agents(settings.agents, AgentMetrics(metrics.registry))
+    agents = build_agents(settings.agents, metrics.agents)
     prepare_proofs_dir(settings.daemon.proofs_dir)
     store = open_store(settings)
     store.clock = clock

@@ -1,7 +1,7 @@
 """Per-run statistics of research agents and their Prometheus metrics.
 
-The metrics live on a registry of their own, `AGENT_METRICS.registry` (the daemon's
-exporter can serve it beside its own); tests build their own `AgentMetrics`. Labels are
+The metrics go on the registry they are given: the daemon's own (`oracle.app.assemble`),
+so its `/metrics` serves them with everything else; tests build their own. Labels are
 agent names, tools and results, never market ids.
 """
 
@@ -102,6 +102,3 @@ def _amount(value: float) -> float:
     except OverflowError:  # an int beyond float range
         return 0.0
     return amount if math.isfinite(amount) and amount > 0 else 0.0
-
-
-AGENT_METRICS = AgentMetrics()

@@ -1,4 +1,6 @@
 """The daemon's Prometheus metrics, on a registry of its own (tests build their own).
+The research agents' metrics (`agents`: runs, tokens, cost, tool calls) are on it too, so
+one `/metrics` serves everything a panel or an alert reads.
 
 Naming follows Prometheus practice: `oracle_` prefix, base units (seconds), `_total` on
 counters, and no market ids as labels (they would grow without bound).
@@ -10,6 +12,7 @@ from collections.abc import Callable, Iterable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from oracle.agents.metrics import AgentMetrics
 from oracle.core.decision import REVIEW_CODES
 from oracle.core.lifecycle import MarketState
 
@@ -25,6 +28,7 @@ class DaemonMetrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
         r = self.registry
+        self.agents = AgentMetrics(r)
         self.markets = Gauge("oracle_markets", "Markets by lifecycle state.", ["state"], registry=r)
         for state in MarketState:
             self.markets.labels(state.value)

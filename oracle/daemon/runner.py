@@ -37,7 +37,6 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 
-from oracle.agents.metrics import AGENT_METRICS
 from oracle.daemon.ports import Monitored
 from oracle.daemon.service import Daemon
 from oracle.daemon.settings import MetricsSettings
@@ -114,10 +113,10 @@ def build_web_app(daemon: Daemon, scheduler: AsyncIOScheduler | None) -> web.App
     scheduler runs, no drain)."""
 
     async def metrics(_: web.Request) -> web.Response:
-        # The daemon's metrics and the research agents' (tokens, cost, tool calls).
-        registries = (daemon.metrics.registry, AGENT_METRICS.registry)
-        parts = [await asyncio.to_thread(generate_latest, r) for r in registries]
-        return web.Response(body=b"".join(parts), headers={"Content-Type": CONTENT_TYPE_LATEST})
+        # One registry: the daemon's, which the research agents' metrics (tokens, cost,
+        # tool calls) are on too (oracle.app.assemble).
+        body = await asyncio.to_thread(generate_latest, daemon.metrics.registry)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def healthz(_: web.Request) -> web.Response:
         return web.json_response({"status": "ok", "replica": daemon.replica})

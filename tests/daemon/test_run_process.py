@@ -66,7 +66,9 @@ def test_serves_metrics_and_health_then_drains_on_sigterm(tmp_path: Path) -> Non
         assert status == 200
         assert 'oracle_markets{state="due"}' in body
         assert "oracle_agent_research_seconds" in body
-        assert "oracle_agent_runs_total" in body  # the research agents' own registry
+        # The research agents' metrics are on the daemon's one registry, served once.
+        assert body.count("# TYPE oracle_agent_runs_total counter") == 1
+        assert body.count("# TYPE oracle_agent_tokens_total counter") == 1
         assert get(f"http://127.0.0.1:{port}/nope")[0] == 404
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=30)

@@ -1,8 +1,6 @@
-"""`oracle keys ...` and `oracle chain ...`: key custody and the on-chain side of the oracle.
+"""`oracle chain ...`: deploy the contracts, ask questions and read their on-chain state.
 
-Registered on the main `oracle` command in `oracle/cli.py`. Private keys are never taken
-as command-line arguments (they would end up in shell history and process listings):
-`keys import` reads the key from a file or from standard input.
+web3 takes about a second to import; only these commands load it, inside themselves.
 """
 
 from __future__ import annotations
@@ -10,148 +8,26 @@ from __future__ import annotations
 import json
 import re
 import sys
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from pydantic import SecretStr
 
-from oracle._cli_options import config_option
-from oracle.chain.passwords import read_password
-from oracle.chain.settings import ChainSettings
-from oracle.config import load_settings
-from oracle.errors import KeystoreError, SetupError
-from oracle.files import make_directory
+from oracle.cli._common import chain_settings, config_option
+
+if TYPE_CHECKING:
+    from oracle.chain.contracts import Deployment, QuestionView
+    from oracle.chain.deploy import Asked
+    from oracle.chain.settings import ChainSettings
 
 ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
-
-
-def _commands() -> ModuleType:
-    # web3 and eth_account take seconds to import; only these commands need them, so the
-    # rest of the `oracle` command line does not pay for them.
-    from oracle.chain import commands  # noqa: PLC0415
-
-    return commands
-
-
-def _chain_settings(config_path: str | None) -> ChainSettings:
-    return load_settings(config_path).chain
-
-
-def _keystore_options(function: Any) -> Any:
-    function = click.option(
-        "--password-env",
-        metavar="VAR",
-        default=None,
-        help="Read the password from this environment variable (default: chain.signer).",
-    )(function)
-    function = click.option(
-        "--password-file",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default=None,
-        help="Read the password from this file (default: chain.signer.password_file).",
-    )(function)
-    function = click.option(
-        "--keystore",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default=None,
-        help="Keystore file (default: chain.signer.keystore).",
-    )(function)
-    return config_option(function)
-
-
-def _keystore_path(settings: ChainSettings, keystore: Path | None) -> Path:
-    if keystore is not None:
-        return keystore
-    if settings.signer.keystore is None:
-        raise KeystoreError("chain.signer.keystore: not set; pass --keystore")
-    return Path(settings.signer.keystore)
-
-
-def _password(
-    settings: ChainSettings, password_file: Path | None, password_env: str | None, *, new: bool
-) -> SecretStr:
-    if password_file is not None or password_env is not None:
-        return read_password(password_file, password_env)
-    try:
-        configured = settings.signer.password_file
-        return read_password(Path(configured) if configured else None, settings.signer.password_env)
-    except KeystoreError:
-        if not sys.stdin.isatty():
-            raise
-    value = click.prompt("Keystore password", hide_input=True, confirmation_prompt=new)
-    return SecretStr(str(value))
-
-
-@click.group()
-def keys() -> None:
-    """Create and inspect the signer's encrypted keystore."""
-
-
-@keys.command("new")
-@_keystore_options
-def keys_new(
-    config_path: str | None,
-    keystore: Path | None,
-    password_file: Path | None,
-    password_env: str | None,
-) -> None:
-    """Generate a key into a new encrypted keystore and print its address."""
-    settings = _chain_settings(config_path)
-    path = _keystore_path(settings, keystore)
-    password = _password(settings, password_file, password_env, new=True)
-    click.echo(_commands().create_keystore(path, password))
-
-
-@keys.command("import")
-@_keystore_options
-@click.option(
-    "--key-file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="File holding the hex private key (default: read it from standard input).",
-)
-def keys_import(
-    config_path: str | None,
-    keystore: Path | None,
-    password_file: Path | None,
-    password_env: str | None,
-    key_file: Path | None,
-) -> None:
-    """Encrypt an existing private key into a new keystore and print its address."""
-    settings = _chain_settings(config_path)
-    path = _keystore_path(settings, keystore)
-    if key_file is not None:
-        try:
-            key_text = key_file.read_text(encoding="utf-8")
-        except OSError as error:
-            raise KeystoreError(f"{key_file}: cannot be read ({error.strerror})") from None
-    elif sys.stdin.isatty():
-        key_text = str(click.prompt("Private key (hex)", hide_input=True))
-    else:
-        key_text = sys.stdin.readline()
-    password = _password(settings, password_file, password_env, new=True)
-    click.echo(_commands().import_keystore(path, SecretStr(key_text.strip()), password))
-
-
-@keys.command("address")
-@config_option
-@click.option("--keystore", type=click.Path(dir_okay=False, path_type=Path), default=None)
-def keys_address(config_path: str | None, keystore: Path | None) -> None:
-    """Print the keystore's address (no password needed)."""
-    settings = _chain_settings(config_path)
-    click.echo(_commands().keystore_address(_keystore_path(settings, keystore)))
 
 
 @click.group()
 def chain() -> None:
     """Deploy the contracts, ask questions and read their on-chain state."""
 
-
-# --- oracle chain ---------------------------------------------------------------------------
 
 _QUESTION_ID = re.compile(r"^0x[0-9a-fA-F]{64}$")
 
@@ -184,6 +60,11 @@ def _deployment_path(settings: ChainSettings, path: Path | None) -> tuple[Path, 
 def _require_writable(target: Path, key: str) -> None:
     """Fail before deploying rather than after: deployed contracts whose addresses cannot
     be written down are lost to the daemon."""
+    import tempfile
+
+    from oracle.errors import SetupError
+    from oracle.files import make_directory
+
     try:
         make_directory(target.parent)
         with tempfile.TemporaryFile(dir=target.parent):
@@ -249,22 +130,33 @@ def chain_deploy(
     no_adapter: bool,
 ) -> None:
     """Deploy the contracts from the exported artifacts and write the deployment file."""
-    settings = _chain_settings(config_path)
+    import asyncio
+
+    from oracle.app import chain_session
+    from oracle.chain.deploy import deploy_contracts
+    from oracle.errors import SetupError
+
+    settings = chain_settings(config_path)
     target = out if out is not None else Path(settings.deployment_file)
     target_key = "--out" if out is not None else "chain.deployment_file"
     _require_writable(target, target_key)
-    deployment = _commands().deploy(
-        settings,
-        owner=owner,
-        treasury=treasury,
-        bond_token=bond_token or ZERO_ADDRESS,
-        bond_amount=bond_wei,
-        min_liveness=min_liveness,
-        reporters=list(reporters) or None,
-        conditional_tokens=conditional_tokens,
-        deploy_conditional_tokens=deploy_conditional_tokens,
-        adapter=not no_adapter,
-    )
+
+    async def deploy() -> Deployment:
+        async with chain_session(settings) as session:
+            return await deploy_contracts(
+                session.manager,
+                owner=owner,
+                treasury=treasury,
+                bond_token=bond_token or ZERO_ADDRESS,
+                bond_amount=bond_wei,
+                min_liveness=min_liveness,
+                reporters=list(reporters) or None,
+                conditional_tokens=conditional_tokens,
+                deploy_conditional_tokens=deploy_conditional_tokens,
+                adapter=not no_adapter,
+            )
+
+    deployment = asyncio.run(deploy())
     _echo_json({**deployment.model_dump(mode="json"), "file": str(target)})  # never lost
     try:
         deployment.save(target)
@@ -302,6 +194,12 @@ def chain_ask(
     callback: str,
 ) -> None:
     """Ask a question on the oracle (for demos and tests); prints its id."""
+    import asyncio
+
+    from oracle.app import chain_session
+    from oracle.chain.contracts import ORACLE
+    from oracle.chain.deploy import ask
+
     if not text.strip():
         raise click.BadParameter("must not be empty", param_hint="--question")
     try:
@@ -309,16 +207,25 @@ def chain_ask(
     except click.BadParameter as error:
         error.param_hint = "--resolve-after"
         raise
-    settings = _chain_settings(config_path)
-    asked = _commands().ask_question(
-        settings,
-        *_deployment_path(settings, deployment_path),
-        text=text,
-        earliest_time=earliest,
-        outcomes=outcomes,
-        liveness=liveness,
-        callback=callback,
-    )
+    settings = chain_settings(config_path)
+    deployment_file, deployment_key = _deployment_path(settings, deployment_path)
+
+    async def ask_question() -> Asked:
+        async with chain_session(
+            settings, deployment_file=deployment_file, deployment_key=deployment_key
+        ) as session:
+            assert session.deployment is not None  # asked for by deployment_file
+            return await ask(
+                session.manager,
+                session.deployment.address(ORACLE),
+                text=text,
+                earliest_time=earliest,
+                outcomes=outcomes,
+                liveness=liveness,
+                callback=callback,
+            )
+
+    asked = asyncio.run(ask_question())
     _echo_json(
         {
             "question_id": asked.question_id,
@@ -336,11 +243,29 @@ def chain_status(config_path: str | None, deployment_path: Path | None, question
     """Print the on-chain state of QUESTION_ID (exit 1 if there is no such question)."""
     if not _QUESTION_ID.match(question_id):
         raise click.BadParameter("expected 0x and 64 hex digits", param_hint="QUESTION_ID")
-    settings = _chain_settings(config_path)
-    question = _commands().question_status(
-        settings, *_deployment_path(settings, deployment_path), question_id
-    )
+    settings = chain_settings(config_path)
+    deployment_file, deployment_key = _deployment_path(settings, deployment_path)
+    question = _read_question(settings, deployment_file, deployment_key, question_id)
     if not question.exists:
         click.echo(f"error: {question_id}: no such question", err=True)
         sys.exit(1)
     _echo_json({"question_id": question_id, **question.describe()})
+
+
+def _read_question(
+    settings: ChainSettings, deployment_file: Path, deployment_key: str, question_id: str
+) -> QuestionView:
+    """The question's view on the deployment's chain; reading needs no signer."""
+    import asyncio
+
+    from oracle.chain.connect import connect
+    from oracle.chain.contracts import ORACLE, AgentOracle
+
+    async def read() -> QuestionView:
+        pool, deployment = await connect(settings, deployment_file, deployment_key=deployment_key)
+        try:
+            return await AgentOracle(pool, deployment.address(ORACLE)).get_question(question_id)
+        finally:
+            await pool.close()
+
+    return asyncio.run(read())
