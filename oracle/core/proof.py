@@ -39,7 +39,6 @@ from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.errors import ProofError
 
 PROOF_VERSION = 2
-SUPPORTED_VERSIONS = (1, 2)
 # RFC 8785 numbers are IEEE 754 doubles: integers beyond this lose their value.
 MAX_SAFE_INTEGER = 2**53 - 1
 _FLOAT_DECIMALS = 6
@@ -82,7 +81,7 @@ def _unrepresentable(value: Any, *, integer_limit: bool = True) -> str | None:
                 return f"{where}: integer {item} is beyond +-(2**53 - 1), which JSON numbers hold"
         elif isinstance(item, float):
             if not math.isfinite(item):
-                return f"{where}: {item} is not a JSON number"
+                return f"{where}: {item} is not a JSON number (no NaN or infinity)"
         elif isinstance(item, str):
             try:
                 item.encode("utf-8")
@@ -141,10 +140,12 @@ def compute_checksum(proof: dict[str, Any]) -> str:
     if version == 1 and not isinstance(version, bool):
         return _digest_v1(_canonical_values(_body(proof)))
     if version == 2 and not isinstance(version, bool):
-        return _digest_v2(_body(proof))
+        try:
+            return _digest_v2(_body(proof))
+        except ProofError as error:
+            raise ProofError(f"not a proof: {error}") from None
     raise ProofError(
-        f"proof version {version!r} is not supported "
-        f"(this oracle reads versions {', '.join(map(str, SUPPORTED_VERSIONS))})"
+        f"proof version {version!r} is not supported (this oracle reads versions 1 and 2)"
     )
 
 
