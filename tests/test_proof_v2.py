@@ -283,6 +283,25 @@ def test_node_sends_version_1_proofs_to_the_python_verifier(path: Path) -> None:
 
 
 @needs_node
+def test_a_member_named_proto_is_covered_like_any_other(
+    proof: dict[str, Any], tmp_path: Path
+) -> None:
+    """JavaScript objects treat `__proto__` specially; the verifier must not drop it."""
+    proof["market"]["__proto__"] = {"x": 1}
+    proof["__proto__"] = "top"
+    sealed = build_decision_proof(proof, outcome="YES", reason="r", decided_by="a", decided_at=1.0)
+    sealed["__proto__"] = ["also"]
+    resealed = {k: v for k, v in sealed.items() if k not in ("checksum", "proof_id")}
+    checksum = hashlib.sha256(canonical_bytes(resealed)).hexdigest()
+    document = {**resealed, "checksum": checksum, "proof_id": f"proof-{checksum[:16]}"}
+    assert verify_proof(document)[0]
+    run = node_verify(write(tmp_path / "proto.json", document))
+    assert run.returncode == 0, run.stderr
+    document["__proto__"] = ["changed"]
+    assert node_verify(write(tmp_path / "proto.json", document)).returncode == 1
+
+
+@needs_node
 def test_node_verifies_a_wrapped_consensus_output(proof: dict[str, Any], tmp_path: Path) -> None:
     run = node_verify(write(tmp_path / "out.json", {"outcome": "YES", "proof": proof}))
     assert run.returncode == 0, run.stderr

@@ -140,10 +140,8 @@ function verify(file) {
       `${file}: proof version ${proof.version} is not supported (this verifier reads version 2)`,
     );
   }
-  const body = {};
-  for (const key of Object.keys(proof)) {
-    if (!DERIVED_FIELDS.has(key)) body[key] = proof[key];
-  }
+  // Object.fromEntries defines own properties, so even a member named "__proto__" is kept.
+  const body = Object.fromEntries(Object.entries(proof).filter(([key]) => !DERIVED_FIELDS.has(key)));
   let canonical;
   try {
     canonical = canonicalize(body);

@@ -137,9 +137,9 @@ def compute_checksum(proof: dict[str, Any]) -> str:
     """The checksum of a proof document as read back, whatever its key order or spacing,
     under the rule of its `version` (ProofError for a version this oracle does not read)."""
     version = proof.get("version")
-    if version == 1 and not isinstance(version, bool):
+    if type(version) is int and version == 1:
         return _digest_v1(_canonical_values(_body(proof)))
-    if version == 2 and not isinstance(version, bool):
+    if type(version) is int and version == 2:
         try:
             return _digest_v2(_body(proof))
         except ProofError as error:
