@@ -359,6 +359,14 @@ def test_python_and_node_both_reject_an_altered_proof(
             "$.market.x: Infinity is not a JSON number",
         ),
         (
+            '{"version": 2, "checksum": "c", "proof_id": "p", "market": {"x": [9007199254740993]}}',
+            "integer 9007199254740993 is beyond",
+        ),
+        (
+            '{"version": 2, "checksum": "c", "proof_id": "p", "market": {"x": -9007199254740992}}',
+            "integer -9007199254740992 is beyond",
+        ),
+        (
             '{"version": 2, "checksum": "c", "proof_id": "p", "market": {"x": "\\ud800"}}',
             "$.market.x: the string holds a lone surrogate",
         ),

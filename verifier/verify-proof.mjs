@@ -9,7 +9,8 @@
 // Exit 0 and "verified": the checksum and proof_id match the content.
 // Exit 1: the content was altered (prints the recorded and the recomputed checksum).
 // Exit 2: not checked: the file cannot be read, is not JSON, is not a proof, holds a value
-//         RFC 8785 cannot represent, or is a version 1 proof (Python's own float rendering,
+//         RFC 8785 cannot represent (an integer beyond +-(2**53 - 1), a number too large for
+//         a double, a lone surrogate), or is a version 1 proof (Python's own float rendering,
 //         which this script does not reproduce: use `oracle proof verify FILE`).
 //
 // `--canonicalize FILE` (for tests): FILE holds a JSON array; prints the RFC 8785 form of
@@ -82,6 +83,21 @@ export function canonicalize(value, path = "$") {
   throw new Unrepresentable(`${path}: ${typeof value} is not a JSON value`);
 }
 
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+// The first integer literal (no fraction, no exponent) in valid JSON text beyond
+// +-(2**53 - 1), or null. JSON.parse silently rounds such a literal to a nearby double, so
+// two languages would hash different values; the Python verifier refuses them too.
+function unsafeIntegerIn(text) {
+  const token = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
+  for (const [lexeme] of text.matchAll(token)) {
+    if (lexeme.startsWith('"') || /[.eE]/.test(lexeme)) continue;
+    const value = BigInt(lexeme);
+    if (value > MAX_SAFE || value < -MAX_SAFE) return lexeme;
+  }
+  return null;
+}
+
 function sha256Hex(text) {
   return createHash("sha256").update(Buffer.from(text, "utf8")).digest("hex");
 }
@@ -98,12 +114,21 @@ function readJson(file) {
   } catch (error) {
     fail(EXIT_UNCHECKED, `${file}: cannot be read (${error.code ?? error.message})`);
   }
+  let value;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     fail(EXIT_UNCHECKED, `${file}: not JSON (${error.message})`);
   }
-  return undefined;
+  const unsafe = unsafeIntegerIn(text);
+  if (unsafe !== null) {
+    fail(
+      EXIT_UNCHECKED,
+      `${file}: not representable in RFC 8785 JSON: integer ${unsafe} is beyond +-(2**53 - 1), ` +
+        "which JSON numbers hold",
+    );
+  }
+  return value;
 }
 
 function isObject(value) {
