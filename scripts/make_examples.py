@@ -1,4 +1,10 @@
-"""Regenerate the bundled consensus inputs in oracle/examples/ (run after changing them)."""
+"""Regenerate the bundled consensus inputs in oracle/examples/ and the proofs of them (with
+the default configuration) in oracle/examples/proofs/ (run after changing either).
+
+The proofs are written in the current proof format (version 2, RFC 8785 checksum), as
+`oracle consensus FILE --proof OUT` writes them; `node verifier/verify-proof.mjs` checks
+them without Python. Version 1 proofs of the same inputs are kept as fixtures in
+tests/fixtures/proofs/."""
 
 from __future__ import annotations
 
@@ -7,9 +13,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from oracle.core import (
+    ConsensusParams,
+    SourceThresholds,
+    build_proof,
+    evaluate,
+    parse_consensus_input,
+)
 from oracle.testing import consensus_document, result_dict, source_dicts
 
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "oracle" / "examples"
+PROOFS_DIR = EXAMPLES_DIR / "proofs"
 
 
 def examples() -> dict[str, dict[str, Any]]:
@@ -55,15 +69,35 @@ def examples() -> dict[str, dict[str, Any]]:
     }
 
 
+def proofs() -> dict[str, dict[str, Any]]:
+    """The proof of each example under the default configuration, by the example's name."""
+    params, thresholds = ConsensusParams(), SourceThresholds()
+    built = {}
+    for name, document in examples().items():
+        consensus_input = parse_consensus_input(document)
+        result = evaluate(consensus_input, params, thresholds)
+        built[name] = build_proof(consensus_input, result, params, thresholds)
+    return built
+
+
 def render(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=1) + "\n"
 
 
+def render_proof(proof: dict[str, Any]) -> str:
+    """As `oracle consensus --proof` writes a proof."""
+    return json.dumps(proof, indent=2, ensure_ascii=False) + "\n"
+
+
 def main() -> None:
     EXAMPLES_DIR.mkdir(exist_ok=True)
+    PROOFS_DIR.mkdir(exist_ok=True)
     for name, document in examples().items():
         (EXAMPLES_DIR / name).write_text(render(document))
         print(f"wrote {EXAMPLES_DIR / name}", file=sys.stderr)
+    for name, proof in proofs().items():
+        (PROOFS_DIR / name).write_text(render_proof(proof), "utf-8")
+        print(f"wrote {PROOFS_DIR / name}", file=sys.stderr)
 
 
 if __name__ == "__main__":

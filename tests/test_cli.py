@@ -221,11 +221,12 @@ def _proof(mutate: Any) -> str:
         (_proof(lambda d: d.pop("version")), "not a proof: no `version` field"),
         (
             _proof(lambda d: d.update(version=99)),
-            "proof version 99 is not supported (this oracle reads version 1)",
+            "proof version 99 is not supported (this oracle reads versions 1 and 2)",
         ),
         (
             _proof(lambda d: d["verdict"].update(confidence=float("nan"))),
-            "not a proof: Out of range float values are not JSON compliant",
+            "not a proof: not representable in RFC 8785 JSON: "
+            "$.verdict.confidence: nan is not a JSON number (no NaN or infinity)",
         ),
     ],
 )

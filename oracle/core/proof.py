@@ -4,25 +4,46 @@ A proof holds the market, the verdict, every vote (with weight, source count and
 excluded agents, why), the dissent with its reasoning, tensions, blind spots, the
 source overlap, the merged sources and the effective configuration.
 
-Checksum: SHA-256 over the canonical JSON of every field except `checksum` and
-`proof_id` (which is derived from the checksum). Canonical JSON: keys sorted, no
-whitespace, UTF-8, floats rounded to 6 decimal places. The hex digest is the value the
-daemon commits on-chain as the proof hash.
+Checksum (the full definition, for third-party verifiers, is in docs/consensus.md):
+
+- Version 2 (written since): SHA-256 over the RFC 8785 (JSON Canonicalization Scheme)
+  serialization of the proof without `checksum` and `proof_id`, hashed as written (floats
+  are rounded to 6 decimals when the proof is built, never when it is checked). Any
+  language with an RFC 8785 implementation can check it; `verifier/verify-proof.mjs` does,
+  with Node's standard library only. Every value must be representable in RFC 8785: finite
+  numbers, integers within +-(2**53 - 1), strings of Unicode scalar values; anything
+  else is refused with the path of the field. No proof field holds a quantity beyond that
+  range; one that ever must (a wei amount) is to be a decimal string.
+- Version 1 (older files, still verified): SHA-256 over Python's
+  `json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)` of the same
+  fields with every float rounded to 6 decimals: Python's own float rendering, which
+  other languages do not reproduce.
+
+`proof_id` is `proof-` + the first 16 hex digits of the checksum. The hex digest is what
+the daemon commits on-chain: the proof hash is its first 20 bytes (`bytes20`), whatever
+the version (`oracle.chain.contracts.proof_hash`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 from typing import Any
+
+import rfc8785
 
 from oracle.core.models import ConsensusInput, ConsensusResult
 from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.errors import ProofError
 
-PROOF_VERSION = 1
+PROOF_VERSION = 2
+# RFC 8785 numbers are IEEE 754 doubles: integers beyond this lose their value.
+MAX_SAFE_INTEGER = 2**53 - 1
 _FLOAT_DECIMALS = 6
 _DERIVED_FIELDS = ("checksum", "proof_id")
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # What every proof has, consensus or decision: (field, type, the type as errors name it).
 _REQUIRED_FIELDS: tuple[tuple[str, type, str], ...] = (
     ("checksum", str, "a string"),
@@ -42,16 +63,96 @@ def _canonical_values(value: Any) -> Any:
     return value
 
 
-def _digest(canonical_body: dict[str, Any]) -> str:
+def _child(path: str, key: str) -> str:
+    return f"{path}.{key}" if _PLAIN_KEY.fullmatch(key) else f"{path}[{json.dumps(key)}]"
+
+
+def _unrepresentable(value: Any, *, integer_limit: bool = True) -> str | None:
+    """Why `value` (or what it holds) has no RFC 8785 form, naming the field path; or None.
+
+    Without `integer_limit`, integers of any size pass (version 1 had no limit)."""
+    stack: list[tuple[Any, str]] = [(value, "$")]
+    while stack:
+        item, where = stack.pop()
+        if item is None or isinstance(item, bool):
+            continue
+        if isinstance(item, int):
+            if integer_limit and abs(item) > MAX_SAFE_INTEGER:
+                return f"{where}: integer {item} is beyond +-(2**53 - 1), which JSON numbers hold"
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return f"{where}: {item} is not a JSON number (no NaN or infinity)"
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return f"{where}: the string holds a lone surrogate (not Unicode text)"
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    return f"{where}: object key {key!r} is not a string"
+                key_path = _child(where, key)
+                try:
+                    key.encode("utf-8")
+                except UnicodeEncodeError:
+                    return f"{key_path}: the key holds a lone surrogate (not Unicode text)"
+                stack.append((child, key_path))
+        elif isinstance(item, list | tuple):
+            stack.extend((child, f"{where}[{i}]") for i, child in enumerate(item))
+        else:
+            return f"{where}: {type(item).__name__} is not a JSON value"
+    return None
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """The RFC 8785 serialization of `value`; ProofError naming the field it cannot hold."""
+    problem = _unrepresentable(value)
+    if problem is not None:
+        raise ProofError(f"not representable in RFC 8785 JSON: {problem}")
+    try:
+        return rfc8785.dumps(value)
+    except rfc8785.CanonicalizationError as error:  # pragma: no cover - checked above
+        raise ProofError(f"not representable in RFC 8785 JSON: {error}") from None
+
+
+def _digest_v1(canonical_body: dict[str, Any]) -> str:
+    problem = _unrepresentable(canonical_body, integer_limit=False)
+    if problem is not None:
+        raise ProofError(f"not a proof: {problem}")
     text = json.dumps(
         canonical_body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _digest_v2(body: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical_bytes(body)).hexdigest()
+
+
+def _body(proof: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in proof.items() if k not in _DERIVED_FIELDS}
+
+
 def compute_checksum(proof: dict[str, Any]) -> str:
-    """The checksum of a proof document as read back, whatever its key order or spacing."""
-    return _digest(_canonical_values({k: v for k, v in proof.items() if k not in _DERIVED_FIELDS}))
+    """The checksum of a proof document as read back, whatever its key order or spacing,
+    under the rule of its `version` (ProofError for a version this oracle does not read)."""
+    version = proof.get("version")
+    if type(version) is int and version == 1:
+        return _digest_v1(_canonical_values(_body(proof)))
+    if type(version) is int and version == 2:
+        try:
+            return _digest_v2(_body(proof))
+        except ProofError as error:
+            raise ProofError(f"not a proof: {error}") from None
+    raise ProofError(
+        f"proof version {version!r} is not supported (this oracle reads versions 1 and 2)"
+    )
+
+
+def _sealed(body: dict[str, Any]) -> dict[str, Any]:
+    """`body` (a version 2 proof without its derived fields) with checksum and proof_id."""
+    checksum = _digest_v2(body)
+    return {"proof_id": f"proof-{checksum[:16]}", **body, "checksum": checksum}
 
 
 def build_proof(
@@ -107,8 +208,7 @@ def build_proof(
             },
         }
     )
-    checksum = _digest(body)
-    return {"proof_id": f"proof-{checksum[:16]}", **body, "checksum": checksum}
+    return _sealed(body)
 
 
 def verify_proof(document: Any) -> tuple[bool, str]:
@@ -126,15 +226,7 @@ def verify_proof(document: Any) -> tuple[bool, str]:
         value = document[name]
         if not isinstance(value, kind) or isinstance(value, bool):
             raise ProofError(f"not a proof: `{name}` must be {described}")
-    if document["version"] != PROOF_VERSION:
-        raise ProofError(
-            f"proof version {document['version']} is not supported "
-            f"(this oracle reads version {PROOF_VERSION})"
-        )
-    try:
-        recomputed = compute_checksum(document)
-    except ValueError as error:  # NaN or infinity smuggled into the file
-        raise ProofError(f"not a proof: {error}") from None
+    recomputed = compute_checksum(document)
     matches = (
         document["checksum"] == recomputed and document["proof_id"] == f"proof-{recomputed[:16]}"
     )
@@ -271,5 +363,4 @@ def build_decision_proof(
             "consensus": consensus_proof,
         }
     )
-    checksum = _digest(body)
-    return {"proof_id": f"proof-{checksum[:16]}", **body, "checksum": checksum}
+    return _sealed(body)
