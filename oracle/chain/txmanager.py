@@ -55,19 +55,22 @@ from hexbytes import HexBytes
 from web3.exceptions import BlockNotFound, TransactionNotFound, Web3RPCError
 
 from oracle.chain.fees import FeeChoice, Fees, bump_fees, choose_fees, fee_policy, gas_limit
-from oracle.chain.intents import Attempt, Inclusion, Intent, IntentState, IntentStore
+from oracle.chain.intents import Attempt, Inclusion, Intent, IntentStore
 from oracle.chain.keys import Signer
 from oracle.chain.nonces import NonceBook, plan_nonce
 from oracle.chain.revert import DecodedError, ErrorDecoder, is_revert, revert_data
 from oracle.chain.rpc import RpcPool, Web3, describe_failure, is_node_failure, rpc_error_message
 from oracle.chain.settings import TxSettings
 from oracle.core.intents import (
+    TERMINAL_STATES,
     Action,
     Do,
     IntentEvent,
     Look,
     Observation,
     Receipt,
+    SendAnswer,
+    after_resend,
     decide,
     nonce_taken_settled,
     transition,
@@ -86,8 +89,6 @@ _FEE_LOG_EVERY = 10  # polls between repeated "waiting for fees" events
 _ALREADY_KNOWN = ("already known", "already imported", "known transaction", "alreadyknown")
 _NONCE_TOO_LOW = ("nonce too low", "nonce has already been used", "oldnonce")
 _UNDERPRICED = ("underpriced", "fee too low", "less than block base fee", "feecap")
-
-Outcome = Literal["sent", "nonce_low", "underpriced", "refused"]
 
 
 @dataclass(frozen=True)
@@ -206,7 +207,7 @@ class TxManager:
                 if not existing.final:
                     self._follow(existing)
                     return existing
-                if existing.state in (IntentState.CONFIRMED, IntentState.SKIPPED):
+                if existing.state in TERMINAL_STATES:  # done; a reverted or failed one is not
                     return existing
             intent = await self._create(request, existing)
             if not intent.final:
@@ -259,14 +260,14 @@ class TxManager:
         outcome, message = await self._broadcast(intent)
         emit(
             logger,
-            logging.INFO if outcome == "sent" else logging.WARNING,
-            "tx.relayed" if outcome == "sent" else "tx.relay_refused",
+            logging.INFO if outcome == SendAnswer.SENT else logging.WARNING,
+            "tx.relayed" if outcome == SendAnswer.SENT else "tx.relay_refused",
             key=intent.key,
             sender=intent.sender,
             tx_hash=intent.latest.tx_hash,
             reason=message,
         )
-        return outcome == "sent"
+        return outcome == SendAnswer.SENT
 
     async def recover(self) -> list[Intent]:
         """Reconcile every unfinished intent against the chain and wait until all are final."""
@@ -458,7 +459,7 @@ class TxManager:
             max_priority_fee_per_gas=fees.max_priority_fee_per_gas,
         )
 
-    async def _broadcast(self, intent: Intent) -> tuple[Outcome, str]:
+    async def _broadcast(self, intent: Intent) -> tuple[SendAnswer, str]:
         raw = HexBytes(intent.latest.raw_tx)
 
         async def run(w3: Web3) -> Any:
@@ -470,13 +471,13 @@ class TxManager:
             message = rpc_error_message(error)
             lowered = message.lower()
             if any(m in lowered for m in _ALREADY_KNOWN):
-                return "sent", message
+                return SendAnswer.SENT, message
             if any(m in lowered for m in _NONCE_TOO_LOW):
-                return "nonce_low", message
+                return SendAnswer.NONCE_LOW, message
             if any(m in lowered for m in _UNDERPRICED):
-                return "underpriced", message
-            return "refused", message
-        return "sent", ""
+                return SendAnswer.UNDERPRICED, message
+            return SendAnswer.REFUSED, message
+        return SendAnswer.SENT, ""
 
     def _sent(self, intent: Intent, head: int) -> tuple[Attempt, ...]:
         latest = intent.latest.model_copy(update={"sent_at_block": head})
@@ -576,7 +577,7 @@ class TxManager:
                 return intent  # stays SIGNED; the monitor broadcasts it later
             assert intent.nonce is not None
             nonce: int = intent.nonce
-            if outcome == "sent":
+            if outcome == SendAnswer.SENT:
                 intent = await self._save(
                     intent, IntentEvent.SENT, attempts=self._sent(intent, head)
                 )
@@ -589,13 +590,13 @@ class TxManager:
                     tx_hash=intent.latest.tx_hash,
                 )
                 return intent
-            if outcome == "nonce_low":
+            if outcome == SendAnswer.NONCE_LOW:
                 emit(
                     logger, logging.WARNING, "tx.nonce_too_low", key=intent.key, nonce=intent.nonce
                 )
                 nonce = await self._next_nonce(exclude=intent.key)
                 fees = self._fees_of(intent.latest)
-            elif outcome == "underpriced":
+            elif outcome == SendAnswer.UNDERPRICED:
                 market = await self.market()
                 fees = market.fees or self._fees_of(intent.latest)
                 bumped = bump_fees(self._fees_of(intent.latest), market, self._policy)
@@ -863,7 +864,7 @@ class TxManager:
 
     async def _rebroadcast(self, intent: Intent, head: int, *, reason: str) -> Intent:
         outcome, message = await self._broadcast(intent)
-        if outcome == "sent":
+        if outcome == SendAnswer.SENT:
             intent = await self._save(intent, IntentEvent.SENT, attempts=self._sent(intent, head))
             emit(
                 logger,
@@ -874,16 +875,15 @@ class TxManager:
                 reason=reason,
             )
             return intent
-        if outcome == "underpriced":
-            if intent.state == IntentState.SIGNED:
-                intent = await self._save(intent, IntentEvent.UNDERPRICED)
+        event = after_resend(intent.state, outcome)
+        if outcome == SendAnswer.UNDERPRICED:
+            if event is not None:
+                intent = await self._save(intent, event)
             return await self._replace(intent, head, because="the node wants higher fees")
-        if outcome == "nonce_low":
+        if outcome == SendAnswer.NONCE_LOW:
             # Mined (the next look finds the receipt) or consumed by someone else.
-            if intent.state == IntentState.SIGNED:
-                intent = await self._save(
-                    intent, IntentEvent.NONCE_TOO_LOW, attempts=self._sent(intent, head)
-                )
+            if event is not None:
+                intent = await self._save(intent, event, attempts=self._sent(intent, head))
             return intent
         emit(logger, logging.WARNING, "tx.rebroadcast_refused", key=intent.key, reason=message)
         return intent
@@ -924,7 +924,7 @@ class TxManager:
             tip_gwei=_gwei(fees.max_priority_fee_per_gas),
         )
         outcome, _ = await self._broadcast(intent)
-        if outcome == "sent":
+        if outcome == SendAnswer.SENT:
             intent = await self._save(intent, IntentEvent.SENT, attempts=self._sent(intent, head))
         return intent
 

@@ -280,6 +280,27 @@ def _nonce_used(seen: Observation) -> Action:
     return Action(Do.RESIGN, event=E.NONCE_TAKEN, nonce_taken=True)
 
 
+class SendAnswer(StrEnum):
+    """What a node answered to a broadcast."""
+
+    SENT = "sent"  # accepted, or it already knew the transaction
+    NONCE_LOW = "nonce_low"  # the nonce is used: ours was mined, or another tx took it
+    UNDERPRICED = "underpriced"  # it wants higher fees
+    REFUSED = "refused"  # anything else
+
+
+def after_resend(state: IntentState, answer: SendAnswer) -> IntentEvent | None:
+    """The event a resend's answer records, or None (nothing changes). A signed intent
+    counts as broadcast once a node has seen it in any way: it may be on the network."""
+    if answer == SendAnswer.SENT:
+        return E.SENT
+    if state == S.SIGNED and answer == SendAnswer.NONCE_LOW:
+        return E.NONCE_TOO_LOW
+    if state == S.SIGNED and answer == SendAnswer.UNDERPRICED:
+        return E.UNDERPRICED
+    return None
+
+
 def nonce_taken_settled(
     first_seen: tuple[int, float], head: int, now: float, poll_interval: float
 ) -> bool:

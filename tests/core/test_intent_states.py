@@ -21,6 +21,8 @@ from oracle.core.intents import (
     Look,
     Observation,
     Receipt,
+    SendAnswer,
+    after_resend,
     allowed_events,
     decide,
     nonce_taken_settled,
@@ -276,6 +278,25 @@ def test_nonce_taken_settles_after_a_block_or_a_few_polls(
     first_seen: tuple[int, float], head: int, now: float, settled: bool
 ) -> None:
     assert nonce_taken_settled(first_seen, head, now, poll_interval=1.0) is settled
+
+
+@pytest.mark.parametrize(
+    ("state", "answer", "event"),
+    [
+        (S.SIGNED, SendAnswer.SENT, E.SENT),
+        (S.SIGNED, SendAnswer.NONCE_LOW, E.NONCE_TOO_LOW),
+        (S.SIGNED, SendAnswer.UNDERPRICED, E.UNDERPRICED),
+        (S.SIGNED, SendAnswer.REFUSED, None),
+        (S.BROADCAST, SendAnswer.SENT, E.SENT),
+        (S.BROADCAST, SendAnswer.NONCE_LOW, None),
+        (S.BROADCAST, SendAnswer.UNDERPRICED, None),
+        (S.BROADCAST, SendAnswer.REFUSED, None),
+    ],
+)
+def test_after_resend(state: IntentState, answer: SendAnswer, event: IntentEvent | None) -> None:
+    assert after_resend(state, answer) == event
+    if event is not None:
+        transition(state, event)
 
 
 # -- nobody else sets a state -------------------------------------------------------------------
