@@ -37,6 +37,8 @@ How (see docs/chain.md for the long version):
   the cap (`tx.fee_cap_reached` is logged and it waits); nonces below ours that nothing
   will fill (a gap) -> filled with zero-value self-transfers; our nonce used by a
   transaction we never signed -> the pre-send check runs again, then a fresh nonce.
+* Which of these applies is chosen by `oracle.core.intents.decide` (pure) from what a poll
+  has read; every change of state goes through that module's transition table.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import pytest
 
 from oracle.core.intents import (
     FINAL_STATES,
+    NOT_READ,
     RELEASING_STATES,
     TERMINAL_STATES,
     TRANSITIONS,
@@ -248,7 +249,10 @@ CASES: dict[str, tuple[Observation, Action]] = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_decide(case: str) -> None:
     seen, expected = CASES[case]
-    assert decide(seen) == expected
+    action = decide(seen)
+    assert action == expected
+    if action.look is not None:  # a fact not read yet, so the manager's reading loop ends
+        assert getattr(seen, action.look.value) is NOT_READ
 
 
 @pytest.mark.parametrize("case", list(CASES))
