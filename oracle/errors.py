@@ -11,6 +11,7 @@ The tree::
     ├── JsonError (ValueError)   outside JSON that cannot be used (never quotes it)
     │   └── JsonTooDeep          nested deeper than the limit
     ├── IllegalTransition        an event the market lifecycle does not allow in a state
+    ├── IllegalIntentTransition  an event a transaction intent's states do not allow
     ├── StoreError               a request the store cannot honour (names the record)
     │   └── LeaseLost            another replica holds (or took over) the market's lease
     ├── SourceError              a market source could not be read (names the source)
@@ -86,6 +87,20 @@ class IllegalTransition(OracleError):
     def __init__(self, state: str, event: str, allowed: list[str]) -> None:
         super().__init__(
             f"event {event!r} is not allowed in state {state!r}; "
+            f"allowed: {', '.join(sorted(allowed)) or 'none (terminal)'}"
+        )
+        self.state = state
+        self.event = event
+
+
+class IllegalIntentTransition(OracleError):
+    """`event` is not allowed in a transaction intent's `state` (both by value; "none":
+    nothing recorded yet); the intent is unchanged. A bug, never a chain condition, so
+    it is no `ChainError` that the transaction manager would log as a failed poll."""
+
+    def __init__(self, state: str, event: str, allowed: list[str]) -> None:
+        super().__init__(
+            f"intent event {event!r} is not allowed in state {state!r}; "
             f"allowed: {', '.join(sorted(allowed)) or 'none (terminal)'}"
         )
         self.state = state

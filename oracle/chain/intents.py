@@ -11,7 +11,9 @@ nonce and higher fees). States::
        │                    │     attempt, same nonce)
        └─ node refused ─> FAILED          SKIPPED: the pre-send check found it done
 
-CONFIRMED, REVERTED, SKIPPED and FAILED are final. A signed transaction is stored before
+CONFIRMED, REVERTED, SKIPPED and FAILED are final. The states, the events that move an
+intent between them and the full table are in `oracle.core.intents`; every change of
+state goes through its `transition`. A signed transaction is stored before
 it is first broadcast, so after a crash every transaction that may be on the network is
 known, and `TxManager.recover()` reconciles the unfinished ones by nonce and hash.
 
@@ -44,39 +46,24 @@ import asyncio
 import json
 import os
 from collections.abc import Collection
-from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from oracle.core.intents import IntentState
 from oracle.errors import ChainError, SubjectsHeld
 
-
-class IntentState(StrEnum):
-    SIGNED = "signed"
-    BROADCAST = "broadcast"
-    MINED = "mined"
-    CONFIRMED = "confirmed"
-    REVERTED = "reverted"
-    SKIPPED = "skipped"
-    FAILED = "failed"
-
-    @property
-    def final(self) -> bool:
-        return self in _FINAL
-
-    @property
-    def holds_subjects(self) -> bool:
-        """Whether an intent in this state keeps other intents off its subjects: it may
-        still be mined, or it was (a reverted, skipped or failed one never will be)."""
-        return self not in _RELEASED
-
-
-_FINAL = frozenset(
-    {IntentState.CONFIRMED, IntentState.REVERTED, IntentState.SKIPPED, IntentState.FAILED}
-)
-_RELEASED = frozenset({IntentState.REVERTED, IntentState.SKIPPED, IntentState.FAILED})
+__all__ = [
+    "Attempt",
+    "FileIntentStore",
+    "InMemoryIntentStore",
+    "Inclusion",
+    "Intent",
+    "IntentState",
+    "IntentStore",
+    "intent_order",
+]
 
 
 class _Frozen(BaseModel):

@@ -37,6 +37,8 @@ How (see docs/chain.md for the long version):
   the cap (`tx.fee_cap_reached` is logged and it waits); nonces below ours that nothing
   will fill (a gap) -> filled with zero-value self-transfers; our nonce used by a
   transaction we never signed -> the pre-send check runs again, then a fresh nonce.
+* Which of these applies is chosen by `oracle.core.intents.decide` (pure) from what a poll
+  has read; every change of state goes through that module's transition table.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from eth_typing import ChecksumAddress
@@ -55,12 +57,26 @@ from hexbytes import HexBytes
 from web3.exceptions import BlockNotFound, TransactionNotFound, Web3RPCError
 
 from oracle.chain.fees import FeeChoice, Fees, bump_fees, choose_fees, fee_policy, gas_limit
-from oracle.chain.intents import Attempt, Inclusion, Intent, IntentState, IntentStore
+from oracle.chain.intents import Attempt, Inclusion, Intent, IntentStore
 from oracle.chain.keys import Signer
 from oracle.chain.nonces import NonceBook, plan_nonce
 from oracle.chain.revert import DecodedError, ErrorDecoder, is_revert, revert_data
 from oracle.chain.rpc import RpcPool, Web3, describe_failure, is_node_failure, rpc_error_message
 from oracle.chain.settings import TxSettings
+from oracle.core.intents import (
+    TERMINAL_STATES,
+    Action,
+    Do,
+    IntentEvent,
+    Look,
+    Observation,
+    Receipt,
+    SendAnswer,
+    after_resend,
+    decide,
+    nonce_taken_settled,
+    transition,
+)
 from oracle.errors import ChainError, RpcUnavailable, SubjectsHeld, TxError, TxReverted
 from oracle.log import emit
 
@@ -75,8 +91,6 @@ _FEE_LOG_EVERY = 10  # polls between repeated "waiting for fees" events
 _ALREADY_KNOWN = ("already known", "already imported", "known transaction", "alreadyknown")
 _NONCE_TOO_LOW = ("nonce too low", "nonce has already been used", "oldnonce")
 _UNDERPRICED = ("underpriced", "fee too low", "less than block base fee", "feecap")
-
-Outcome = Literal["sent", "nonce_low", "underpriced", "refused"]
 
 
 @dataclass(frozen=True)
@@ -195,7 +209,7 @@ class TxManager:
                 if not existing.final:
                     self._follow(existing)
                     return existing
-                if existing.state in (IntentState.CONFIRMED, IntentState.SKIPPED):
+                if existing.state in TERMINAL_STATES:  # done; a reverted or failed one is not
                     return existing
             intent = await self._create(request, existing)
             if not intent.final:
@@ -248,14 +262,14 @@ class TxManager:
         outcome, message = await self._broadcast(intent)
         emit(
             logger,
-            logging.INFO if outcome == "sent" else logging.WARNING,
-            "tx.relayed" if outcome == "sent" else "tx.relay_refused",
+            logging.INFO if outcome == SendAnswer.SENT else logging.WARNING,
+            "tx.relayed" if outcome == SendAnswer.SENT else "tx.relay_refused",
             key=intent.key,
             sender=intent.sender,
             tx_hash=intent.latest.tx_hash,
             reason=message,
         )
-        return outcome == "sent"
+        return outcome == SendAnswer.SENT
 
     async def recover(self) -> list[Intent]:
         """Reconcile every unfinished intent against the chain and wait until all are final."""
@@ -342,8 +356,10 @@ class TxManager:
     def _now(self) -> float:
         return self._clock()
 
-    async def _save(self, intent: Intent, **changes: Any) -> Intent:
-        updated = intent.model_copy(update={**changes, "updated_at": self._now()})
+    async def _save(self, intent: Intent, event: IntentEvent, **changes: Any) -> Intent:
+        """Store `intent` with `changes`, in the state the table gives for `event`."""
+        state = transition(intent.state, event)
+        updated = intent.model_copy(update={**changes, "state": state, "updated_at": self._now()})
         await self._store.put(updated)
         return updated
 
@@ -445,7 +461,7 @@ class TxManager:
             max_priority_fee_per_gas=fees.max_priority_fee_per_gas,
         )
 
-    async def _broadcast(self, intent: Intent) -> tuple[Outcome, str]:
+    async def _broadcast(self, intent: Intent) -> tuple[SendAnswer, str]:
         raw = HexBytes(intent.latest.raw_tx)
 
         async def run(w3: Web3) -> Any:
@@ -457,19 +473,19 @@ class TxManager:
             message = rpc_error_message(error)
             lowered = message.lower()
             if any(m in lowered for m in _ALREADY_KNOWN):
-                return "sent", message
+                return SendAnswer.SENT, message
             if any(m in lowered for m in _NONCE_TOO_LOW):
-                return "nonce_low", message
+                return SendAnswer.NONCE_LOW, message
             if any(m in lowered for m in _UNDERPRICED):
-                return "underpriced", message
-            return "refused", message
-        return "sent", ""
+                return SendAnswer.UNDERPRICED, message
+            return SendAnswer.REFUSED, message
+        return SendAnswer.SENT, ""
 
     def _sent(self, intent: Intent, head: int) -> tuple[Attempt, ...]:
         latest = intent.latest.model_copy(update={"sent_at_block": head})
         return (*intent.attempts[:-1], latest)
 
-    async def _record_skipped(self, request: TxRequest) -> Intent:
+    async def _record_skipped(self, request: TxRequest, previous: Intent | None) -> Intent:
         now = self._now()
         intent = Intent(
             key=request.key,
@@ -478,7 +494,7 @@ class TxManager:
             to=request.to,
             data=request.data_hex,
             value=request.value,
-            state=IntentState.SKIPPED,
+            state=transition(previous.state if previous else None, IntentEvent.FOUND_DONE),
             error="the pre-send check found the action already done on-chain",
             created_at=now,
             updated_at=now,
@@ -512,7 +528,7 @@ class TxManager:
             and not request.just_checked
             and await request.already_done()
         ):
-            return await self._record_skipped(request)
+            return await self._record_skipped(request, previous)
         gas = request.gas_limit or await self._estimate(request)
         fees = await self._fees_for_new(request.key)
         now = self._now()
@@ -524,7 +540,7 @@ class TxManager:
             data=request.data_hex,
             value=request.value,
             gas_limit=gas,
-            state=IntentState.SIGNED,
+            state=transition(previous.state if previous else None, IntentEvent.RECORDED),
             superseded_hashes=previous.hashes + previous.superseded_hashes if previous else (),
             subjects=request.subjects,
             created_at=now,
@@ -563,9 +579,9 @@ class TxManager:
                 return intent  # stays SIGNED; the monitor broadcasts it later
             assert intent.nonce is not None
             nonce: int = intent.nonce
-            if outcome == "sent":
+            if outcome == SendAnswer.SENT:
                 intent = await self._save(
-                    intent, state=IntentState.BROADCAST, attempts=self._sent(intent, head)
+                    intent, IntentEvent.SENT, attempts=self._sent(intent, head)
                 )
                 emit(
                     logger,
@@ -576,13 +592,13 @@ class TxManager:
                     tx_hash=intent.latest.tx_hash,
                 )
                 return intent
-            if outcome == "nonce_low":
+            if outcome == SendAnswer.NONCE_LOW:
                 emit(
                     logger, logging.WARNING, "tx.nonce_too_low", key=intent.key, nonce=intent.nonce
                 )
                 nonce = await self._next_nonce(exclude=intent.key)
                 fees = self._fees_of(intent.latest)
-            elif outcome == "underpriced":
+            elif outcome == SendAnswer.UNDERPRICED:
                 market = await self.market()
                 fees = market.fees or self._fees_of(intent.latest)
                 bumped = bump_fees(self._fees_of(intent.latest), market, self._policy)
@@ -591,11 +607,12 @@ class TxManager:
                 self._book.give_back(nonce)
                 emit(logger, logging.ERROR, "tx.refused", key=intent.key, reason=message)
                 return await self._save(
-                    intent, state=IntentState.FAILED, error=f"node refused it: {message}"
+                    intent, IntentEvent.REFUSED, error=f"node refused it: {message}"
                 )
             attempt = await self._sign(intent, nonce, fees)
             intent = await self._save(
                 intent,
+                IntentEvent.RESIGNED,
                 nonce=nonce,
                 attempts=(attempt,),
                 superseded_hashes=intent.superseded_hashes + intent.hashes,
@@ -639,65 +656,103 @@ class TxManager:
                 del self._tasks[intent.key]
 
     async def _step(self, intent: Intent) -> Intent:
-        """One look at the chain; returns the intent as it now stands (already stored)."""
+        """One look at the chain; returns the intent as it now stands (already stored).
+
+        The choice is `decide`'s; this gathers the facts it asks for and carries it out."""
         head = await self._head()
-        if intent.state == IntentState.SIGNED:
-            return await self._resume_signed(intent, head)
-        inclusion = await self._inclusion(intent)
-        if inclusion is not None:
-            return await self._included(intent, inclusion, head)
-        if intent.state == IntentState.MINED:
-            assert intent.inclusion is not None
-            emit(
-                logger,
-                logging.WARNING,
-                "tx.reorged",
-                key=intent.key,
-                tx_hash=intent.inclusion.tx_hash,
-                block_number=intent.inclusion.block_number,
-                block_hash=intent.inclusion.block_hash,
-            )
-            intent = await self._save(intent, state=IntentState.BROADCAST, inclusion=None)
-            return await self._rebroadcast(intent, head, reason="reorg")
-        assert intent.nonce is not None
-        if await self._nonce_at("latest") > intent.nonce:
-            inclusion = await self._inclusion(intent)  # mined between the two reads?
-            if inclusion is not None:
-                self._consumed_seen.pop(intent.key, None)
-                return await self._included(intent, inclusion, head)
-            if not self._consumed_for_sure(intent.key, head):
+        seen = Observation(
+            state=intent.state,
+            head=head,
+            confirmations=self._settings.confirmations,
+            resend_after_blocks=self._settings.resend_after_blocks,
+            nonce=intent.nonce,
+            sent_at_block=intent.latest.sent_at_block,
+            is_filler=intent.key.startswith(NONCE_FILL_PREFIX),
+        )
+        inclusion: Inclusion | None = None  # the receipt `decide` acts on, once read
+        while (action := decide(seen)).do == Do.LOOK:
+            assert action.look is not None
+            match action.look:
+                case Look.RECEIPT:
+                    inclusion = await self._inclusion(intent)
+                    seen = replace(seen, receipt=self._receipt(intent, inclusion))
+                case Look.RECEIPT_AFTER_NONCE:
+                    inclusion = await self._inclusion(intent)
+                    if inclusion is not None:
+                        self._consumed_seen.pop(intent.key, None)
+                    seen = replace(seen, receipt_after_nonce=self._receipt(intent, inclusion))
+                case Look.MINED_NONCE:
+                    mined = await self._nonce_at("latest")
+                    if intent.nonce is not None and mined <= intent.nonce:
+                        self._consumed_seen.pop(intent.key, None)
+                    seen = replace(seen, mined_nonce=mined)
+                case Look.NONCE_TAKEN_SETTLED:
+                    now = self._clock()
+                    first = self._consumed_seen.setdefault(intent.key, (head, now))
+                    settled = nonce_taken_settled(first, head, now, self._settings.poll_interval)
+                    seen = replace(seen, nonce_taken_settled=settled)
+                case Look.KNOWN:
+                    seen = replace(seen, known=await self._known(intent.latest.tx_hash))
+                case Look.ALREADY_DONE:
+                    seen = replace(seen, already_done=await self._precheck(intent))
+        return await self._act(intent, action, inclusion, head)
+
+    @staticmethod
+    def _receipt(intent: Intent, inclusion: Inclusion | None) -> Receipt | None:
+        if inclusion is None:
+            return None
+        return Receipt(
+            block_number=inclusion.block_number,
+            status=inclusion.status,
+            recorded=intent.inclusion == inclusion,
+        )
+
+    async def _act(
+        self, intent: Intent, action: Action, inclusion: Inclusion | None, head: int
+    ) -> Intent:
+        """Carry out `decide`'s `action`; every state change is its event, via the table."""
+        match action.do:
+            case Do.WAIT:
                 return intent
-            return await self._nonce_consumed(intent)
-        self._consumed_seen.pop(intent.key, None)
-        if not await self._known(intent.latest.tx_hash):
-            emit(
-                logger, logging.WARNING, "tx.dropped", key=intent.key, tx_hash=intent.latest.tx_hash
-            )
-            return await self._rebroadcast(intent, head, reason="dropped")
-        sent_at = intent.latest.sent_at_block if intent.latest.sent_at_block is not None else head
-        if head - sent_at >= self._settings.resend_after_blocks:
-            await self._fill_gaps(intent)
-            return await self._replace(intent, head)
-        return intent
-
-    async def _resume_signed(self, intent: Intent, head: int) -> Intent:
-        """An intent recorded but maybe never broadcast (the process died in between, or
-        the nodes were down): before sending it now, make sure it is still wanted."""
-        inclusion = await self._inclusion(intent)
-        if inclusion is not None:
-            return await self._included(intent, inclusion, head)
-        if not await self._known(intent.latest.tx_hash):
-            done = await self._precheck(intent)
-            if done:
+            case Do.MARK_MINED | Do.FINISH:
+                assert inclusion is not None
+                assert action.event is not None
+                return await self._included(intent, inclusion, head, action.event)
+            case Do.REBROADCAST:
+                if action.event == IntentEvent.REORGED:
+                    assert intent.inclusion is not None
+                    emit(
+                        logger,
+                        logging.WARNING,
+                        "tx.reorged",
+                        key=intent.key,
+                        tx_hash=intent.inclusion.tx_hash,
+                        block_number=intent.inclusion.block_number,
+                        block_hash=intent.inclusion.block_hash,
+                    )
+                    intent = await self._save(intent, IntentEvent.REORGED, inclusion=None)
+                elif action.reason == "dropped":
+                    emit(
+                        logger,
+                        logging.WARNING,
+                        "tx.dropped",
+                        key=intent.key,
+                        tx_hash=intent.latest.tx_hash,
+                    )
+                return await self._rebroadcast(intent, head, reason=action.reason)
+            case Do.REPLACE:
+                await self._fill_gaps(intent)
+                return await self._replace(intent, head)
+            case Do.SKIP | Do.ABANDON | Do.RESIGN if action.nonce_taken:
+                return await self._nonce_consumed(intent, action)
+            case Do.SKIP:
                 emit(logger, logging.INFO, "tx.skipped", key=intent.key)
-                return await self._save(
-                    intent,
-                    state=IntentState.SKIPPED,
-                    error="recorded but never sent, and the pre-send check found it done",
-                )
-        return await self._rebroadcast(intent, head, reason="recorded, not yet broadcast")
+                return await self._save(intent, IntentEvent.FOUND_DONE, error=action.reason)
+        raise AssertionError(f"{intent.key}: no way to carry out {action}")
 
-    async def _included(self, intent: Intent, inclusion: Inclusion, head: int) -> Intent:
+    async def _included(
+        self, intent: Intent, inclusion: Inclusion, head: int, event: IntentEvent
+    ) -> Intent:
         if intent.inclusion is not None and intent.inclusion.block_hash != inclusion.block_hash:
             emit(
                 logger,
@@ -709,25 +764,23 @@ class TxManager:
                 block_hash=intent.inclusion.block_hash,
                 now_in_block=inclusion.block_number,
             )
-        depth = head - inclusion.block_number + 1
-        if depth >= self._settings.confirmations:
-            return await self._finish(intent, inclusion)
-        if intent.state != IntentState.MINED or intent.inclusion != inclusion:
-            intent = await self._save(intent, state=IntentState.MINED, inclusion=inclusion)
-            emit(
-                logger,
-                logging.INFO,
-                "tx.mined",
-                key=intent.key,
-                tx_hash=inclusion.tx_hash,
-                block_number=inclusion.block_number,
-                confirmations=depth,
-            )
+        if event != IntentEvent.INCLUDED:
+            return await self._finish(intent, inclusion, event)
+        intent = await self._save(intent, IntentEvent.INCLUDED, inclusion=inclusion)
+        emit(
+            logger,
+            logging.INFO,
+            "tx.mined",
+            key=intent.key,
+            tx_hash=inclusion.tx_hash,
+            block_number=inclusion.block_number,
+            confirmations=head - inclusion.block_number + 1,
+        )
         return intent
 
-    async def _finish(self, intent: Intent, inclusion: Inclusion) -> Intent:
-        if inclusion.status == 1:
-            intent = await self._save(intent, state=IntentState.CONFIRMED, inclusion=inclusion)
+    async def _finish(self, intent: Intent, inclusion: Inclusion, event: IntentEvent) -> Intent:
+        if event == IntentEvent.CONFIRMED:
+            intent = await self._save(intent, IntentEvent.CONFIRMED, inclusion=inclusion)
             emit(
                 logger,
                 logging.INFO,
@@ -741,7 +794,7 @@ class TxManager:
         decoded = await self._why_reverted(intent, inclusion)
         intent = await self._save(
             intent,
-            state=IntentState.REVERTED,
+            IntentEvent.REVERTED,
             inclusion=inclusion,
             error=str(decoded),
             error_name=decoded.name,
@@ -813,10 +866,8 @@ class TxManager:
 
     async def _rebroadcast(self, intent: Intent, head: int, *, reason: str) -> Intent:
         outcome, message = await self._broadcast(intent)
-        if outcome == "sent":
-            intent = await self._save(
-                intent, state=IntentState.BROADCAST, attempts=self._sent(intent, head)
-            )
+        if outcome == SendAnswer.SENT:
+            intent = await self._save(intent, IntentEvent.SENT, attempts=self._sent(intent, head))
             emit(
                 logger,
                 logging.INFO,
@@ -826,16 +877,15 @@ class TxManager:
                 reason=reason,
             )
             return intent
-        if outcome == "underpriced":
-            if intent.state == IntentState.SIGNED:
-                intent = await self._save(intent, state=IntentState.BROADCAST)
+        event = after_resend(intent.state, outcome)
+        if outcome == SendAnswer.UNDERPRICED:
+            if event is not None:
+                intent = await self._save(intent, event)
             return await self._replace(intent, head, because="the node wants higher fees")
-        if outcome == "nonce_low":
+        if outcome == SendAnswer.NONCE_LOW:
             # Mined (the next look finds the receipt) or consumed by someone else.
-            if intent.state == IntentState.SIGNED:
-                intent = await self._save(
-                    intent, state=IntentState.BROADCAST, attempts=self._sent(intent, head)
-                )
+            if event is not None:
+                intent = await self._save(intent, event, attempts=self._sent(intent, head))
             return intent
         emit(logger, logging.WARNING, "tx.rebroadcast_refused", key=intent.key, reason=message)
         return intent
@@ -861,7 +911,9 @@ class TxManager:
                 )
             return intent
         attempt = await self._sign(intent, intent.nonce, fees)
-        intent = await self._save(intent, attempts=(*intent.attempts, attempt))
+        intent = await self._save(
+            intent, IntentEvent.REPLACED, attempts=(*intent.attempts, attempt)
+        )
         emit(
             logger,
             logging.INFO,
@@ -874,24 +926,14 @@ class TxManager:
             tip_gwei=_gwei(fees.max_priority_fee_per_gas),
         )
         outcome, _ = await self._broadcast(intent)
-        if outcome == "sent":
-            intent = await self._save(intent, attempts=self._sent(intent, head))
+        if outcome == SendAnswer.SENT:
+            intent = await self._save(intent, IntentEvent.SENT, attempts=self._sent(intent, head))
         return intent
 
-    def _consumed_for_sure(self, key: str, head: int) -> bool:
-        """Whether "our nonce was used but our receipt is missing" has held long enough.
-
-        A node can count a transaction in the account's nonce a moment before its receipt
-        and its effects are readable (seen on anvil under load); acting on that moment
-        would sign the action again. So the observation must survive a new block, or, on
-        a chain that produces none, a few polls.
-        """
-        now = self._clock()
-        first = self._consumed_seen.setdefault(key, (head, now))
-        settle = max(2.0, 3 * self._settings.poll_interval)
-        return head > first[0] or now - first[1] >= settle
-
-    async def _nonce_consumed(self, intent: Intent) -> Intent:
+    async def _nonce_consumed(self, intent: Intent, action: Action) -> Intent:
+        """Our nonce was used by a transaction we never signed: `action` is SKIP (the
+        action is done), ABANDON (nobody can tell) or RESIGN (on a fresh nonce)."""
+        assert action.event is not None
         self._consumed_seen.pop(intent.key, None)
         emit(
             logger,
@@ -901,23 +943,10 @@ class TxManager:
             nonce=intent.nonce,
             hashes=list(intent.hashes),
         )
-        # A filler's only purpose was its nonce: taken by another transaction, it is done.
-        done = True if intent.key.startswith(NONCE_FILL_PREFIX) else await self._precheck(intent)
-        if done is None:
-            # Without a way to tell whether the action happened, never sign it again on
-            # our own: the caller decides (submitting the key again runs its check).
+        superseded = intent.superseded_hashes + intent.hashes
+        if action.do != Do.RESIGN:
             return await self._save(
-                intent,
-                state=IntentState.FAILED,
-                superseded_hashes=intent.superseded_hashes + intent.hashes,
-                error="nonce used by another transaction and no pre-send check is known",
-            )
-        if done:
-            return await self._save(
-                intent,
-                state=IntentState.SKIPPED,
-                superseded_hashes=intent.superseded_hashes + intent.hashes,
-                error="nonce used by another transaction; the action is already done",
+                intent, action.event, superseded_hashes=superseded, error=action.reason
             )
         fees = await self._fees_for_new(intent.key)
         async with self._nonce_lock:
@@ -925,11 +954,11 @@ class TxManager:
             attempt = await self._sign(intent, nonce, fees)
             intent = await self._save(
                 intent,
-                state=IntentState.SIGNED,
+                action.event,
                 nonce=nonce,
                 attempts=(attempt,),
                 inclusion=None,
-                superseded_hashes=intent.superseded_hashes + intent.hashes,
+                superseded_hashes=superseded,
             )
             return await self._first_broadcast(intent)
 
@@ -960,7 +989,8 @@ class TxManager:
                 to=self.address,
                 gas_limit=PLAIN_TRANSFER_GAS,
                 nonce=hole,
-                state=IntentState.SIGNED,
+                # A new filler even where a finished one was: its nonce is a hole again.
+                state=transition(None, IntentEvent.RECORDED),
                 created_at=now,
                 updated_at=now,
             )
