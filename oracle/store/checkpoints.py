@@ -1,13 +1,35 @@
-"""The chain scanner's checkpoint on the daemon's database (the chain layer's
-`CheckpointStore` protocol, oracle/chain/checkpoint.py): a restarted daemon continues
-scanning where the last one stored its questions."""
+"""Checkpoints: where a job left off, by name. The chain scanner keeps its own here
+through the chain layer's `CheckpointStore` protocol (oracle/chain/checkpoint.py), so a
+restarted daemon continues scanning where the last one stored its questions."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING, Any
 
 from oracle.chain.checkpoint import Checkpoint
-from oracle.store.repository import Store
+from oracle.store._transaction import Transactions
+from oracle.store.tables import CheckpointRow
+
+if TYPE_CHECKING:  # the facade is composed of this module's records
+    from oracle.store.repository import Store
+
+
+class Checkpoints(Transactions):
+    def get_checkpoint(self, name: str) -> dict[str, Any] | None:
+        with self.reading() as session:
+            row = session.get(CheckpointRow, name)
+            return dict(row.value) if row is not None else None
+
+    def set_checkpoint(self, name: str, value: dict[str, Any]) -> None:
+        with self.session() as session:
+            row = session.get(CheckpointRow, name)
+            if row is None:
+                session.add(CheckpointRow(name=name, value=value, updated_at=self.clock()))
+            else:
+                row.value = value
+                row.updated_at = self.clock()
+                session.add(row)
 
 
 class DatabaseCheckpointStore:
