@@ -13,12 +13,15 @@ records each transition (time, from, event, to, reason) in the audit log.
     reviewed --submission_started--> submitting
     submitted --window_passed--> final          submitted --disputed--> disputed
     disputed --dispute_upheld / dispute_rejected--> final
-    disputed --proposal_reset--> due
+    disputed --proposal_reset--> due      submitted --proposal_reset--> due
     researching / consensus / submitting --failed--> failed_retry --retry--> due
     failed_retry --retry_submission--> submitting   (the verdict stands; only delivery failed)
     failed_retry --retries_exhausted--> needs_review
     consensus --consensus_research_again--> deferred   (agents agree: not decidable yet)
     deferred --research_again--> due      deferred --deferrals_exhausted--> needs_review
+
+`submitted --proposal_reset-->` is a dispute and the arbiter's reopening that both fell
+within the challenge window, before the watch job ever saw the market disputed.
 
 Nothing failed in `deferred`: its research worked and agreed that the event cannot be
 decided yet, so it neither uses up the failed-attempt budget of `failed_retry` nor
@@ -87,6 +90,7 @@ TRANSITIONS: dict[tuple[MarketState, MarketEvent], MarketState] = {
     (S.SUBMITTING, E.FAILED): S.FAILED_RETRY,
     (S.SUBMITTED, E.WINDOW_PASSED): S.FINAL,
     (S.SUBMITTED, E.DISPUTED): S.DISPUTED,
+    (S.SUBMITTED, E.PROPOSAL_RESET): S.DUE,
     (S.DISPUTED, E.DISPUTE_UPHELD): S.FINAL,
     (S.DISPUTED, E.DISPUTE_REJECTED): S.FINAL,
     (S.DISPUTED, E.PROPOSAL_RESET): S.DUE,

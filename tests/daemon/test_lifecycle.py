@@ -41,6 +41,11 @@ def test_dispute_reset_goes_back_to_due() -> None:
     assert transition(transition(S.SUBMITTED, E.DISPUTED), E.PROPOSAL_RESET) is S.DUE
 
 
+def test_a_reset_seen_before_the_dispute_goes_back_to_due() -> None:
+    # Disputed and reopened within the challenge window: the watch only sees the reset.
+    assert transition(S.SUBMITTED, E.PROPOSAL_RESET) is S.DUE
+
+
 def test_retry_and_exhaustion() -> None:
     assert transition(S.RESEARCHING, E.FAILED) is S.FAILED_RETRY
     assert transition(S.FAILED_RETRY, E.RETRY) is S.DUE

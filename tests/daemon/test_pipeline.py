@@ -21,6 +21,7 @@ from oracle.core.lifecycle import MarketEvent, MarketState
 from oracle.core.models import Market
 from oracle.core.proof import verify_proof
 from oracle.daemon.metrics import DaemonMetrics
+from oracle.daemon.ports import MarketRef, Resolution, ResolutionStatus
 from oracle.store.tables import MarketRow
 from oracle.testing import consensus_document, result_dict
 
@@ -403,3 +404,45 @@ def test_a_market_never_waits_for_a_person_without_its_review_item(
     assert after_crash == MarketState.FAILED_RETRY
     assert handed == MarketState.NEEDS_REVIEW
     assert reasons == ["gave up after 5 failed research attempts"]
+
+
+def test_a_dispute_and_reopening_within_the_window_send_the_market_back_to_research(
+    database_url: str, tmp_path: Path
+) -> None:
+    replays = recordings(tmp_path / "replays")
+
+    class Reopened:
+        """A venue whose arbiter reopened the question before the watch job looked."""
+
+        async def state(self, market: MarketRef) -> Resolution:
+            return Resolution(ResolutionStatus.RESET)
+
+    async def scenario() -> tuple[int, MarketRow]:
+        async with serve(Venue(venue_markets()[:1])) as venue:
+            settings = settings_for(database_url, tmp_path, venue, replays)
+            assembly = assemble(settings, clock=lambda: 1_000.0)
+            store = assembly.daemon.store
+            try:
+                await assembly.daemon.poll()
+                for event in (
+                    MarketEvent.DUE,
+                    MarketEvent.RESEARCH_STARTED,
+                    MarketEvent.RESEARCH_FINISHED,
+                    MarketEvent.CONSENSUS_SUBMIT,
+                ):
+                    store.apply_event("venue:agree", event, actor="t")
+                store.apply_event(
+                    "venue:agree",
+                    MarketEvent.PROPOSAL_CONFIRMED,
+                    actor="t",
+                    updates={"submission": {"round": 0}, "window_ends_at": 900.0},
+                )
+                assembly.daemon.resolvers["venue"] = Reopened()  # type: ignore[assignment]
+                changed = await assembly.daemon.watch()
+                return changed, store.get_market("venue:agree")
+            finally:
+                await assembly.close()
+
+    changed, row = run(scenario)
+    assert changed == 1
+    assert (row.state, row.submission, row.window_ends_at) == (MarketState.DUE, {}, None)
