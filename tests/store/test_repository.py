@@ -222,6 +222,84 @@ def test_review_decision(store: Store) -> None:
     assert store.audit("chain:q1")[-1].actor == "alice"
 
 
+def test_a_review_decided_on_a_market_not_awaiting_review_is_refused_and_changes_nothing(
+    store: Store, clock: FakeClock
+) -> None:
+    store.add_discovered([spec("q1")], actor="poller")
+    for event in (MarketEvent.DUE, MarketEvent.RESEARCH_STARTED, MarketEvent.RESEARCH_FINISHED):
+        store.apply_event("chain:q1", event, actor="s")
+    review_id = store.open_review("chain:q1", None, ["opened early"])  # still in consensus
+    before, history = store.get_market("chain:q1"), store.audit("chain:q1")
+    clock.now += 10
+    with pytest.raises(
+        IllegalTransition, match="'review_decided' is not allowed in state 'consensus'"
+    ):
+        store.decide_review(review_id, "NO", "official record", "alice")
+    after = store.get_market("chain:q1")
+    assert (after.state, after.version, after.decided_outcome, after.state_changed_at) == (
+        before.state,
+        before.version,
+        before.decided_outcome,
+        before.state_changed_at,
+    )
+    assert store.audit("chain:q1") == history
+    item = store.review(review_id)
+    assert (item.status, item.decided_outcome, item.decided_by) == ("open", None, None)
+    assert [r.id for r in store.reviews()] == [review_id]
+
+
+def test_a_decided_review_is_audited_as_the_tables_move(store: Store, clock: FakeClock) -> None:
+    store.add_discovered([spec("q1")], actor="poller")
+    store.apply_event("chain:q1", MarketEvent.DUE, actor="s")
+    store.apply_event("chain:q1", MarketEvent.RESEARCH_STARTED, actor="s")
+    store.apply_event("chain:q1", MarketEvent.FAILED, actor="s", updates={"next_attempt_at": 5e9})
+    _, review_id = store.hand_to_person(
+        "chain:q1", MarketEvent.RETRIES_EXHAUSTED, actor="s", reasons=["gave up"]
+    )
+    version = store.get_market("chain:q1").version
+    clock.now = 2_000.0
+    market = store.decide_review(review_id, "YES", "seen it", "alice")
+    stored = store.get_market("chain:q1")
+    assert (stored.state, stored.decided_outcome, stored.next_attempt_at) == (
+        MarketState.REVIEWED,
+        "YES",
+        0.0,
+    )
+    assert (stored.state_changed_at, stored.version) == (2_000.0, version + 1)
+    assert (market.state, market.version) == (stored.state, stored.version)
+    entry = store.audit("chain:q1")[-1]
+    assert (entry.from_state, entry.event, entry.to_state, entry.actor, entry.reason) == (
+        "needs_review",
+        "review_decided",
+        "reviewed",
+        "alice",
+        f"review {review_id}: YES (seen it)",
+    )
+    assert store.review(review_id).decided_at == 2_000.0
+
+
+def test_a_state_cannot_be_written_as_an_update_beside_an_event(store: Store) -> None:
+    store.add_discovered([spec("q1")], actor="poller")
+    with pytest.raises(StoreError, match="only by an event of the lifecycle table"):
+        store.apply_event("chain:q1", MarketEvent.DUE, actor="x", updates={"state": "final"})
+    assert store.get_market("chain:q1").state == MarketState.DISCOVERED
+    assert len(store.audit("chain:q1")) == 1
+
+
+def test_a_reset_seen_after_the_window_sends_a_submitted_market_back(store: Store) -> None:
+    store.add_discovered([spec("q1")], actor="poller")
+    for event in (
+        MarketEvent.DUE,
+        MarketEvent.RESEARCH_STARTED,
+        MarketEvent.RESEARCH_FINISHED,
+        MarketEvent.CONSENSUS_SUBMIT,
+        MarketEvent.PROPOSAL_CONFIRMED,
+    ):
+        store.apply_event("chain:q1", event, actor="s")
+    row = store.apply_event("chain:q1", MarketEvent.PROPOSAL_RESET, actor="watch")
+    assert row.state == MarketState.DUE
+
+
 def test_singleton_job_lease(store: Store, clock: FakeClock) -> None:
     assert store.try_acquire_job("poll", "a", 10)
     assert not store.try_acquire_job("poll", "b", 10)
