@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, Table, Update, bindparam, insert, update
 from sqlalchemy import select as core_select
+from sqlalchemy.orm import configure_mappers
 from sqlmodel import Session
 
 from oracle.core.lifecycle import MarketEvent, MarketState, transition
@@ -30,6 +31,7 @@ MARKET: Table = MarketRow.__table__  # type: ignore[attr-defined]
 AUDIT: Table = AuditRow.__table__  # type: ignore[attr-defined]
 
 INSERT_AUDIT = insert(AUDIT)
+_MARKET_MAPPER = MarketRow.__mapper__  # type: ignore[attr-defined]
 _LOCK_MARKET = core_select(MARKET).where(MARKET.c.id == bindparam("market_id")).with_for_update()
 
 
@@ -45,6 +47,10 @@ def _update_market(columns: tuple[str, ...]) -> Update:
 
 def market_row(values: Mapping[str, Any]) -> MarketRow:
     """A detached row from a market's column values (as read, so not validated again)."""
+    # A constructed row's attributes need the ORM's mappers set up, which only a query
+    # through a Session would otherwise do (a process may never run one).
+    if not _MARKET_MAPPER.configured:
+        configure_mappers()
     return MarketRow.model_construct(**values)
 
 

@@ -28,7 +28,6 @@ is one transaction. Concurrency between replicas:
 
 from __future__ import annotations
 
-from oracle.store._transaction import Clock
 from oracle.store.checkpoints import Checkpoints
 from oracle.store.deliveries import Deliveries
 from oracle.store.leases import Leases
@@ -36,7 +35,7 @@ from oracle.store.markets import Markets
 from oracle.store.research import ResearchRuns
 from oracle.store.verdicts import Verdicts
 
-__all__ = ["Clock", "Store"]
+__all__ = ["Store"]
 
 
 class Store(Markets, Leases, ResearchRuns, Verdicts, Deliveries, Checkpoints):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -531,3 +533,23 @@ def test_every_market_whose_window_is_over_is_watched(store: Store) -> None:
     # The chain's clock says 1,400: that window is not over there yet.
     slow = store.markets_to_watch(1600.0, venue_times={"chain": 1400.0})
     assert [m.id for m in slow] == [specs[1001].market_id]
+
+
+def test_a_moved_market_reads_in_a_process_that_ran_no_orm_query(
+    engine: Engine, database_url: str
+) -> None:
+    # `oracle review decide` is such a process: its one call builds the returned row.
+    Store(engine).add_discovered([spec("q1")], actor="poller")
+    program = (
+        "import sys\n"
+        "from oracle.core.lifecycle import MarketEvent\n"
+        "from oracle.store.engine import make_engine\n"
+        "from oracle.store.repository import Store\n"
+        "store = Store(make_engine(sys.argv[1]))\n"
+        "row = store.apply_event('chain:q1', MarketEvent.DUE, actor='t')\n"
+        "print(row.id, row.state)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program, database_url], capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "chain:q1 due"), done.stderr
