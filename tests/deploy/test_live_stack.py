@@ -49,8 +49,16 @@ AGENTS = ("alpha", "beta", "gamma")
 AGREED = "Did the launch happen on schedule?"
 CONTESTED = "Was the election result contested in court?"
 UNDELIVERABLE = "Did the bridge open to traffic?"
-# Panels that may rightly be empty in this run (nothing failed in those stages).
-MAY_BE_EMPTY = {"Errors by stage"}
+# Panels that may rightly be empty in this run: nothing failed in those stages, and replay
+# agents call no model and no tool (their queries still run against Prometheus here; the
+# LLM agents' metrics are checked end to end in tests/agents/test_llm.py).
+MAY_BE_EMPTY = {
+    "Errors by stage",
+    "LLM spend per hour",
+    "Model tokens per minute",
+    "Research runs by result",
+    "Tool calls by result",
+}
 
 
 def wait_for(what: str, check: Callable[[], T | None], timeout: float, logs: list[Path]) -> T:
