@@ -17,6 +17,8 @@ The tree::
     ├── SourceError              a market source could not be read (names the source)
     ├── ResolverError            an answer could not be delivered (`retryable`)
     ├── AgentError               an agent could not answer (recorded as its failure)
+    │   └── AnswerInvalid        a model's answer does not match the schema (names the
+    │                            field; the model is asked again)
     ├── ToolError                a research tool failed (shown to the model, never fatal)
     │   ├── RateLimited          the service wants more patience than the budget allows
     │   └── BlockedAddress       a URL leads to an address agents may not fetch
@@ -129,6 +131,11 @@ class ResolverError(OracleError):
 
 class AgentError(OracleError):
     """An agent could not answer; the message is recorded as the agent's failure."""
+
+
+class AnswerInvalid(AgentError):
+    """The model's answer does not match the schema; the message names the field. The
+    research loop shows it to the model and asks again."""
 
 
 class ToolError(OracleError):

@@ -23,7 +23,7 @@ from web3.exceptions import BadResponseFormat
 from web3.types import RPCEndpoint
 
 import oracle.cli
-from oracle.agents.answer import AnswerInvalid, parse_answer
+from oracle.agents.answer import parse_answer
 from oracle.agents.metrics import AgentMetrics
 from oracle.agents.providers.anthropic_messages import AnthropicMessages
 from oracle.agents.providers.base import (
@@ -46,7 +46,7 @@ from oracle.chain.transport import KeepAliveHTTPProvider
 from oracle.core.models import Market
 from oracle.daemon.http_venue import HttpMarketSource
 from oracle.daemon.settings import HttpSourceConfig
-from oracle.errors import AgentError, InputError, ModelError, SourceError, ToolError
+from oracle.errors import AgentError, AnswerInvalid, InputError, ModelError, SourceError, ToolError
 
 DEEP = "[" * 100_000
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]

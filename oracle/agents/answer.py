@@ -11,12 +11,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from oracle._pydantic_errors import describe
-from oracle.errors import JsonError
+from oracle.errors import AnswerInvalid, JsonError
 from oracle.safe_json import loads
-
-
-class AnswerInvalid(ValueError):
-    """The model's answer does not match the schema; the message names the field."""
 
 
 class AnswerSource(BaseModel):

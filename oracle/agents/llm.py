@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from oracle.agents.answer import AnswerInvalid, FinalAnswer, answer_schema, parse_answer
+from oracle.agents.answer import FinalAnswer, answer_schema, parse_answer
 from oracle.agents.base import PrivateSession
 from oracle.agents.metrics import AgentMetrics, RunStats
 from oracle.agents.prompts import (
@@ -47,7 +47,7 @@ from oracle.agents.question import parse_question, too_early, too_early_reasonin
 from oracle.agents.settings import LlmAgentConfig
 from oracle.agents.tools import TOOLS, ResearchRun, ResearchTools
 from oracle.core.models import UNDETERMINED, AgentResult, Market, ResearchSource
-from oracle.errors import AgentError, ModelError
+from oracle.errors import AgentError, AnswerInvalid, ModelError
 from oracle.log import emit
 
 logger = logging.getLogger(__name__)

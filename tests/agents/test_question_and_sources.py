@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from oracle.agents.answer import AnswerInvalid, parse_answer
+from oracle.agents.answer import parse_answer
 from oracle.agents.classify import SourceClassifier
 from oracle.agents.question import parse_question, too_early
 from oracle.agents.settings import ClassificationSettings, DomainRule, SecretRef
 from oracle.core.families import infer_model_family, infer_provider
 from oracle.core.models import Market
-from oracle.errors import ConfigError
+from oracle.errors import AnswerInvalid, ConfigError
 
 ANCILLARY = (
     "q: title: Will Donald Trump win the 2024 US Presidential Election?, description: This "
