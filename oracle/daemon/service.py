@@ -10,7 +10,10 @@ Jobs (scheduled by :mod:`oracle.daemon.runner`, or run in sequence by `--once`):
               drive each market as far as it goes: research, consensus, submission.
 - `watch`     (singleton) submitted answers whose window has passed become final, or
               disputed; final answers with a waiting callback are settled.
-- `housekeep` (every replica) refresh the state gauges.
+- `housekeep` (every replica) refresh the state gauges: markets by state, the review
+              queue and its oldest item's age, the pending transactions and the
+              oldest one's age (from the shared database), and the balance of
+              this replica's signer on each funded venue (read from the chain).
 
 When a scheduled poll stores new markets, those that are due are promoted and dispatched
 at once, beside the rest of the poll (`poll(start_due=True)`, `promote_then_start`),
@@ -45,6 +48,7 @@ from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.core.proof import build_decision_proof
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
+    Funded,
     MarketRef,
     MarketSource,
     Resolution,
@@ -661,10 +665,40 @@ class Daemon:
     # -- housekeeping ----------------------------------------------------------------------
 
     async def housekeep(self) -> None:
+        metrics = self.metrics
         counts = await self._db(self.store.count_by_state)
         for state in MarketState:
-            self.metrics.markets.labels(state.value).set(counts.get(state.value, 0))
-        self.metrics.reviews_open.set(len(await self._db(self.store.reviews, "open")))
+            metrics.markets.labels(state.value).set(counts.get(state.value, 0))
+        reviews = await self._db(self.store.reviews, "open")
+        now = self.clock()
+        metrics.reviews_open.set(len(reviews))
+        oldest_review = min((review.created_at for review in reviews), default=now)
+        metrics.review_oldest_open_age.set(max(now - oldest_review, 0.0))
+        pending, oldest_intent = await self._db(self.store.pending_transactions)
+        metrics.tx_pending.set(pending)
+        age = now - oldest_intent if oldest_intent is not None else 0.0
+        metrics.tx_oldest_pending_age.set(max(age, 0.0))
+        await self._read_balances()
+
+    async def _read_balances(self) -> None:
+        venues: list[object] = [*self.sources, *self.resolvers.values()]
+        for venue in {id(v): v for v in venues}.values():
+            if not isinstance(venue, Funded):
+                continue
+            try:
+                balance = await venue.signer_balance()
+            except ResolverError as error:  # the gauge keeps its last value; the rest goes on
+                self.metrics.errors.labels("housekeep").inc()
+                emit(
+                    logger,
+                    logging.WARNING,
+                    "venue.balance_unavailable",
+                    source=venue.name,
+                    error=error,
+                )
+                continue
+            if balance is not None:
+                self.metrics.signer_balance.labels(venue.name, balance.signer).set(balance.wei)
 
     # -- one pass --------------------------------------------------------------------------
 

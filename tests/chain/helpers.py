@@ -17,6 +17,7 @@ from oracle.chain.deploy import deploy_contracts
 from oracle.chain.events import EventDecoder
 from oracle.chain.intents import InMemoryIntentStore, Intent, IntentState, IntentStore
 from oracle.chain.keys import LocalSigner
+from oracle.chain.observer import SILENT, ChainObserver
 from oracle.chain.revert import ErrorDecoder
 from oracle.chain.rpc import RpcPool
 from oracle.chain.settings import RpcSettings, TxSettings
@@ -57,9 +58,10 @@ async def manager_for(
     store: IntentStore | None = None,
     decoder: ErrorDecoder | None = None,
     rpc: RpcSettings = FAST_RPC,
+    observer: ChainObserver = SILENT,
     **tx: Any,
 ) -> AsyncIterator[TxManager]:
-    pool = RpcPool([urls] if isinstance(urls, str) else list(urls), rpc)
+    pool = RpcPool([urls] if isinstance(urls, str) else list(urls), rpc, observer=observer)
     await pool.start()
     manager = TxManager(
         pool,
@@ -67,6 +69,7 @@ async def manager_for(
         store if store is not None else InMemoryIntentStore(),
         FAST_TX.model_copy(update=tx),
         decoder=decoder,
+        observer=observer,
     )
     try:
         yield manager

@@ -38,7 +38,8 @@ GRAFANA_VALUES = {
     "instance": ".*",  # "All"
 }
 _VARIABLE = re.compile(r"\$\{(\w+)(?::\w+)?\}|\[\[(\w+)\]\]|\$(\w+)")
-_METRIC = re.compile(r"\b(oracle_[a-z0-9_]+)\b")
+# The daemon's own metrics, and the process' (`process_*`, `python_info`) on its registry.
+_METRIC = re.compile(r"\b((?:oracle|process|python)_[a-z0-9_]+)\b")
 
 
 def find_tool(name: str) -> str:

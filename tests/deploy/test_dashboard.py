@@ -36,6 +36,18 @@ REQUIRED_PANELS = {
     "Errors by stage": "oracle_errors_total",
     "Due to submitted latency": "oracle_due_to_submitted_seconds_bucket",
     "Replicas up": "up",
+    # The metrics operators of on-chain services look for first (issue 14).
+    "Signer balance": "oracle_signer_balance_wei",
+    "Pending transactions": "oracle_tx_pending",
+    "Oldest pending transaction age": "oracle_tx_oldest_pending_age_seconds",
+    "Transaction replacements": "oracle_tx_replacements_total",
+    "Oldest open review age": "oracle_review_oldest_open_age_seconds",
+    "RPC latency p50 / p95 by endpoint": "oracle_rpc_call_seconds_bucket",
+    "RPC error ratio by endpoint": "oracle_rpc_call_errors_total",
+    "Process CPU": "process_cpu_seconds_total",
+    "Process memory": "process_resident_memory_bytes",
+    "Open files": "process_open_fds",
+    "Build": "oracle_build_info",
 }
 
 

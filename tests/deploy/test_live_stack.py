@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 
+import oracle
 from oracle.core.lifecycle import MarketState
 from oracle.devchain import free_port
 from oracle.testing import consensus_document, result_dict
@@ -51,13 +53,17 @@ CONTESTED = "Was the election result contested in court?"
 UNDELIVERABLE = "Did the bridge open to traffic?"
 # Panels that may rightly be empty in this run: nothing failed in those stages, and replay
 # agents call no model and no tool (their queries still run against Prometheus here; the
-# LLM agents' metrics are checked end to end in tests/agents/test_llm.py).
+# LLM agents' metrics are checked end to end in tests/agents/test_llm.py). The venues are
+# HTTP ones, so no RPC node is called (the RPC metrics are checked on anvil in
+# tests/daemon/test_operations_metrics.py).
 MAY_BE_EMPTY = {
     "Errors by stage",
     "LLM spend per hour",
     "Model tokens per minute",
     "Research runs by result",
     "Tool calls by result",
+    "RPC latency p50 / p95 by endpoint",
+    "RPC error ratio by endpoint",
 }
 
 
@@ -396,6 +402,16 @@ def test_every_dashboard_query_succeeds_and_shows_the_run(stack: Stack) -> None:
     assert source_errors == {("broken", "poll"), ("venue", "malformed")}
     assert results["Review reasons"], "no review reason"
     assert by_label(results["Answers delivered"], "")[""] >= 1
+    # What operators look at first: the review queue's oldest item, the process, the build.
+    assert by_label(results["Oldest open review age"], "")[""] > 0
+    assert by_label(results["Pending transactions"], "") == {"": 0}  # no chain venue
+    assert min(float(r["value"][1]) for r in results["Process memory"]) > 0
+    assert min(float(r["value"][1]) for r in results["Open files"]) > 0
+    (build,) = [
+        r["metric"] for r in results["Build"] if r["metric"]["__name__"].startswith("oracle")
+    ]
+    assert (build["version"], build["commit"]) == (oracle.__version__, "unknown")
+    assert re.fullmatch(r"[0-9a-f]{12}", build["config_checksum"])
     assert [d["outcome"] for d in stack.venues.delivered] == ["YES", "YES"]
 
 

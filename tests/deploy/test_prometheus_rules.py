@@ -25,6 +25,10 @@ REQUIRED_ALERTS = {
     "OracleSubmissionsFailing",
     "OracleSourcePollErrors",
     "OracleAgentResearchSlow",  # research latency p95 high
+    "OracleSignerBalanceLow",  # below chain.signer.min_balance_wei
+    "OracleTransactionStuck",
+    "OracleReviewSlaMissed",
+    "OracleRpcErrorRatioHigh",  # per endpoint
 }
 SEVERITIES = {"critical", "warning", "info"}
 
