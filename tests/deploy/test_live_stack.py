@@ -479,6 +479,9 @@ def test_alerts_track_the_daemon(stack: Stack) -> None:
     assert ("OracleDaemonDown", "") not in active
     assert ("OracleDaemonAbsent", "") not in active
     assert ("OracleMarketsStalled", "") not in active
+    # The new operations alerts stay quiet: reviews are seconds old, no chain venue.
+    for quiet in ("OracleReviewSlaMissed", "OracleTransactionStuck", "OracleSignerBalanceLow"):
+        assert (quiet, "") not in active
 
 
 def test_probes_of_every_deployment_answer_on_the_real_daemon(stack: Stack) -> None:
