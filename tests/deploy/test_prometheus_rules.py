@@ -140,3 +140,17 @@ def test_alerts_about_a_market_carry_its_question_answers_and_links() -> None:
         assert "$externalLabels.oracle_proof_url" in annotations["proof_url"], rule["alert"]
         if rule["alert"] == "OracleReviewPending":
             assert "$externalLabels.oracle_review_url" in annotations["review_url"]
+
+
+def test_the_external_labels_the_alerts_link_with_are_documented() -> None:
+    """Each `$externalLabels.X` a rule reads is shown in prometheus.yml and deploy/README.md."""
+    used = set()
+    for rule in all_rules():
+        for value in rule.get("annotations", {}).values():
+            used |= set(re.findall(r"\$externalLabels\.(\w+)", value))
+    assert used == {"oracle_proof_url", "oracle_review_url"}
+    config = PROMETHEUS_CONFIG.read_text(encoding="utf-8")
+    readme = (RULES.parents[1] / "README.md").read_text(encoding="utf-8")
+    for label in used:
+        assert f"#   {label}: https://" in config, label
+        assert f"{label}: https://" in readme, label
