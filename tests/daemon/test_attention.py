@@ -7,8 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from oracle.app import assemble
+from oracle.core.lifecycle import MarketState
 from oracle.daemon.metrics import ATTENTION_LIMIT, LABEL_MAX, DaemonMetrics
+from oracle.daemon.ports import MarketRef, Resolution, ResolutionStatus
 from oracle.daemon.service import proof_directory
+from oracle.store.tables import MarketRow
 from tests.daemon.test_pipeline import (
     Venue,
     one_pass,
@@ -87,3 +90,52 @@ def test_the_series_are_bounded_and_their_labels_short() -> None:
 def test_the_proof_directory_is_where_the_daemon_writes_proofs() -> None:
     assert proof_directory("venue:contest") == "venue_contest"
     assert proof_directory("chain:0xAb/1") == "chain_0xAb_1"
+
+
+def test_a_disputed_answer_shows_the_answer_given_and_its_proof(
+    database_url: str, tmp_path: Path
+) -> None:
+    """The venue reports the delivered answer disputed: the watch job moves the market to
+    `disputed`, and housekeeping shows it until the arbiter settles."""
+    replays = recordings(tmp_path / "replays")
+    metrics = DaemonMetrics()
+
+    class Disputing:
+        """The venue's resolver, except that every answer it holds is disputed."""
+
+        def __init__(self, resolver: Any) -> None:
+            self.resolver = resolver
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.resolver, name)
+
+        async def state(self, market: MarketRef) -> Resolution:
+            return Resolution(ResolutionStatus.DISPUTED)
+
+    async def scenario() -> tuple[list[Any], MarketRow]:
+        async with serve(Venue(venue_markets()[:1])) as venue:
+            settings = settings_for(database_url, tmp_path, venue, replays)
+            assembly = assemble(settings, metrics=metrics, clock=lambda: 1_000.0)
+            daemon = assembly.daemon
+            try:
+                daemon.resolvers["venue"] = Disputing(daemon.resolvers["venue"])  # type: ignore[assignment]
+                await daemon.run_once()
+                return attention(metrics), daemon.store.get_market("venue:agree")
+            finally:
+                await assembly.close()
+
+    shown, row = run(scenario)
+    assert row.state == MarketState.DISPUTED
+    [(labels, since)] = shown
+    assert since == row.state_changed_at
+    assert labels == {
+        "market": "venue:agree",
+        "venue": "venue",
+        "reason": "disputed",
+        "question": "Did A happen?",
+        "answer": "YES",
+        "answers": "YES: alpha, beta; NO: gamma",
+        "review": "",
+        "proof": f"venue_agree/{row.proof_checksum}",
+    }
+    assert (tmp_path / "proofs" / f"{labels['proof']}.json").is_file()
