@@ -3,12 +3,14 @@ The research agents' metrics (`agents`: runs, tokens, cost, tool calls) are on i
 one `/metrics` serves everything a panel or an alert reads.
 
 Naming follows Prometheus practice: `oracle_` prefix, base units (seconds), `_total` on
-counters, and no market ids as labels (they would grow without bound).
+counters, and no market ids as labels (they would grow without bound), except in
+`oracle_market_attention_timestamp_seconds`: one series per market awaiting a person, at
+most ATTENTION_LIMIT, so that an alert can name the market and link its proof.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -21,6 +23,10 @@ ERROR_STAGES = ("process", "watch", "settle", "poll", "promote", "dispatch", "ho
 HANDOVER_CODES = ("retries_exhausted", "still_undecidable")
 JOBS = ("poll", "promote", "dispatch", "watch", "housekeep")
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
+# The labels of `oracle_market_attention_timestamp_seconds`, and how many series it keeps.
+ATTENTION_LABELS = ("market", "venue", "reason", "question", "answer", "answers", "review", "proof")
+ATTENTION_LIMIT = 200
+LABEL_MAX = 200  # characters of a question or a list of answers in a label
 PIPELINE_BUCKETS = (0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200)
 
 
@@ -115,6 +121,25 @@ class DaemonMetrics:
             registry=r,
         )
 
+        # One series per market awaiting a person (an open review item, or a disputed
+        # answer), valued at when it began to wait: alerts can then name the market, its
+        # question and the answers at stake, and link its proof and its review item.
+        # Bounded by what awaits people (at most ATTENTION_LIMIT series): a decided or
+        # settled market's series disappears at the next housekeeping.
+        self.attention = Gauge(
+            "oracle_market_attention_timestamp_seconds",
+            "Since when (Unix time) a market awaits a person, by reason (review, disputed).",
+            list(ATTENTION_LABELS),
+            registry=r,
+        )
+
+    def show_attention(self, items: Iterable[Mapping[str, str | float]]) -> None:
+        """Replace the attention series with `items` (labels and `since`), oldest first."""
+        self.attention.clear()
+        for item in sorted(items, key=lambda i: float(i["since"]))[:ATTENTION_LIMIT]:
+            labels = {name: _label(item.get(name, "")) for name in ATTENTION_LABELS}
+            self.attention.labels(**labels).set(float(item["since"]))
+
     def prime(self, agents: Iterable[str], sources: Iterable[str]) -> None:
         """Create every known label combination at zero, so the first event shows in rate()."""
         for agent in agents:
@@ -141,3 +166,9 @@ class DaemonMetrics:
     def watch_health(self, name: str, health: Callable[[], str | None]) -> None:
         """`oracle_source_up{source=name}`, read from `health()` at every scrape."""
         self.source_up.labels(name).set_function(lambda: 0.0 if health() else 1.0)
+
+
+def _label(value: object) -> str:
+    """A label value: one line, at most LABEL_MAX characters."""
+    text = " ".join(str(value).split())
+    return text if len(text) <= LABEL_MAX else text[: LABEL_MAX - 1] + "\u2026"
