@@ -16,6 +16,7 @@ from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager, TxRequest
 from oracle.chain.uma import (
     MAX_UINT256,
+    MOCK_ORACLE_ANCILLARY,
     OPTIMISTIC_ORACLE_V2,
     PROPOSE_PREFIX,
     TESTNET_ERC20,
@@ -364,6 +365,59 @@ def test_a_restart_checks_recorded_proposals_before_sending_them(
             assert (await oracle.get_request(open_)).proposer == OURS
         calls = [r for r in sender_txs(anvil, OURS) if r["to"].lower() != OURS.lower()]
         assert len(calls) == 2  # the approve and one proposal (and a nonce-gap filler)
+        assert reverted(anvil) == []
+
+    asyncio.run(run())
+
+
+def test_a_disputed_request_resolved_by_the_vote_is_settled(anvil_factory: AnvilFactory) -> None:
+    """Someone else's wrong proposal, disputed; UMA's mock vote returns Yes: RESOLVED, then
+    `settle` makes it SETTLED at the vote's price (the stack's Oracle entry is wired)."""
+    anvil = anvil_factory()
+    disputer = DEV_ADDRESSES[0]
+
+    async def run() -> None:
+        stack = await setup(
+            anvil, fund={REQUESTER: 10 * REWARD, OTHER: 10 * BOND, disputer: 10 * BOND}
+        )
+        async with manager_for(anvil.url, key=DEV_KEYS[1]) as requester:
+            request = await ask(requester, stack, "Will the vote say Yes?")
+        async with manager_for(anvil.url, key=DEV_KEYS[3]) as other:
+            theirs = UmaProposer(other, OptimisticOracleV2(other.pool, stack.optimistic_oracle))
+            await theirs.propose(request, 0)
+        oo = stack.optimistic_oracle
+        async with manager_for(anvil.url) as manager:
+            oracle = OptimisticOracleV2(manager.pool, oo)
+            await call(
+                manager, "approve", TESTNET_ERC20, stack.currency, "approve", oo, MAX_UINT256
+            )
+            await call(manager, "dispute", OPTIMISTIC_ORACLE_V2, oo, "disputePrice", *request.args)
+            view = await oracle.get_request(request)
+            assert view.state == RequestState.DISPUTED
+            assert view.disputer == disputer
+            # The vote: the mock oracle gets the request as OOv2 stamped it.
+            stamped = await oracle.read("stampAncillaryData", request.ancillary_data, REQUESTER)
+            assert bytes(stamped).endswith(f",ooRequester:{REQUESTER[2:].lower()}".encode())
+            vote_time = view.expiration_time - LIVENESS  # event-based: the proposal's time
+            await call(
+                manager,
+                "vote",
+                MOCK_ORACLE_ANCILLARY,
+                stack.mock_oracle,
+                "pushPrice",
+                request.identifier,
+                vote_time,
+                bytes(stamped),
+                PRICE_SCALE,
+            )
+            assert await oracle.get_state(request) == RequestState.RESOLVED
+            settled = await UmaProposer(manager, oracle).settle(request)
+            assert settled is not None
+            assert settled.state == IntentState.CONFIRMED
+            view = await oracle.get_request(request)
+            assert view.state == RequestState.SETTLED
+            assert view.resolved_price == PRICE_SCALE
+            assert view.proposed_price == 0
         assert reverted(anvil) == []
 
     asyncio.run(run())
