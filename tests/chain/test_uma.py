@@ -307,6 +307,12 @@ def test_the_ancillary_data_round_trips_through_the_event(anvil_factory: AnvilFa
             )
             (found,) = await everyone.poll()
             assert found.key == request
+            # The request id derived here is the contract's key of its `requests` mapping.
+            oracle = OptimisticOracleV2(requester.pool, stack.optimistic_oracle)
+            stored = await oracle.read("requests", found.key.request_id)
+            assert stored[2].lower() == stack.currency.lower()  # currency: set, so found
+            unknown = await oracle.read("requests", b"\x01" * 32)
+            assert int(unknown[2], 16) == 0
             assert parse_ancillary(found.key.ancillary_data).title == "Café ☕ — will it open?"
 
     asyncio.run(run())
