@@ -17,16 +17,22 @@ if [ -f contracts/package-lock.json ]; then
   fi
   export PATH="$PWD/contracts/node_modules/.bin:$PATH"
 fi
-# Prometheus' server and promtool, for tests/deploy (Debian's package), only when missing.
-# Without apt (or root) this warns instead of failing, and those tests skip saying why.
-if ! command -v promtool >/dev/null 2>&1; then
-  apt_get=(env DEBIAN_FRONTEND=noninteractive apt-get)
-  if [ "$(id -u)" -ne 0 ]; then apt_get=(sudo -n "${apt_get[@]}"); fi
+# Prometheus (prometheus, promtool) and Alertmanager (alertmanager, amtool), for tests/deploy:
+# Debian's packages, each only when its tool is missing. Without apt (or root) this warns
+# instead of failing, and those tests skip saying why.
+apt_get=(env DEBIAN_FRONTEND=noninteractive apt-get)
+if [ "$(id -u)" -ne 0 ]; then apt_get=(sudo -n "${apt_get[@]}"); fi
+apt_updated=
+install_debian_package() {  # install_debian_package PACKAGE TOOL WHAT
+  if command -v "$2" >/dev/null 2>&1; then return 0; fi
   if command -v apt-get >/dev/null 2>&1 \
-    && "${apt_get[@]}" update -qq >/dev/null 2>&1 \
-    && "${apt_get[@]}" install -y -qq --no-install-recommends prometheus >/dev/null 2>&1; then
-    echo "installed Debian's prometheus package (promtool, prometheus) for tests/deploy"
+    && { [ -n "$apt_updated" ] || "${apt_get[@]}" update -qq >/dev/null 2>&1; } \
+    && apt_updated=1 \
+    && "${apt_get[@]}" install -y -qq --no-install-recommends "$1" >/dev/null 2>&1; then
+    echo "installed Debian's $1 package ($3) for tests/deploy"
   else
-    echo "warning: could not install Debian's prometheus package; tests/deploy will skip" >&2
+    echo "warning: could not install Debian's $1 package; tests/deploy that need $2 will skip" >&2
   fi
-fi
+}
+install_debian_package prometheus promtool "promtool, prometheus"
+install_debian_package prometheus-alertmanager amtool "alertmanager, amtool"

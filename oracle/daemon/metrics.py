@@ -3,9 +3,11 @@ The research agents' metrics (`agents`: runs, tokens, cost, tool calls) are on i
 one `/metrics` serves everything a panel or an alert reads.
 
 Naming follows Prometheus practice: `oracle_` prefix, base units (seconds, wei), `_total`
-on counters, and no market ids as labels (they would grow without bound). Labels never
-carry a secret: RPC endpoints are their redacted URLs, signers their public addresses,
-and the configuration shows only as a checksum of its masked form.
+on counters, and no market ids as labels (they would grow without bound), except in
+`oracle_market_attention_timestamp_seconds`: one series per market awaiting a person, at
+most ATTENTION_LIMIT, so that an alert can name the market and link its proof. Labels
+never carry a secret: RPC endpoints are their redacted URLs, signers their public
+addresses, and the configuration shows only as a checksum of its masked form.
 
 The process's own metrics (`process_*`: CPU, memory, open files; `python_info`) are on the
 registry too, and `oracle_build_info` says which version, commit and configuration run.
@@ -16,7 +18,7 @@ registry too, and `oracle_build_info` says which version, commit and configurati
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from prometheus_client import (
     CollectorRegistry,
@@ -37,6 +39,10 @@ HANDOVER_CODES = ("retries_exhausted", "still_undecidable")
 JOBS = ("poll", "promote", "dispatch", "watch", "housekeep")
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 RPC_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+# The labels of `oracle_market_attention_timestamp_seconds`, and how many series it keeps.
+ATTENTION_LABELS = ("market", "venue", "reason", "question", "answer", "answers", "review", "proof")
+ATTENTION_LIMIT = 200
+LABEL_MAX = 200  # characters of a question or a list of answers in a label
 PIPELINE_BUCKETS = (0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200)
 
 
@@ -188,6 +194,25 @@ class DaemonMetrics:
         ProcessCollector(registry=r)
         PlatformCollector(registry=r)
 
+        # One series per market awaiting a person (an open review item, or a disputed
+        # answer), valued at when it began to wait: alerts can then name the market, its
+        # question and the answers at stake, and link its proof and its review item.
+        # Bounded by what awaits people (at most ATTENTION_LIMIT series): a decided or
+        # settled market's series disappears at the next housekeeping.
+        self.attention = Gauge(
+            "oracle_market_attention_timestamp_seconds",
+            "Since when (Unix time) a market awaits a person, by reason (review, disputed).",
+            list(ATTENTION_LABELS),
+            registry=r,
+        )
+
+    def show_attention(self, items: Iterable[Mapping[str, str | float]]) -> None:
+        """Replace the attention series with `items` (labels and `since`), oldest first."""
+        self.attention.clear()
+        for item in sorted(items, key=lambda i: float(i["since"]))[:ATTENTION_LIMIT]:
+            labels = {name: _label(item.get(name, "")) for name in ATTENTION_LABELS}
+            self.attention.labels(**labels).set(float(item["since"]))
+
     def prime(self, agents: Iterable[str], sources: Iterable[str]) -> None:
         """Create every known label combination at zero, so the first event shows in rate()."""
         for agent in agents:
@@ -229,3 +254,9 @@ class DaemonMetrics:
 
     def tx_replaced(self) -> None:
         self.tx_replacements.inc()
+
+
+def _label(value: object) -> str:
+    """A label value: one line, at most LABEL_MAX characters."""
+    text = " ".join(str(value).split())
+    return text if len(text) <= LABEL_MAX else text[: LABEL_MAX - 1] + "\u2026"

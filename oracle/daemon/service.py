@@ -579,7 +579,7 @@ class Daemon:
         return await self._apply(market_id, event, reason, updates, leased=True)
 
     def _write_proof(self, market_id: str, proof: dict[str, Any]) -> None:
-        directory = self.settings.proofs_dir / re.sub(r"[^A-Za-z0-9_.-]", "_", market_id)
+        directory = self.settings.proofs_dir / proof_directory(market_id)
         directory.mkdir(parents=True, exist_ok=True)
         base = directory / proof["checksum"]
         _write_atomically(base.with_suffix(".json"), _json(proof))
@@ -678,6 +678,7 @@ class Daemon:
         metrics.tx_pending.set(pending)
         age = now - oldest_intent if oldest_intent is not None else 0.0
         metrics.tx_oldest_pending_age.set(max(age, 0.0))
+        metrics.show_attention(await self._db(self._awaiting_people))
         await self._read_balances()
 
     async def _read_balances(self) -> None:
@@ -699,6 +700,36 @@ class Daemon:
                 continue
             if balance is not None:
                 self.metrics.signer_balance.labels(venue.name, balance.signer).set(balance.wei)
+
+    def _awaiting_people(self) -> list[dict[str, str | float]]:
+        """Each market a person must act on, with what an alert about it shows: open review
+        items (since they opened) and disputed answers (since the dispute was seen)."""
+        items = []
+        for review in self.store.reviews("open"):
+            row = self.store.get_market(review.market_id)
+            consensus = (
+                self.store.consensus(review.consensus_id)
+                if review.consensus_id is not None
+                else self.store.latest_consensus(row.id)
+            )
+            proof = consensus.proof if consensus is not None else {}
+            answer = proof.get("verdict", {}).get("leading_outcome") or (
+                consensus.outcome if consensus is not None else ""
+            )
+            items.append(
+                _attention(
+                    row, "review", review.created_at, proof=proof, answer=answer, review=review.id
+                )
+            )
+        for row in self.store.markets([S.DISPUTED]):
+            consensus = self.store.latest_consensus(row.id)
+            proof = consensus.proof if consensus is not None else {}
+            items.append(
+                _attention(
+                    row, "disputed", row.state_changed_at, proof=proof, answer=row.decided_outcome
+                )
+            )
+        return items
 
     # -- one pass --------------------------------------------------------------------------
 
@@ -743,3 +774,41 @@ def _write_atomically(path: Path, text: str) -> None:
     temporary = path.with_suffix(path.suffix + ".tmp")
     temporary.write_text(text, encoding="utf-8")
     os.replace(temporary, path)
+
+
+def proof_directory(market_id: str) -> str:
+    """The directory, under `daemon.proofs_dir`, of a market's proofs (`<checksum>.json`
+    and `.md`): its id with anything but letters, digits, `_`, `.` and `-` as `_`."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", market_id)
+
+
+def _attention(
+    row: MarketRow,
+    reason: str,
+    since: float,
+    *,
+    proof: Mapping[str, Any],
+    answer: str | None,
+    review: int | None = None,
+) -> dict[str, str | float]:
+    """What `oracle_market_attention_timestamp_seconds` shows of a market awaiting a person.
+
+    `answers`: the agents' answers at stake, grouped by outcome ("YES: alpha, gamma;
+    NO: beta"); `proof`: the proof's path under the proofs directory, without extension.
+    """
+    votes = proof.get("votes") or proof.get("consensus", {}).get("votes") or []
+    by_outcome: dict[str, list[str]] = {}
+    for vote in votes:
+        by_outcome.setdefault(str(vote.get("outcome")), []).append(str(vote.get("agent_id")))
+    checksum = row.proof_checksum if reason == "disputed" else proof.get("checksum")
+    return {
+        "market": row.id,
+        "venue": row.source,
+        "reason": reason,
+        "question": row.question,
+        "answer": answer or "",
+        "answers": "; ".join(f"{o}: {', '.join(a)}" for o, a in by_outcome.items()),
+        "review": "" if review is None else str(review),
+        "proof": f"{proof_directory(row.id)}/{checksum}" if checksum else "",
+        "since": since,
+    }

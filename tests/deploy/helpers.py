@@ -22,10 +22,13 @@ DEPLOY = REPO / "deploy"
 RULES = DEPLOY / "prometheus" / "rules.yml"
 RULES_TEST = DEPLOY / "prometheus" / "rules.test.yml"
 PROMETHEUS_CONFIG = DEPLOY / "prometheus" / "prometheus.yml"
+ALERTMANAGER_CONFIG = DEPLOY / "alertmanager" / "alertmanager.yml"
+ALERTMANAGER_TEMPLATES = DEPLOY / "alertmanager" / "templates"
 DASHBOARD = DEPLOY / "grafana" / "dashboards" / "oracle.json"
 DEPLOY_CONFIG = DEPLOY / "config.yaml"
 
-# Where Debian's `prometheus` package puts its programs, should PATH lack them.
+# Where Debian's `prometheus` and `prometheus-alertmanager` packages put their programs,
+# should PATH lack them.
 _TOOL_DIRS = ("/usr/bin", "/usr/local/bin", "/bin")
 
 # What Grafana would put in place of its variables when the tests run the queries.
@@ -42,8 +45,9 @@ _VARIABLE = re.compile(r"\$\{(\w+)(?::\w+)?\}|\[\[(\w+)\]\]|\$(\w+)")
 _METRIC = re.compile(r"\b((?:oracle|process|python)_[a-z0-9_]+)\b")
 
 
-def find_tool(name: str) -> str:
-    """The path of a Prometheus program, or skip the test saying how to get it."""
+def find_tool(name: str, package: str = "prometheus") -> str:
+    """The path of a Prometheus (or, with `package`, Alertmanager) program, or skip the
+    test saying how to get it."""
     found = shutil.which(name)
     if found is None:
         for directory in _TOOL_DIRS:
@@ -51,7 +55,7 @@ def find_tool(name: str) -> str:
             if candidate.is_file():
                 return str(candidate)
         pytest.skip(
-            f"`{name}` not found on PATH: install Debian's prometheus package "
+            f"`{name}` not found on PATH: install Debian's {package} package "
             "(scripts/setup.sh does, when apt-get is available)"
         )
     return found

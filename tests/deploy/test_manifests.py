@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,14 @@ import yaml
 from oracle.config import Settings, load_settings
 from oracle.daemon.runner import build_web_app
 from oracle.daemon.settings import DaemonSettings, MetricsSettings
-from tests.deploy.helpers import DEPLOY, DEPLOY_CONFIG, PROMETHEUS_CONFIG, REPO
+from tests.deploy.helpers import (
+    ALERTMANAGER_CONFIG,
+    ALERTMANAGER_TEMPLATES,
+    DEPLOY,
+    DEPLOY_CONFIG,
+    PROMETHEUS_CONFIG,
+    REPO,
+)
 
 K8S = DEPLOY / "kubernetes"
 SECRET_WORDS = re.compile(r"PASSWORD|SECRET|TOKEN|PRIVATE|DATABASE__URL|API_KEY", re.IGNORECASE)
@@ -340,6 +348,105 @@ def test_systemd_analyze_accepts_the_unit(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "Unknown key" not in run.stderr, run.stderr
+
+
+# -- Alertmanager --------------------------------------------------------------------------
+
+
+def alertmanager_config() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(ALERTMANAGER_CONFIG.read_text(encoding="utf-8"))
+    return data
+
+
+def secret_files() -> set[str]:
+    """The files alertmanager.yml reads its receivers' secrets from."""
+    files = set()
+    for receiver in alertmanager_config()["receivers"]:
+        for kind, key in (
+            ("slack_configs", "api_url_file"),
+            ("pagerduty_configs", "routing_key_file"),
+        ):
+            files |= {c[key] for c in receiver.get(kind, [])}
+    return files
+
+
+def templates() -> list[Path]:
+    return sorted(ALERTMANAGER_TEMPLATES.glob("*.tmpl"))
+
+
+def alertmanager_pod() -> tuple[dict[str, Any], dict[str, Any]]:
+    pod: dict[str, Any] = k8s_documents()["Deployment/alertmanager"]["spec"]["template"]["spec"]
+    (c,) = pod["containers"]
+    return pod, c
+
+
+def flags(args: list[str]) -> dict[str, str]:
+    return dict(arg.split("=", 1) for arg in args)
+
+
+def test_the_alertmanager_configmap_is_deploy_alertmanager_verbatim() -> None:
+    data = k8s_documents()["ConfigMap/alertmanager-config"]["data"]
+    assert set(data) == {"alertmanager.yml", *(t.name for t in templates())}
+    assert data["alertmanager.yml"] == ALERTMANAGER_CONFIG.read_text(encoding="utf-8")
+    for template in templates():
+        assert data[template.name] == template.read_text(encoding="utf-8"), template.name
+
+
+def test_the_alertmanager_pod_finds_its_config_templates_and_secret_files() -> None:
+    pod, c = alertmanager_pod()
+    args = flags(c["args"])
+    assert args["--cluster.listen-address"] == ""  # one instance, no gossip
+    assert k8s_documents()["Deployment/alertmanager"]["spec"]["replicas"] == 1
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    files: dict[str, str] = {}  # path in the container -> the ConfigMap's or Secret's key
+    for mount in c["volumeMounts"]:
+        volume = volumes[mount["name"]]
+        source = volume.get("configMap") or volume.get("secret") or {}
+        for item in source.get("items", []):
+            files[f"{mount['mountPath']}/{item['path']}"] = item["key"]
+    config_file = args["--config.file"]
+    assert files[config_file] == "alertmanager.yml"
+    directory = str(Path(config_file).parent)
+    (pattern,) = alertmanager_config()["templates"]
+    for template in templates():
+        placed = [path for path, key in files.items() if key == template.name]
+        assert len(placed) == 1, template
+        assert fnmatch(placed[0], f"{directory}/{pattern}"), template
+    secret_volumes = [v for v in pod["volumes"] if "secret" in v]
+    assert {v["secret"]["secretName"] for v in secret_volumes} == {"alertmanager-secrets"}
+    assert secret_files() <= set(files), sorted(secret_files() - set(files))
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert c["securityContext"]["readOnlyRootFilesystem"] is True
+    assert any(m["mountPath"] == args["--storage.path"] for m in c["volumeMounts"])
+    named_ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+    assert named_ports == {"http": 9093}
+    assert c["livenessProbe"]["httpGet"]["path"] == "/-/healthy"
+    assert c["readinessProbe"]["httpGet"]["path"] == "/-/ready"
+    service = k8s_documents()["Service/alertmanager"]["spec"]
+    labels = k8s_documents()["Deployment/alertmanager"]["spec"]["template"]["metadata"]["labels"]
+    assert service["selector"].items() <= labels.items()
+    assert [(p["port"], p["targetPort"]) for p in service["ports"]] == [(9093, "http")]
+
+
+def test_compose_and_prometheus_send_alerts_to_alertmanager_with_secrets_from_files() -> None:
+    services = compose()["services"]
+    manager = services["alertmanager"]
+    assert "alertmanager" in services["prometheus"]["depends_on"]
+    prometheus = yaml.safe_load(PROMETHEUS_CONFIG.read_text(encoding="utf-8"))
+    (alertmanagers,) = prometheus["alerting"]["alertmanagers"]
+    (targets,) = [c["targets"] for c in alertmanagers["static_configs"]]
+    assert targets == ["alertmanager:9093"]
+    args = flags([a for a in manager["command"] if "=" in a])
+    assert args["--cluster.listen-address"] == ""
+    mounts = dict(v.split(":")[:2][::-1] for v in manager["volumes"])
+    config_dir = str(Path(args["--config.file"]).parent)
+    assert (DEPLOY / mounts[config_dir]).resolve() == ALERTMANAGER_CONFIG.parent
+    assert {f"/run/secrets/{name}" for name in manager["secrets"]} == secret_files()
+    assert set(manager["secrets"]) <= set(compose()["secrets"])
+    (k8s_container,) = k8s_documents()["Deployment/alertmanager"]["spec"]["template"]["spec"][
+        "containers"
+    ]
+    assert manager["image"] == k8s_container["image"]
 
 
 # -- Dockerfile ----------------------------------------------------------------------------

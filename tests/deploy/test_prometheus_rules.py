@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from typing import Any
 
 import yaml
 
@@ -25,11 +26,15 @@ REQUIRED_ALERTS = {
     "OracleSubmissionsFailing",
     "OracleSourcePollErrors",
     "OracleAgentResearchSlow",  # research latency p95 high
+    "OracleReviewPending",  # a market awaits a person (per market, with links)
+    "OracleMarketDisputed",  # an answer is disputed (per market, with links)
     "OracleSignerBalanceLow",  # below chain.signer.min_balance_wei
     "OracleTransactionStuck",
     "OracleReviewSlaMissed",
     "OracleRpcErrorRatioHigh",  # per endpoint
 }
+# Alerts about one market: they carry what a person needs to act (deploy/alertmanager).
+MARKET_LABELS = {"market", "venue", "question", "answer", "answers", "proof"}
 SEVERITIES = {"critical", "warning", "info"}
 
 
@@ -99,3 +104,57 @@ def test_rules_use_only_metrics_the_daemon_exposes() -> None:
     for rule in all_rules():
         unknown = metric_names_in(rule["expr"]) - exposed
         assert not unknown, f"{rule.get('record') or rule.get('alert')}: {sorted(unknown)}"
+
+
+def rule_tests() -> list[dict[str, Any]]:
+    tests: list[dict[str, Any]] = yaml.safe_load(RULES_TEST.read_text(encoding="utf-8"))["tests"]
+    return tests
+
+
+def test_every_rule_is_unit_tested() -> None:
+    """Each alert of rules.yml is shown firing in rules.test.yml, and each recording rule
+    is evaluated there with an expected result."""
+    fired = {
+        case["alertname"]
+        for test in rule_tests()
+        for case in test.get("alert_rule_test", [])
+        if case["exp_alerts"]
+    }
+    evaluated = {
+        record
+        for test in rule_tests()
+        for case in test.get("promql_expr_test", [])
+        if case["exp_samples"]
+        for record in re.findall(r"oracle:[a-z0-9_]+:[a-z0-9_]+", case["expr"])
+    }
+    alerts = {rule["alert"] for rule in all_rules() if "alert" in rule}
+    records = {rule["record"] for rule in all_rules() if "record" in rule}
+    assert not alerts - fired, f"alerts never shown firing: {sorted(alerts - fired)}"
+    assert not records - evaluated, f"records never evaluated: {sorted(records - evaluated)}"
+
+
+def test_alerts_about_a_market_carry_its_question_answers_and_links() -> None:
+    for rule in all_rules():
+        if "oracle_market_attention_timestamp_seconds" not in rule.get("expr", ""):
+            continue
+        grouping = re.search(r"max by \(([^)]*)\)", rule["expr"])
+        assert grouping, rule["alert"]
+        assert {label.strip() for label in grouping.group(1).split(",")} >= MARKET_LABELS
+        annotations = rule["annotations"]
+        assert "$externalLabels.oracle_proof_url" in annotations["proof_url"], rule["alert"]
+        if rule["alert"] == "OracleReviewPending":
+            assert "$externalLabels.oracle_review_url" in annotations["review_url"]
+
+
+def test_the_external_labels_the_alerts_link_with_are_documented() -> None:
+    """Each `$externalLabels.X` a rule reads is shown in prometheus.yml and deploy/README.md."""
+    used = set()
+    for rule in all_rules():
+        for value in rule.get("annotations", {}).values():
+            used |= set(re.findall(r"\$externalLabels\.(\w+)", value))
+    assert used == {"oracle_proof_url", "oracle_review_url"}
+    config = PROMETHEUS_CONFIG.read_text(encoding="utf-8")
+    readme = (RULES.parents[1] / "README.md").read_text(encoding="utf-8")
+    for label in used:
+        assert f"#   {label}: https://" in config, label
+        assert f"{label}: https://" in readme, label

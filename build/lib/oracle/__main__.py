@@ -1,0 +1,3 @@
+from oracle.entry import main
+
+main()

@@ -1,0 +1,1 @@
+"""LLM providers behind one small interface, through their official SDKs."""

@@ -1,0 +1,86 @@
+"""The `replay` agent kind: answers from recorded agent results on disk.
+
+A recording is a consensus input document (`{"market": ..., "results": [...],
+"failures": [...]}`, the format `oracle consensus` reads), one per file, in `directory`.
+A market is matched by its id, else by its question text (case and spacing ignored).
+The agent answers with the recorded result whose `agent_id` is its `replay_as` (default:
+its own name); a recorded failure for that agent is replayed as a failure. Used for the
+demo, for tests, and for backtests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+
+from oracle.core.inputs import parse_consensus_input
+from oracle.core.models import AgentResult, ConsensusInput, Market
+from oracle.errors import AgentError, InputError, JsonError
+from oracle.safe_json import loads
+
+
+def question_key(question: str) -> str:
+    return " ".join(question.lower().split())
+
+
+class ReplayAgent:
+    kind = "replay"
+
+    def __init__(
+        self,
+        name: str,
+        directory: Path,
+        *,
+        replay_as: str | None = None,
+        latency_seconds: float = 0.0,
+        latency_jitter_seconds: float = 0.0,
+        provider: str | None = None,
+        model_family: str | None = None,
+    ) -> None:
+        self.name = name
+        self.provider = provider
+        self.model_family = model_family
+        self._replay_as = replay_as or name
+        self._latency = latency_seconds
+        self._jitter = latency_jitter_seconds
+        self._random = random.Random(name)
+        self._by_id: dict[str, ConsensusInput] = {}
+        self._by_question: dict[str, ConsensusInput] = {}
+        self._load(directory)
+
+    def _load(self, directory: Path) -> None:
+        if not directory.is_dir():
+            raise AgentError(f"replay agent {self.name}: {directory} is not a directory")
+        for path in sorted(directory.glob("*.json")):
+            try:
+                recording = parse_consensus_input(loads(path.read_bytes()))
+            except (InputError, JsonError, OSError) as error:
+                raise AgentError(f"replay agent {self.name}: {path.name}: {error}") from None
+            self._by_id[recording.market.id] = recording
+            self._by_question[question_key(recording.market.question)] = recording
+
+    async def research(self, market: Market) -> AgentResult:
+        if self._latency or self._jitter:
+            await asyncio.sleep(self._latency + self._random.uniform(0, self._jitter))
+        recording = self._by_id.get(market.id) or self._by_question.get(
+            question_key(market.question)
+        )
+        if recording is None:
+            raise AgentError(f"no recording for market {market.id!r}")
+        for failure in recording.failures:
+            if failure.agent_id == self._replay_as:
+                raise AgentError(failure.error)
+        for result in recording.results:
+            if result.agent_id == self._replay_as:
+                return result.model_copy(
+                    update={
+                        "agent_id": self.name,
+                        "provider": self.provider or result.provider,
+                        "model_family": self.model_family or result.model_family,
+                    }
+                )
+        raise AgentError(f"the recording for {market.id!r} has no answer from {self._replay_as}")
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,408 @@
+"""The composition root: the one place that turns settings into objects.
+
+Everything else receives what it works with: the store, the research agents with their
+model APIs, search providers, page readers and classifiers, the venues with their chain
+objects (RPC pool, signer, transaction manager, contract, submitter, scanner), the
+metrics registry. Heavy libraries are imported here only when a command needs them, and
+the rest of the package imports nothing from this module.
+
+`assemble` and `Daemon.start` are the daemon's set-up checks: everything that can be
+found wrong before a job runs is, and each problem is a `SetupError` naming the setting to
+fix. In order, nothing created before what it depends on proved usable:
+
+1. the agents build (an agent's key, its recordings);
+2. `daemon.proofs_dir` can be created and written;
+3. the database (`database.url`) answers, is migrated to the current schema (the daemon
+   applies pending migrations itself), and takes writes;
+4. `Daemon.start` starts every venue: a chain source reaches its deployment on the
+   expected chain, with code at its addresses, and its signer unlocks (`ChainWiring`).
+
+The metrics port is bound by `oracle.daemon.runner.listen`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from aiohttp.abc import AbstractResolver
+
+from oracle.agents.base import PrivateSession, ResearchAgent
+from oracle.agents.classify import SourceClassifier
+from oracle.agents.data import DataAgent
+from oracle.agents.llm import LlmAgent
+from oracle.agents.metrics import AgentMetrics
+from oracle.agents.pages import PageReader
+from oracle.agents.providers.base import ChatModel
+from oracle.agents.replay import ReplayAgent
+from oracle.agents.search.base import SearchProvider, SessionFactory
+from oracle.agents.search.feeds import FeedSearch
+from oracle.agents.search.providers import BraveSearch, GdeltSearch, SearxngSearch, TavilySearch
+from oracle.agents.settings import (
+    AgentConfig,
+    BraveConfig,
+    DataAgentConfig,
+    FeedsConfig,
+    GdeltConfig,
+    LlmAgentConfig,
+    SearchConfig,
+    SearxngConfig,
+    TavilyConfig,
+)
+from oracle.agents.tools import ResearchTools
+from oracle.chain.connect import DEPLOYMENT_FILE, connect
+from oracle.chain.contracts import ADAPTER, ORACLE, AgentOracle, Deployment, error_decoder
+from oracle.chain.intents import InMemoryIntentStore, IntentStore
+from oracle.chain.keys import Signer, signer_from_settings
+from oracle.chain.market import MarketSource as QuestionScanner
+from oracle.chain.rpc import RpcPool
+from oracle.chain.settings import ChainSettings
+from oracle.chain.submitter import ProposalSubmitter
+from oracle.chain.txmanager import TxManager
+from oracle.config import Settings
+from oracle.daemon.chain_venue import ChainParts, ChainVenue
+from oracle.daemon.http_venue import HttpMarketSource, WebhookResolver
+from oracle.daemon.metrics import DaemonMetrics
+from oracle.daemon.ports import MarketSource, Monitored, Resolver
+from oracle.daemon.research import AgentPool
+from oracle.daemon.service import Daemon, Judgement
+from oracle.daemon.settings import ChainSourceConfig
+from oracle.errors import ConfigError, OracleError, SetupError
+from oracle.files import make_directory
+from oracle.store.checkpoints import DatabaseCheckpointStore
+from oracle.store.database import open_database
+from oracle.store.intents import DatabaseIntentStore
+from oracle.store.repository import Store
+
+# -- the store ---------------------------------------------------------------------------
+
+
+def open_store(settings: Settings) -> Store:
+    """The daemon's store for `database.url`: created and migrated to the newest schema
+    when needed (SetupError when it cannot be used)."""
+    return Store(open_database(settings.database.url, create=True))
+
+
+# -- research agents ---------------------------------------------------------------------
+
+
+def build_agent(
+    config: AgentConfig,
+    metrics: AgentMetrics,
+    *,
+    where: str | None = None,
+    model: ChatModel | None = None,
+    resolver: AbstractResolver | None = None,
+    clock: Callable[[], float] = time.time,
+) -> ResearchAgent:
+    """A fresh, isolated agent for `config`, with its own HTTP session and caches.
+
+    `model` and `resolver` replace the model API and the page reader's DNS resolver (tests
+    point them at local servers); `where` names the agent in configuration errors.
+    """
+    where = where or f"agents[{config.name}]"
+    if isinstance(config, LlmAgentConfig):
+        session = PrivateSession()
+        tools = ResearchTools(
+            agent=config.name,
+            search=[
+                build_search_provider(item, session, f"{where}.search[{index}]")
+                for index, item in enumerate(config.search)
+            ],
+            pages=PageReader(config.pages, resolver),
+            classifier=SourceClassifier(config.classification),
+            metrics=metrics,
+            max_tool_calls=config.budget.max_tool_calls,
+            max_results_per_search=config.max_results_per_search,
+            read_chars=config.read_chars,
+        )
+        return LlmAgent(
+            config,
+            model=model or build_model(config, where),
+            tools=tools,
+            session=session,
+            metrics=metrics,
+            clock=clock,
+        )
+    if isinstance(config, DataAgentConfig):
+        keys = {
+            (r, e): endpoint.resolve(f"{where}.rules[{r}].endpoints[{e}]")
+            for r, rule in enumerate(config.rules)
+            for e, endpoint in enumerate(rule.endpoints)
+        }
+        return DataAgent(
+            config,
+            session=PrivateSession(),
+            classifier=SourceClassifier(config.classification),
+            keys=keys,
+            clock=clock,
+        )
+    return ReplayAgent(
+        config.name,
+        config.directory,
+        replay_as=config.replay_as,
+        latency_seconds=config.latency_seconds,
+        latency_jitter_seconds=config.latency_jitter_seconds,
+        provider=config.provider,
+        model_family=config.model_family,
+    )
+
+
+def build_agents(configs: Sequence[AgentConfig], metrics: AgentMetrics) -> list[ResearchAgent]:
+    """The configured agents; one that cannot be built is a SetupError naming it."""
+    agents = []
+    for index, config in enumerate(configs):
+        try:
+            agents.append(build_agent(config, metrics))
+        except ConfigError:
+            raise  # names its key already
+        except OracleError as error:
+            raise SetupError(f"agents[{index}]", str(error)) from None
+    return agents
+
+
+def build_model(config: LlmAgentConfig, where: str) -> ChatModel:
+    """The model API of an `llm` agent; its key is read now (ConfigError names `where`)."""
+    # The SDKs take a second to import: only a daemon with such an agent pays for it.
+    from oracle.agents.providers.anthropic_messages import AnthropicMessages  # noqa: PLC0415
+    from oracle.agents.providers.openai_chat import OpenAIChat  # noqa: PLC0415
+
+    key = config.resolve(where)
+    base_url = str(config.base_url) if config.base_url else None
+    if key is None and base_url is None:
+        raise ConfigError(f"{where}: the {config.api} API needs api_key_env or api_key_file")
+    if config.api == "anthropic":
+        return AnthropicMessages(
+            model=config.model,
+            provider=config.provider_name,
+            api_key=key,
+            base_url=base_url,
+            temperature=config.temperature,
+            timeout_seconds=config.request_timeout_seconds,
+            max_retries=config.max_retries,
+        )
+    return OpenAIChat(
+        model=config.model,
+        provider=config.provider_name,
+        api_key=key,
+        base_url=base_url,
+        temperature=config.temperature,
+        timeout_seconds=config.request_timeout_seconds,
+        max_retries=config.max_retries,
+        output_token_field=config.output_token_field,
+    )
+
+
+def build_search_provider(
+    config: SearchConfig, session: SessionFactory, where: str
+) -> SearchProvider:
+    """A provider on `session`; keys are read now (ConfigError names `where` when missing)."""
+    match config:
+        case TavilyConfig():
+            return TavilySearch(
+                session,
+                str(config.base_url),
+                config.require(where),
+                search_depth=config.search_depth,
+                topic=config.topic,
+                **config._http(),
+            )
+        case BraveConfig():
+            return BraveSearch(
+                session, str(config.base_url), config.require(where), **config._http()
+            )
+        case SearxngConfig():
+            return SearxngSearch(session, str(config.base_url), **config._http())
+        case GdeltConfig():
+            return GdeltSearch(
+                session, str(config.base_url), timespan=config.timespan, **config._http()
+            )
+        case FeedsConfig():
+            return FeedSearch(
+                session,
+                [str(url) for url in config.feeds],
+                timeout_seconds=config.timeout_seconds,
+                cache_seconds=config.cache_seconds,
+            )
+
+
+# -- chain -------------------------------------------------------------------------------
+
+
+class ChainWiring:
+    """How a chain venue's objects are made from the `chain:` settings, called by the venue
+    when it starts: the signer (unlocked once, off the event loop; a password that does not
+    unlock the keystore is not tried again at every poll), the pool on the deployment's
+    chain with code at its addresses (`oracle.chain.connect`), the transaction manager on
+    the daemon's database, the contract, the submitter and the scanner."""
+
+    def __init__(self, config: ChainSourceConfig, settings: ChainSettings, store: Store) -> None:
+        self._name = config.name
+        self._settings = settings
+        self._store = store
+        self._signer: Signer | None = None
+        self._signer_problem: tuple[str, str] | None = None
+
+    async def __call__(self) -> ChainParts:
+        signer = await self._unlock()
+        settings = self._settings
+        pool, deployment = await connect(settings, Path(settings.deployment_file))
+        oracle = AgentOracle(pool, deployment.address(ORACLE))
+        manager = TxManager(
+            pool, signer, DatabaseIntentStore(self._store), settings.tx, decoder=error_decoder()
+        )
+        scanner = QuestionScanner(
+            pool,
+            oracle.address,
+            DatabaseCheckpointStore(self._store),
+            settings.scanner,
+            start_block=settings.scanner.start_block or deployment.block_number,
+            name=f"{self._name}:{deployment.chain_id}:{oracle.address.lower()}",
+        )
+        return ChainParts(
+            pool=pool,
+            manager=manager,
+            oracle=oracle,
+            submitter=ProposalSubmitter(manager, oracle, settings=settings.submitter),
+            scanner=scanner,
+            adapter_address=deployment.contracts.get(ADAPTER),
+        )
+
+    async def _unlock(self) -> Signer:
+        if self._signer_problem is not None:
+            raise SetupError(*self._signer_problem)
+        if self._signer is None:
+            try:
+                # scrypt takes a second of CPU: not on the event loop.
+                self._signer = await asyncio.to_thread(signer_from_settings, self._settings.signer)
+            except SetupError as error:
+                self._signer_problem = (error.key, error.problem)
+                raise
+        return self._signer
+
+
+@dataclass(frozen=True)
+class ChainSession:
+    """A one-shot command's view of the chain: a started pool, a manager whose intents are
+    kept in memory (a command killed mid-way is simply run again), and the deployment when
+    one was asked for."""
+
+    pool: RpcPool
+    manager: TxManager
+    deployment: Deployment | None
+
+
+@asynccontextmanager
+async def chain_session(
+    settings: ChainSettings,
+    *,
+    deployment_file: Path | None = None,
+    deployment_key: str = DEPLOYMENT_FILE,
+    intents: IntentStore | None = None,
+) -> AsyncIterator[ChainSession]:
+    """The chain for `oracle chain ...`: with `deployment_file`, checked as the daemon
+    checks it (`connect`: its chain, code at its addresses); without, any node of
+    `chain.rpc`. Everything is closed when the block ends."""
+    deployment = None
+    if deployment_file is not None:
+        pool, deployment = await connect(settings, deployment_file, deployment_key=deployment_key)
+    else:
+        pool = RpcPool.from_settings(settings.rpc)
+    manager: TxManager | None = None
+    try:
+        if deployment is None:
+            await pool.start()
+        signer = signer_from_settings(settings.signer)
+        manager = TxManager(
+            pool, signer, intents or InMemoryIntentStore(), settings.tx, decoder=error_decoder()
+        )
+        yield ChainSession(pool, manager, deployment)
+    finally:
+        if manager is not None:
+            await manager.close()
+        await pool.close()
+
+
+# -- the daemon --------------------------------------------------------------------------
+
+
+@dataclass
+class Assembly:
+    daemon: Daemon
+    close: Callable[[], Awaitable[None]]
+
+
+def prepare_proofs_dir(path: Path) -> None:
+    """`daemon.proofs_dir` exists and takes files: a verdict is never recorded without its
+    proof on disk, so a directory that refuses them would fail every market."""
+    try:
+        make_directory(path)
+    except OSError as error:
+        problem = f"cannot create the directory {path} ({error.strerror})"
+        raise SetupError("daemon.proofs_dir", problem) from None
+    try:
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as error:
+        raise SetupError(
+            "daemon.proofs_dir", f"cannot write in {path} ({error.strerror})"
+        ) from None
+
+
+def assemble(
+    settings: Settings,
+    *,
+    extra_sources: list[MarketSource] | None = None,
+    extra_resolvers: dict[str, Resolver] | None = None,
+    metrics: DaemonMetrics | None = None,
+    clock: Callable[[], float] = time.time,
+) -> Assembly:
+    """The daemon with everything it works with, from the settings, checked in the order
+    of this module's docstring; `close()` releases it all."""
+    metrics = metrics or DaemonMetrics()
+    agents = build_agents(settings.agents, metrics.agents)
+    prepare_proofs_dir(settings.daemon.proofs_dir)
+    store = open_store(settings)
+    store.clock = clock
+    pool = AgentPool.of(agents, timeout_seconds=settings.consensus.agent_timeout)
+    sources: list[MarketSource] = []
+    resolvers: dict[str, Resolver] = {}
+    for source_config in settings.market_sources:
+        if isinstance(source_config, ChainSourceConfig):
+            venue = ChainVenue(source_config, ChainWiring(source_config, settings.chain, store))
+            sources.append(venue)
+            resolvers[source_config.name] = venue
+        else:
+            sources.append(HttpMarketSource(source_config))
+            resolvers[source_config.name] = WebhookResolver(source_config)
+    sources += extra_sources or []
+    resolvers.update(extra_resolvers or {})
+    metrics.prime([a.name for a in pool.agents], [s.name for s in sources])
+    for source in sources:
+        if isinstance(source, Monitored):
+            metrics.watch_health(source.name, source.health)
+    daemon = Daemon(
+        settings=settings.daemon,
+        judgement=Judgement(settings.consensus, settings.sources),
+        store=store,
+        pool=pool,
+        sources=sources,
+        resolvers=resolvers,
+        metrics=metrics,
+        clock=clock,
+    )
+
+    async def close() -> None:
+        await pool.aclose()
+        # A chain venue is both a source and a resolver: close each object once.
+        closables: list[MarketSource | Resolver] = [*sources, *resolvers.values()]
+        for closable in {id(x): x for x in closables}.values():
+            await closable.aclose()
+        store.engine.dispose()
+
+    return Assembly(daemon, close)

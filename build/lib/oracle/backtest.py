@@ -1,0 +1,245 @@
+"""Backtests: recorded agent answers with known outcomes, through consensus and policy.
+
+A recording is a consensus input document (the format `oracle consensus` reads) with the
+market's known answer added as `"final_outcome"` (one of the market's outcomes), one per
+`*.json` file. For the configured policy and for every point of a sweep over
+`consensus.threshold` x `consensus.min_confidence` it reports:
+
+- **coverage**: share of markets auto-submitted (action `submit`);
+- **accuracy**: share of auto-submitted answers that were right (none when nothing was
+  submitted);
+- **wrong-submission rate**: share of *all* markets that got a wrong answer on-chain
+  without a person seeing it (the figure an operator most wants near zero).
+
+Per agent and per model family it reports the Brier score of the answers (failures are
+not forecasts and are counted apart). An answer of outcome `o` with confidence `c` is read
+as probability `c` on `o` and `(1 - c)` spread evenly over the market's other outcomes;
+`UNDETERMINED` is an even spread. The score is half the multi-class Brier score, which for
+a yes/no market is the usual `(p - y)^2`: 0 is perfect, 0.25 is a coin toss.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from oracle.core.consensus import evaluate
+from oracle.core.inputs import parse_consensus_input
+from oracle.core.models import AgentResult, ConsensusInput
+from oracle.core.params import ConsensusParams, SourceThresholds
+from oracle.errors import InputError, JsonError
+from oracle.safe_json import loads
+
+DEFAULT_THRESHOLDS = (0.6, 0.67, 0.75, 0.8, 0.9, 1.0)
+DEFAULT_MIN_CONFIDENCES = (0.5, 0.6, 0.7, 0.8, 0.9)
+UNKNOWN_FAMILY = "(unknown)"
+
+
+@dataclass(frozen=True)
+class Recording:
+    name: str
+    consensus_input: ConsensusInput
+    final_outcome: str
+
+
+def load_recordings(directory: Path) -> list[Recording]:
+    """Every `*.json` recording in `directory`; InputError names the file and the field."""
+    if not directory.is_dir():
+        raise InputError(f"{directory}: not a directory")
+    recordings = []
+    for path in sorted(directory.glob("*.json")):
+        try:
+            document = loads(path.read_bytes())
+        except OSError as error:
+            raise InputError(f"{path.name}: cannot be read ({error.strerror})") from None
+        except JsonError as error:
+            raise InputError(f"{path.name}: {error}") from None
+        if not isinstance(document, dict):
+            raise InputError(f"{path.name}: expected a JSON object")
+        final = document.pop("final_outcome", None)
+        try:
+            consensus_input = parse_consensus_input(document)
+        except InputError as error:
+            raise InputError(f"{path.name}: {error}") from None
+        if not isinstance(final, str) or final not in consensus_input.market.outcomes:
+            raise InputError(
+                f"{path.name}: final_outcome: must be one of "
+                f"{', '.join(consensus_input.market.outcomes)} (got {final!r})"
+            )
+        recordings.append(Recording(path.name, consensus_input, final))
+    if not recordings:
+        raise InputError(f"{directory}: no *.json recordings")
+    return recordings
+
+
+def brier(result: AgentResult, outcomes: Sequence[str], final: str) -> float:
+    """Half the multi-class Brier score of one answer (see the module docstring)."""
+    k = len(outcomes)
+    if result.outcome in outcomes:
+        rest = (1.0 - result.confidence) / (k - 1)
+        probability = {o: result.confidence if o == result.outcome else rest for o in outcomes}
+    else:
+        probability = dict.fromkeys(outcomes, 1.0 / k)
+    return math.fsum((probability[o] - (o == final)) ** 2 for o in outcomes) / 2
+
+
+@dataclass(frozen=True)
+class PolicyFigures:
+    threshold: float
+    min_confidence: float
+    markets: int
+    submitted: int
+    correct: int
+    wrong: int
+    reviewed: int
+    research_again: int
+    coverage: float
+    accuracy: float | None
+    wrong_submission_rate: float
+
+
+@dataclass(frozen=True)
+class ForecasterFigures:
+    name: str
+    answers: int
+    failures: int
+    brier: float | None
+    definite_accuracy: float | None  # right share of its non-UNDETERMINED answers
+
+
+@dataclass(frozen=True)
+class BacktestReport:
+    policy: PolicyFigures
+    agents: tuple[ForecasterFigures, ...]
+    families: tuple[ForecasterFigures, ...]
+    sweep: tuple[PolicyFigures, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def policy_figures(
+    recordings: Sequence[Recording], params: ConsensusParams, thresholds: SourceThresholds
+) -> PolicyFigures:
+    submitted = correct = reviewed = research_again = 0
+    for recording in recordings:
+        verdict = evaluate(recording.consensus_input, params, thresholds)
+        if verdict.action == "submit":
+            submitted += 1
+            correct += verdict.outcome == recording.final_outcome
+        elif verdict.action == "review":
+            reviewed += 1
+        else:
+            research_again += 1
+    markets = len(recordings)
+    return PolicyFigures(
+        threshold=params.threshold,
+        min_confidence=params.min_confidence,
+        markets=markets,
+        submitted=submitted,
+        correct=correct,
+        wrong=submitted - correct,
+        reviewed=reviewed,
+        research_again=research_again,
+        coverage=submitted / markets,
+        accuracy=correct / submitted if submitted else None,
+        wrong_submission_rate=(submitted - correct) / markets,
+    )
+
+
+def _forecasters(recordings: Sequence[Recording], by_family: bool) -> tuple[ForecasterFigures, ...]:
+    scores: dict[str, list[float]] = defaultdict(list)
+    definite: dict[str, list[bool]] = defaultdict(list)
+    failures: dict[str, int] = defaultdict(int)
+    family_of: dict[str, str] = {}
+    for recording in recordings:
+        market = recording.consensus_input.market
+        for result in recording.consensus_input.results:
+            key = (result.model_family or UNKNOWN_FAMILY) if by_family else result.agent_id
+            family_of[result.agent_id] = result.model_family or UNKNOWN_FAMILY
+            scores[key].append(brier(result, market.outcomes, recording.final_outcome))
+            if result.outcome in market.outcomes:
+                definite[key].append(result.outcome == recording.final_outcome)
+        for failure in recording.consensus_input.failures:
+            key = family_of.get(failure.agent_id, UNKNOWN_FAMILY) if by_family else failure.agent_id
+            failures[key] += 1
+    names = sorted(set(scores) | set(failures))
+    return tuple(
+        ForecasterFigures(
+            name=name,
+            answers=len(scores[name]),
+            failures=failures[name],
+            brier=math.fsum(scores[name]) / len(scores[name]) if scores[name] else None,
+            definite_accuracy=(
+                sum(definite[name]) / len(definite[name]) if definite[name] else None
+            ),
+        )
+        for name in names
+    )
+
+
+def run_backtest(
+    recordings: Sequence[Recording],
+    params: ConsensusParams,
+    thresholds: SourceThresholds,
+    sweep_thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
+    sweep_min_confidences: Sequence[float] = DEFAULT_MIN_CONFIDENCES,
+) -> BacktestReport:
+    """The report for `params`, and for each (threshold, min_confidence) of the sweep."""
+    base = params.model_dump()
+    sweep = tuple(
+        policy_figures(
+            recordings,
+            ConsensusParams.model_validate({**base, "threshold": t, "min_confidence": c}),
+            thresholds,
+        )
+        for t in sweep_thresholds
+        for c in sweep_min_confidences
+    )
+    return BacktestReport(
+        policy=policy_figures(recordings, params, thresholds),
+        agents=_forecasters(recordings, by_family=False),
+        families=_forecasters(recordings, by_family=True),
+        sweep=sweep,
+    )
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def _score(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def render_text(report: BacktestReport) -> str:
+    p = report.policy
+    lines = [
+        f"markets: {p.markets}  (threshold {p.threshold:g}, min_confidence {p.min_confidence:g})",
+        f"auto-submitted: {p.submitted}  coverage {_percent(p.coverage)}",
+        f"accuracy of auto-submitted answers: {_percent(p.accuracy)}  "
+        f"({p.correct} right, {p.wrong} wrong)",
+        f"wrong-submission rate: {_percent(p.wrong_submission_rate)} of all markets",
+        f"to review: {p.reviewed}  research again: {p.research_again}",
+        "",
+    ]
+    for title, rows in (("agent", report.agents), ("model family", report.families)):
+        width = max([len(title), *(len(r.name) for r in rows)])
+        lines.append(f"{title:<{width}}  answers  failures  brier   definite accuracy")
+        for r in rows:
+            lines.append(
+                f"{r.name:<{width}}  {r.answers:>7}  {r.failures:>8}  {_score(r.brier):>6}  "
+                f"{_percent(r.definite_accuracy):>17}"
+            )
+        lines.append("")
+    lines.append("threshold  min_confidence  coverage  accuracy  wrong-submission rate")
+    for s in report.sweep:
+        lines.append(
+            f"{s.threshold:>9g}  {s.min_confidence:>14g}  {_percent(s.coverage):>8}  "
+            f"{_percent(s.accuracy):>8}  {_percent(s.wrong_submission_rate):>21}"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,149 @@
+"""Revert data -> a readable error: custom errors from any ABI, `Error(string)`, `Panic`.
+
+`ErrorDecoder(abi, ...)` indexes every `{"type": "error"}` entry of the ABIs it is given
+by its 4-byte selector (keccak-256 of the canonical signature). `decode(data)` returns a
+`DecodedError` whose `name` is the custom error's name (`QuestionExists`), `"Error"` for a
+`require`/`revert` string, `"Panic"` for a compiler panic, or `"Unknown"`/`"Empty"`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from eth_abi.abi import decode as abi_decode
+from eth_abi.exceptions import DecodingError
+from eth_utils.abi import abi_to_signature, function_signature_to_4byte_selector
+from hexbytes import HexBytes
+from web3.exceptions import Web3RPCError
+
+ERROR_STRING_SELECTOR = bytes.fromhex("08c379a0")  # Error(string)
+PANIC_SELECTOR = bytes.fromhex("4e487b71")  # Panic(uint256)
+
+PANIC_CODES = {
+    0x00: "generic compiler panic",
+    0x01: "assertion failed",
+    0x11: "arithmetic overflow or underflow",
+    0x12: "division or modulo by zero",
+    0x21: "invalid enum value",
+    0x22: "corrupted storage byte array",
+    0x31: "pop on empty array",
+    0x32: "array index out of bounds",
+    0x41: "out of memory",
+    0x51: "call to an uninitialised function pointer",
+}
+
+
+def _type_string(component: Mapping[str, Any]) -> str:
+    kind = str(component["type"])
+    if kind.startswith("tuple"):
+        inner = ",".join(_type_string(c) for c in component.get("components", ()))
+        return f"({inner}){kind[len('tuple') :]}"
+    return kind
+
+
+def _render(value: Any) -> str:
+    if isinstance(value, bytes):
+        return "0x" + value.hex()
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_render(v) for v in value) + "]"
+    if isinstance(value, str) and not value.startswith("0x"):
+        return repr(value)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class DecodedError:
+    name: str
+    args: tuple[tuple[str, Any], ...] = ()
+    selector: str = ""
+    raw: str = field(default="", repr=False)
+    why: str = ""  # for "Empty": what is known of why there is no data
+
+    def __str__(self) -> str:
+        if self.name == "Empty":
+            return "a revert without data" + (f": {self.why}" if self.why else "")
+        if self.name == "Unknown":
+            return f"an unknown error (selector {self.selector})"
+        inner = ", ".join(f"{k}={_render(v)}" if k else _render(v) for k, v in self.args)
+        return f"{self.name}({inner})"
+
+
+@dataclass(frozen=True)
+class _ErrorAbi:
+    name: str
+    types: tuple[str, ...]
+    names: tuple[str, ...]
+
+
+class ErrorDecoder:
+    """Decodes revert data against the custom errors of one or more ABIs."""
+
+    def __init__(self, *abis: Iterable[Mapping[str, Any]]) -> None:
+        self._errors: dict[bytes, _ErrorAbi] = {}
+        for abi in abis:
+            for entry in abi:
+                if entry.get("type") != "error":
+                    continue
+                inputs: Sequence[Mapping[str, Any]] = entry.get("inputs", ())
+                types = tuple(_type_string(i) for i in inputs)
+                signature = abi_to_signature(dict(entry))  # type: ignore[arg-type]
+                selector = function_signature_to_4byte_selector(signature)
+                self._errors[selector] = _ErrorAbi(
+                    str(entry["name"]), types, tuple(str(i.get("name", "")) for i in inputs)
+                )
+
+    @property
+    def names(self) -> list[str]:
+        return sorted({e.name for e in self._errors.values()})
+
+    def decode(self, data: bytes | str | None) -> DecodedError:
+        raw = bytes(HexBytes(data)) if data else b""
+        if not raw:
+            return DecodedError("Empty")
+        selector, body = raw[:4], raw[4:]
+        hex_selector = "0x" + selector.hex()
+        try:
+            if selector == ERROR_STRING_SELECTOR:
+                (message,) = abi_decode(["string"], body)
+                return DecodedError("Error", (("", message),), hex_selector, raw.hex())
+            if selector == PANIC_SELECTOR:
+                (code,) = abi_decode(["uint256"], body)
+                reason = PANIC_CODES.get(code, "unknown panic code")
+                return DecodedError("Panic", (("code", hex(code)), ("", reason)), hex_selector)
+            known = self._errors.get(selector)
+            if known is not None:
+                values = abi_decode(list(known.types), body)
+                args = tuple(zip(known.names, values, strict=True))
+                return DecodedError(known.name, args, hex_selector, raw.hex())
+        except (DecodingError, ValueError, OverflowError):
+            pass
+        return DecodedError("Unknown", (), hex_selector, raw.hex())
+
+
+def revert_data(error: BaseException) -> bytes | None:
+    """The revert data carried by a web3 exception from eth_call / eth_estimateGas, if any."""
+    data = getattr(error, "data", None)
+    if isinstance(data, str | bytes) and data:
+        try:
+            return bytes(HexBytes(data))
+        except ValueError:
+            return None
+    if isinstance(error, Web3RPCError) and isinstance(error.rpc_response, dict):
+        body = error.rpc_response.get("error")
+        if isinstance(body, dict):
+            inner = body.get("data")
+            if isinstance(inner, dict):
+                inner = inner.get("data")
+            if isinstance(inner, str) and inner.startswith("0x"):
+                return bytes(HexBytes(inner))
+    return None
+
+
+def is_revert(error: BaseException) -> bool:
+    """True when the node says the call reverts (as opposed to a transport problem)."""
+    if revert_data(error) is not None:
+        return True
+    text = str(getattr(error, "message", "") or error).lower()
+    return "revert" in text

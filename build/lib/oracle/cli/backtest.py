@@ -1,0 +1,71 @@
+"""`oracle backtest`: recorded answers with known outcomes through the decision policy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from oracle.cli._common import config_option, fail
+
+
+def _numbers(option: str, text: str | None) -> tuple[float, ...] | None:
+    if text is None:
+        return None
+    try:
+        return tuple(float(item) for item in text.split(",") if item.strip())
+    except ValueError:
+        fail(f"{option}: expected numbers separated by commas, got {text!r}")
+
+
+@click.command("backtest")
+@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
+@config_option
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+)
+@click.option("--thresholds", default=None, help="Sweep of consensus.threshold, e.g. 0.67,0.8,1.")
+@click.option(
+    "--min-confidences", default=None, help="Sweep of consensus.min_confidence, e.g. 0.5,0.8."
+)
+def backtest(
+    directory: str,
+    config_path: str | None,
+    output_format: str,
+    thresholds: str | None,
+    min_confidences: str | None,
+) -> None:
+    """Run recorded answers with known outcomes (`final_outcome`) in DIR through the policy."""
+    from pydantic import ValidationError
+
+    from oracle._pydantic_errors import describe
+    from oracle.backtest import (
+        DEFAULT_MIN_CONFIDENCES,
+        DEFAULT_THRESHOLDS,
+        load_recordings,
+        render_text,
+        run_backtest,
+    )
+    from oracle.config import load_settings
+
+    settings = load_settings(config_path)
+    recordings = load_recordings(Path(directory))
+    try:
+        report = run_backtest(
+            recordings,
+            settings.consensus,
+            settings.sources,
+            _numbers("--thresholds", thresholds) or DEFAULT_THRESHOLDS,
+            _numbers("--min-confidences", min_confidences) or DEFAULT_MIN_CONFIDENCES,
+        )
+    except ValidationError as error:
+        fail("sweep: " + "; ".join(describe(error, "consensus")))
+    if output_format == "json":
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        click.echo(render_text(report), nl=False)

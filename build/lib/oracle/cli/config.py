@@ -1,0 +1,27 @@
+"""`oracle config ...`: inspect the configuration."""
+
+from __future__ import annotations
+
+import click
+
+from oracle.cli._common import config_option
+
+
+@click.group()
+def config() -> None:
+    """Inspect the configuration."""
+
+
+@config.command("check")
+@config_option
+def config_check(config_path: str | None) -> None:
+    """Validate the configuration and print the effective values, secrets masked."""
+    import yaml
+
+    from oracle.agents.diversity import config_warnings
+    from oracle.config import effective_config, load_settings
+
+    settings = load_settings(config_path)
+    click.echo(yaml.safe_dump(effective_config(settings), sort_keys=False), nl=False)
+    for warning in config_warnings(settings.agents, settings.consensus):
+        click.echo(f"warning: {warning}", err=True)

@@ -1,0 +1,88 @@
+"""`oracle consensus` and `oracle proof ...`: the pure core on files, no daemon."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from oracle.cli._common import EXIT_CHECK_FAILED, config_option, fail, read_json
+
+
+@click.command("consensus")
+@click.argument("input_file", metavar="FILE")
+@config_option
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["json", "markdown"]),
+    default="json",
+    show_default=True,
+)
+@click.option(
+    "--proof",
+    "proof_out",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Also write the proof: JSON to this path, Markdown beside it with a .md suffix.",
+)
+def consensus(
+    input_file: str, config_path: str | None, output_format: str, proof_out: str | None
+) -> None:
+    """Compute the consensus of agent results in FILE (JSON; `-` for stdin)."""
+    from oracle.config import load_settings
+    from oracle.core import build_proof, evaluate, parse_consensus_input, render_markdown
+    from oracle.errors import InputError
+
+    settings = load_settings(config_path)
+    try:
+        consensus_input = parse_consensus_input(read_json(input_file))
+    except InputError as error:
+        fail(f"{'stdin' if input_file == '-' else input_file}: {error}")
+    result = evaluate(consensus_input, settings.consensus, settings.sources)
+    proof = build_proof(consensus_input, result, settings.consensus, settings.sources)
+    if proof_out is not None:
+        target = Path(proof_out)
+        for path, text in (
+            (target, json.dumps(proof, indent=2, ensure_ascii=False) + "\n"),
+            (target.with_suffix(".md"), render_markdown(proof)),
+        ):
+            try:
+                path.write_text(text, "utf-8")
+            except OSError as error:
+                fail(f"--proof: {path}: cannot be written ({error.strerror})")
+    if output_format == "markdown":
+        click.echo(render_markdown(proof), nl=False)
+    else:
+        output = {**result.model_dump(mode="json"), "proof": proof}
+        click.echo(json.dumps(output, indent=2, ensure_ascii=False))
+
+
+@click.group()
+def proof() -> None:
+    """Work with consensus proofs."""
+
+
+@proof.command("verify")
+@click.argument("proof_file", metavar="FILE")
+def proof_verify(proof_file: str) -> None:
+    """Recompute FILE's checksum: exit 0 when it matches, 1 when the proof was altered."""
+    from oracle.core.proof import verify_proof
+    from oracle.errors import ProofError
+
+    name = "stdin" if proof_file == "-" else proof_file
+    document = read_json(proof_file)
+    try:
+        matches, recomputed = verify_proof(document)
+    except ProofError as error:
+        fail(f"{name}: {error}")
+    if matches:
+        click.echo(f"ok: checksum {recomputed} matches")
+        return
+    click.echo(
+        f"ALTERED: {name}: the content's checksum is {recomputed}, not the recorded one",
+        err=True,
+    )
+    sys.exit(EXIT_CHECK_FAILED)

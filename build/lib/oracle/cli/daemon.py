@@ -1,0 +1,79 @@
+"""`oracle run` and `oracle db ...`: the daemon and its database."""
+
+from __future__ import annotations
+
+import click
+
+from oracle.cli._common import config_option
+
+
+@click.command("run")
+@config_option
+@click.option("--once", is_flag=True, help="Make one full pass and exit (for cron or serverless).")
+def run(config_path: str | None, once: bool) -> None:
+    """Run the oracle daemon: poll, research, decide, submit or queue for review.
+
+    The whole setup is checked first (oracle/app.py); a problem exits 2 with one
+    line naming the setting, before any job runs.
+    """
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from oracle.app import assemble
+    from oracle.config import load_settings
+    from oracle.daemon.runner import listen, run_forever
+    from oracle.errors import SetupError
+    from oracle.log import HeldLogs, configure_logging
+
+    settings = load_settings(config_path)
+    configure_logging(settings.log.level, settings.log.format)
+    # The checks' records are written once the setup passed; a refused setup ends in the
+    # one line that names the problem.
+    held = HeldLogs()
+    listeners = []
+    try:
+        listeners = [] if once else listen(settings.metrics)  # --once serves no metrics
+        assembly = assemble(settings)
+
+        async def main() -> None:
+            # Database calls run in threads; the default pool (cores + 4) would let writers
+            # waiting for SQLite's lock starve every read.
+            asyncio.get_running_loop().set_default_executor(
+                ThreadPoolExecutor(max_workers=32, thread_name_prefix="oracle-db")
+            )
+            try:
+                await assembly.daemon.start()  # each venue: its setup checked
+                held.release()
+                if once:
+                    await assembly.daemon.run_once()
+                else:
+                    await run_forever(assembly.daemon, listeners)
+            finally:
+                await assembly.close()
+
+        asyncio.run(main())
+    except SetupError:
+        held.discard()
+        raise
+    finally:
+        held.release()
+        for sock in listeners:
+            sock.close()
+
+
+@click.group()
+def db() -> None:
+    """Manage the database."""
+
+
+@db.command("upgrade")
+@config_option
+def db_upgrade(config_path: str | None) -> None:
+    """Create `database.url` if needed and apply every pending schema migration."""
+    from oracle.config import load_settings
+    from oracle.core.urls import redact_url
+    from oracle.store.database import open_database
+
+    settings = load_settings(config_path)
+    open_database(settings.database.url, create=True).dispose()
+    click.echo(f"database at {redact_url(settings.database.url)} is up to date")

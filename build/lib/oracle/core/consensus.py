@@ -1,0 +1,255 @@
+"""The consensus engine: agent answers in, verdict out. Pure; no I/O.
+
+Steps: de-duplicate each agent's sources; exclude agents whose evidence falls short
+(with every reason); weigh the rest; stop at INVALID when too few remain; otherwise let
+the configured strategy find the leading outcome; then apply the decision policy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from oracle.core import decision
+from oracle.core.models import (
+    INVALID,
+    UNDETERMINED,
+    AgentResult,
+    AgreementLevel,
+    ConsensusInput,
+    ConsensusResult,
+    Dissent,
+    ExcludedAgent,
+    SourceOverlap,
+    Tension,
+    Vote,
+)
+from oracle.core.params import ConsensusParams, SourceThresholds
+from oracle.core.sources import (
+    analyze_overlap,
+    distinct_sources,
+    merge_sources,
+    source_quality,
+    vote_weight,
+)
+from oracle.core.strategies import Ballot, get_strategy
+from oracle.core.validation import evidence_shortfalls
+
+HIGH_SEVERITY_DISSENT = 0.7  # the proof document's blind-spot bar for a dissent
+LOW_AGREEMENT = 0.6
+
+
+def fault_tolerance(valid_agents: int) -> int:
+    """f = floor((n - 1) / 3): faulty agents an n-agent BFT quorum survives."""
+    return max(valid_agents - 1, 0) // 3
+
+
+def agreement_level(ratio: float) -> AgreementLevel:
+    if ratio >= 0.9:
+        return "unanimous"
+    if ratio >= LOW_AGREEMENT:
+        return "majority"
+    return "contested"
+
+
+def model_families(results: Sequence[AgentResult]) -> int:
+    """Distinct model families; an agent with no recorded family is a family of its own."""
+    return len({r.model_family or f"\x00unknown:{r.agent_id}" for r in results})
+
+
+def final_confidence(agreeing: Sequence[AgentResult]) -> float:
+    """Agreeing agents' confidence averaged with weight source_quality x source count."""
+    weights = [source_quality(r.sources) * len(r.sources) for r in agreeing]
+    total = math.fsum(weights)
+    if total <= 0:
+        return 0.0
+    return math.fsum(r.confidence * w for r, w in zip(agreeing, weights, strict=True)) / total
+
+
+def evaluate(
+    consensus_input: ConsensusInput, params: ConsensusParams, thresholds: SourceThresholds
+) -> ConsensusResult:
+    """The verdict on one market; deterministic and independent of agent order."""
+    market = consensus_input.market
+    results = sorted(
+        (
+            r.model_copy(update={"sources": tuple(distinct_sources(r.sources))})
+            for r in consensus_input.results
+        ),
+        key=lambda r: r.agent_id,
+    )
+    votes, valid, excluded = [], [], []
+    for result in results:
+        shortfalls = evidence_shortfalls(result.sources, thresholds)
+        votes.append(
+            Vote(
+                agent_id=result.agent_id,
+                outcome=result.outcome,
+                confidence=result.confidence,
+                weight=vote_weight(result.confidence, result.sources, thresholds.min_total),
+                source_quality=source_quality(result.sources),
+                source_count=len(result.sources),
+                counted=not shortfalls,
+                excluded_reasons=tuple(shortfalls),
+            )
+        )
+        if shortfalls:
+            excluded.append(ExcludedAgent(agent_id=result.agent_id, reasons=tuple(shortfalls)))
+        else:
+            valid.append(result)
+    weight_of = {v.agent_id: v.weight for v in votes}
+    overlap = analyze_overlap(valid)
+    n = len(valid)
+    required = params.required_agreement
+    strategy = get_strategy(params.strategy)
+
+    invalid_reason = None
+    if n == 1:
+        invalid_reason = "insufficient data: a single valid agent is not a consensus"
+    elif n < params.min_agents:
+        invalid_reason = f"only {n} valid agents, consensus.min_agents needs {params.min_agents}"
+
+    if invalid_reason is not None:
+        leader, reached, score = None, False, 0.0
+        explanation = invalid_reason
+    elif all(r.outcome == UNDETERMINED for r in valid):
+        leader, reached, score = UNDETERMINED, True, 1.0
+        explanation = "all valid agents found the event undetermined; that is a consensus"
+    else:
+        verdict = strategy.evaluate(
+            [Ballot(r.agent_id, r.outcome, r.confidence, weight_of[r.agent_id]) for r in valid],
+            market.answerable,
+            required,
+        )
+        leader, reached, score = verdict.leader, verdict.reached, verdict.score
+        explanation = verdict.explanation
+
+    agreeing = [r for r in valid if r.outcome == leader]
+    total_weight = math.fsum(weight_of[r.agent_id] for r in valid)
+    agreeing_weight = math.fsum(weight_of[r.agent_id] for r in agreeing)
+    agreement_ratio = len(agreeing) / n if n else 0.0
+    weighted_ratio = agreeing_weight / total_weight if total_weight > 0 else 0.0
+    if invalid_reason is not None:
+        outcome = INVALID
+    else:
+        outcome = leader if reached and leader is not None else UNDETERMINED
+    confidence = final_confidence(agreeing) if reached else 0.0
+
+    tally = decision.Tally(
+        reached=reached,
+        outcome=outcome,
+        leading_outcome=leader,
+        agreeing_agents=len(agreeing),
+        valid_agents=n,
+        confidence=confidence,
+        weighted_ratio=weighted_ratio,
+        average_overlap=overlap.average,
+        invalid_reason=invalid_reason,
+        agreeing_families=model_families(agreeing),
+    )
+    reasons = decision.review_reasons(tally, params)
+    dissent = _dissent(valid, leader)
+    return ConsensusResult(
+        market_id=market.id,
+        strategy=strategy.name,
+        reached=reached,
+        outcome=outcome,
+        leading_outcome=leader,
+        confidence=confidence,
+        agreement_ratio=agreement_ratio,
+        weighted_ratio=weighted_ratio,
+        strategy_score=score,
+        required_agreement=float(required),
+        required_agreement_fraction=str(required),
+        valid_agents=n,
+        fault_tolerance=fault_tolerance(n),
+        agreement_level=agreement_level(agreement_ratio),
+        requires_human_review=bool(reasons),
+        review_reasons=tuple(r.message for r in reasons),
+        review_codes=tuple(r.code for r in reasons),
+        action=decision.choose_action(reasons, outcome),
+        explanation=explanation,
+        votes=tuple(votes),
+        excluded=tuple(excluded),
+        failures=tuple(sorted(consensus_input.failures, key=lambda f: f.agent_id)),
+        dissent=dissent,
+        tensions=_tensions(dissent, agreeing, leader),
+        blind_spots=_blind_spots(
+            dissent=dissent,
+            agreement_ratio=agreement_ratio,
+            excluded=excluded,
+            consensus_input=consensus_input,
+            overlap=overlap,
+            params=params,
+            valid_agents=n,
+        ),
+        overlap=overlap,
+        # Reviewers of a failed consensus need every side's evidence, not just the leader's.
+        sources=tuple(merge_sources(agreeing if reached else valid)),
+    )
+
+
+def _dissent(valid: Sequence[AgentResult], leader: str | None) -> tuple[Dissent, ...]:
+    if leader is None:
+        return ()
+    return tuple(
+        Dissent(
+            agent_id=r.agent_id,
+            outcome=r.outcome,
+            confidence=r.confidence,
+            kind="partial" if r.outcome == UNDETERMINED else "full",
+            reasoning=r.reasoning,
+        )
+        for r in valid
+        if r.outcome != leader
+    )
+
+
+def _tensions(
+    dissent: Sequence[Dissent], agreeing: Sequence[AgentResult], leader: str | None
+) -> tuple[Tension, ...]:
+    opposing = sorted({d.outcome for d in dissent if d.kind == "full"})
+    if leader is None or not opposing:
+        return ()
+    involved = sorted({r.agent_id for r in agreeing} | {d.agent_id for d in dissent})
+    return (
+        Tension(
+            description=f"agents disagree on the outcome: {leader} against {', '.join(opposing)}",
+            agents_involved=tuple(involved),
+            options=(leader, *opposing),
+            impact="the answer committed on-chain and every position settled by it",
+            suggested_followup=(
+                "compare the sources cited only by the dissenting agents with the majority's"
+            ),
+        ),
+    )
+
+
+def _blind_spots(
+    *,
+    dissent: Sequence[Dissent],
+    agreement_ratio: float,
+    excluded: Sequence[ExcludedAgent],
+    consensus_input: ConsensusInput,
+    overlap: SourceOverlap,
+    params: ConsensusParams,
+    valid_agents: int,
+) -> tuple[str, ...]:
+    spots = [
+        f"{d.agent_id} dissents with high confidence ({d.confidence:.2f}) for {d.outcome}"
+        for d in dissent
+        if d.confidence >= HIGH_SEVERITY_DISSENT
+    ]
+    if valid_agents and agreement_ratio < LOW_AGREEMENT:
+        spots.append(
+            f"low agreement ({agreement_ratio:.0%}): several readings of the evidence are plausible"
+        )
+    if excluded:
+        spots.append(
+            f"{len(excluded)} agent(s) excluded for thin evidence; their views are not counted"
+        )
+    if consensus_input.failures:
+        spots.append(f"{len(consensus_input.failures)} agent(s) failed to answer")
+    if overlap.average > params.max_source_overlap:
+        spots.append(f"source overlap is {overlap.band} ({overlap.average:.2f})")
+    return tuple(spots)

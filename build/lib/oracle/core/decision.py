@@ -1,0 +1,131 @@
+"""The decision policy: may this verdict go on-chain without a person having seen it?
+
+Separate from agreement on purpose. A strategy decides whether its quorum agreed
+(`reached`); this policy lists every reason a person must look first. It applies to
+every strategy, so no strategy can auto-submit an answer that a BFT quorum of agents
+did not vote for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from oracle.core.models import INVALID, UNDETERMINED, Action
+from oracle.core.params import ConsensusParams
+
+
+@dataclass(frozen=True)
+class Tally:
+    """The figures the policy judges, computed by the engine."""
+
+    reached: bool
+    outcome: str
+    leading_outcome: str | None
+    agreeing_agents: int
+    valid_agents: int
+    confidence: float
+    weighted_ratio: float
+    average_overlap: float
+    invalid_reason: str | None = None
+    # Distinct model families among the agreeing agents; None when not counted.
+    agreeing_families: int | None = None
+
+
+# Every code `review_reasons` can produce; metrics create a series for each up front.
+REVIEW_CODES = (
+    "invalid",
+    "no_consensus",
+    "minority_outcome",
+    "weighted_agreement",
+    "low_confidence",
+    "model_families",
+    "source_overlap",
+)
+
+
+@dataclass(frozen=True)
+class ReviewReason:
+    """Why a person must look: a stable code (for metrics) and a sentence (for people)."""
+
+    code: str
+    message: str
+
+
+def review_reasons(tally: Tally, params: ConsensusParams) -> list[ReviewReason]:
+    """Every reason a person must review this verdict; empty when it may be submitted."""
+    required = params.required_agreement
+    if tally.outcome == INVALID:
+        return [ReviewReason("invalid", tally.invalid_reason or "the verdict is INVALID")]
+    reasons = []
+    count_ratio = (
+        Fraction(tally.agreeing_agents, tally.valid_agents) if tally.valid_agents else Fraction(0)
+    )
+    share = f"{tally.agreeing_agents} of {tally.valid_agents} agents"
+    if not tally.reached:
+        reasons.append(
+            ReviewReason(
+                "no_consensus",
+                f"no consensus: the leading outcome {tally.leading_outcome} has {share}, "
+                f"the quorum needs {required}",
+            )
+        )
+    elif count_ratio < required:
+        reasons.append(
+            ReviewReason(
+                "minority_outcome",
+                f"{tally.outcome} is backed by only {share}, below the {required} quorum of agents",
+            )
+        )
+    if (
+        tally.reached
+        and params.use_weighted_voting
+        and tally.weighted_ratio < float(required) - 1e-9
+    ):
+        reasons.append(
+            ReviewReason(
+                "weighted_agreement",
+                f"weighted agreement {tally.weighted_ratio:.1%} is below the {required} quorum",
+            )
+        )
+    if tally.reached and tally.confidence < params.min_confidence:
+        reasons.append(
+            ReviewReason(
+                "low_confidence",
+                f"confidence {tally.confidence:.2f} is below consensus.min_confidence "
+                f"{params.min_confidence:.2f}",
+            )
+        )
+    if (
+        tally.reached
+        and tally.outcome != UNDETERMINED
+        and tally.agreeing_families is not None
+        and tally.agreeing_families < params.min_model_families
+    ):
+        reasons.append(
+            ReviewReason(
+                "model_families",
+                f"the agreeing agents come from {tally.agreeing_families} model "
+                f"{'family' if tally.agreeing_families == 1 else 'families'}, "
+                f"consensus.min_model_families needs {params.min_model_families}: "
+                "errors of one model family are correlated",
+            )
+        )
+    if tally.average_overlap > params.max_source_overlap:
+        reasons.append(
+            ReviewReason(
+                "source_overlap",
+                f"average source overlap {tally.average_overlap:.2f} exceeds "
+                f"consensus.max_source_overlap {params.max_source_overlap:.2f}: "
+                "the agents' evidence is not independent",
+            )
+        )
+    return reasons
+
+
+def choose_action(reasons: list[ReviewReason], outcome: str) -> Action:
+    if reasons:
+        return "review"
+    if outcome == UNDETERMINED:
+        return "research_again"  # the agents agree it cannot be decided yet
+    return "submit"

@@ -1,0 +1,259 @@
+"""The consensus core's data: markets, sources, agent answers and verdicts.
+
+Outcomes are plain strings. A binary market's outcomes are `YES` and `NO`; a
+categorical market names its own. Any agent may also answer `UNDETERMINED`
+(the event cannot be decided yet); only the consensus itself produces `INVALID`
+(too few trustworthy answers to decide anything).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from oracle.core.urls import normalize_url
+
+YES = "YES"
+NO = "NO"
+UNDETERMINED = "UNDETERMINED"
+INVALID = "INVALID"
+BINARY_OUTCOMES = (YES, NO)
+RESERVED_OUTCOMES = frozenset({UNDETERMINED, INVALID})
+
+# Source categories the thresholds count by name; any other non-empty category is allowed.
+OFFICIAL = "official"
+NEWS = "news"
+# Further categories the built-in classification rules use.
+ACADEMIC = "academic"
+DATA = "data"
+REFERENCE = "reference"
+SOCIAL = "social"
+WEB = "web"
+
+Score = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+NonEmpty = Annotated[str, Field(min_length=1)]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class Market(_Frozen):
+    """A question to resolve, with the outcomes an answer may take."""
+
+    id: NonEmpty
+    question: NonEmpty
+    criteria: str = ""
+    outcomes: tuple[str, ...] = BINARY_OUTCOMES
+    resolve_after: float | None = Field(
+        None, description="Epoch seconds after which the event should have happened."
+    )
+
+    @field_validator("outcomes")
+    @classmethod
+    def _outcomes_valid(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if len(value) < 2:
+            raise ValueError("a market needs at least two outcomes")
+        if len(value) > 256:
+            raise ValueError("a market has at most 256 outcomes")
+        if len(set(value)) != len(value):
+            raise ValueError("outcome names must be unique")
+        for name in value:
+            if not name.strip():
+                raise ValueError("outcome names must not be empty")
+            if name in RESERVED_OUTCOMES:
+                raise ValueError(f"{name} is reserved and cannot be a market outcome")
+        return value
+
+    @property
+    def answerable(self) -> tuple[str, ...]:
+        """Outcomes an agent may vote for: the market's own plus UNDETERMINED."""
+        return (*self.outcomes, UNDETERMINED)
+
+
+class ResearchSource(_Frozen):
+    """One piece of evidence an agent relied on."""
+
+    url: NonEmpty
+    title: str = ""
+    category: NonEmpty
+    credibility_score: Score
+    relevance_score: Score
+    published_at: datetime | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _url_absolute(cls, value: str) -> str:
+        normalize_url(value)  # raises ValueError naming the problem
+        return value
+
+    @field_validator("category")
+    @classmethod
+    def _category_lowercase(cls, value: str) -> str:
+        value = value.strip().lower()
+        if not value:
+            raise ValueError("must not be empty")
+        return value
+
+    @property
+    def normalized_url(self) -> str:
+        return normalize_url(self.url)
+
+
+class AgentResult(_Frozen):
+    """One agent's answer to a market."""
+
+    agent_id: NonEmpty
+    outcome: NonEmpty
+    confidence: Score
+    reasoning: str
+    sources: tuple[ResearchSource, ...]
+    provider: str | None = None
+    model_family: str | None = None
+
+
+class AgentFailure(_Frozen):
+    """An agent that produced no usable answer, and why."""
+
+    agent_id: NonEmpty
+    error: str
+
+
+class ConsensusInput(_Frozen):
+    """Everything a verdict is computed from."""
+
+    market: Market
+    results: tuple[AgentResult, ...]
+    failures: tuple[AgentFailure, ...] = ()
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ConsensusInput:
+        seen: set[str] = set()
+        for kind, ids in (
+            ("results", [r.agent_id for r in self.results]),
+            ("failures", [f.agent_id for f in self.failures]),
+        ):
+            for index, agent_id in enumerate(ids):
+                if agent_id in seen:
+                    raise ValueError(f"{kind}[{index}].agent_id: duplicate agent id {agent_id!r}")
+                seen.add(agent_id)
+        allowed = self.market.answerable
+        for index, result in enumerate(self.results):
+            if result.outcome not in allowed:
+                raise ValueError(
+                    f"results[{index}].outcome: unknown outcome {result.outcome!r}; "
+                    f"expected one of {', '.join(allowed)}"
+                )
+        return self
+
+
+class Vote(_Frozen):
+    """How one agent's answer entered the verdict."""
+
+    agent_id: str
+    outcome: str
+    confidence: float
+    weight: float
+    source_quality: float
+    source_count: int
+    counted: bool
+    excluded_reasons: tuple[str, ...] = ()
+
+
+class ExcludedAgent(_Frozen):
+    """An agent whose answer did not count, with every reason."""
+
+    agent_id: str
+    reasons: tuple[str, ...]
+
+
+class MergedSource(_Frozen):
+    """A source after de-duplication by normalized URL, with the agents that cited it."""
+
+    url: str
+    title: str
+    category: str
+    credibility_score: float
+    relevance_score: float
+    published_at: datetime | None = None
+    cited_by: tuple[str, ...]
+
+
+class OverlapPair(_Frozen):
+    agents: tuple[str, str]
+    jaccard: float
+
+
+OverlapBand = Literal["low", "moderate", "high", "very high"]
+
+
+class SourceOverlap(_Frozen):
+    """How much the agents' evidence overlaps (pairwise Jaccard on normalized URLs)."""
+
+    average: float
+    max: float
+    pairs: tuple[OverlapPair, ...]
+    total_unique_sources: int
+    band: OverlapBand
+
+
+AgreementLevel = Literal["unanimous", "majority", "contested"]
+Action = Literal["submit", "review", "research_again"]
+
+
+class Dissent(_Frozen):
+    """An agent that voted against the consensus, kept with its reasoning."""
+
+    agent_id: str
+    outcome: str
+    confidence: float
+    kind: Literal["full", "partial"]
+    reasoning: str
+
+
+class Tension(_Frozen):
+    """An unresolved disagreement a reviewer should know about."""
+
+    description: str
+    agents_involved: tuple[str, ...]
+    options: tuple[str, ...]
+    impact: str
+    suggested_followup: str
+
+
+class ConsensusResult(_Frozen):
+    """The verdict on a market, with the decision policy applied.
+
+    `reached` says only whether the quorum agreed; whether the answer may go on-chain
+    without a person is `requires_human_review` (and `action`), with every reason listed.
+    """
+
+    market_id: str
+    strategy: str
+    reached: bool
+    outcome: str
+    leading_outcome: str | None
+    confidence: float
+    agreement_ratio: float
+    weighted_ratio: float
+    strategy_score: float
+    required_agreement: float
+    required_agreement_fraction: str
+    valid_agents: int
+    fault_tolerance: int
+    agreement_level: AgreementLevel
+    requires_human_review: bool
+    review_reasons: tuple[str, ...]
+    review_codes: tuple[str, ...]
+    action: Action
+    explanation: str
+    votes: tuple[Vote, ...]
+    excluded: tuple[ExcludedAgent, ...]
+    failures: tuple[AgentFailure, ...]
+    dissent: tuple[Dissent, ...]
+    tensions: tuple[Tension, ...]
+    blind_spots: tuple[str, ...]
+    overlap: SourceOverlap
+    sources: tuple[MergedSource, ...]

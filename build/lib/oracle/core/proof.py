@@ -1,0 +1,366 @@
+"""Consensus proofs: a self-contained record of a verdict that anyone can re-check.
+
+A proof holds the market, the verdict, every vote (with weight, source count and, for
+excluded agents, why), the dissent with its reasoning, tensions, blind spots, the
+source overlap, the merged sources and the effective configuration.
+
+Checksum (the full definition, for third-party verifiers, is in docs/consensus.md):
+
+- Version 2 (written since): SHA-256 over the RFC 8785 (JSON Canonicalization Scheme)
+  serialization of the proof without `checksum` and `proof_id`, hashed as written (floats
+  are rounded to 6 decimals when the proof is built, never when it is checked). Any
+  language with an RFC 8785 implementation can check it; `verifier/verify-proof.mjs` does,
+  with Node's standard library only. Every value must be representable in RFC 8785: finite
+  numbers, integers within +-(2**53 - 1), strings of Unicode scalar values; anything
+  else is refused with the path of the field. No proof field holds a quantity beyond that
+  range; one that ever must (a wei amount) is to be a decimal string.
+- Version 1 (older files, still verified): SHA-256 over Python's
+  `json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False)` of the same
+  fields with every float rounded to 6 decimals: Python's own float rendering, which
+  other languages do not reproduce.
+
+`proof_id` is `proof-` + the first 16 hex digits of the checksum. The hex digest is what
+the daemon commits on-chain: the proof hash is its first 20 bytes (`bytes20`), whatever
+the version (`oracle.chain.contracts.proof_hash`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from typing import Any
+
+import rfc8785
+
+from oracle.core.models import ConsensusInput, ConsensusResult
+from oracle.core.params import ConsensusParams, SourceThresholds
+from oracle.errors import ProofError
+
+PROOF_VERSION = 2
+# RFC 8785 numbers are IEEE 754 doubles: integers beyond this lose their value.
+MAX_SAFE_INTEGER = 2**53 - 1
+_FLOAT_DECIMALS = 6
+_DERIVED_FIELDS = ("checksum", "proof_id")
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# What every proof has, consensus or decision: (field, type, the type as errors name it).
+_REQUIRED_FIELDS: tuple[tuple[str, type, str], ...] = (
+    ("checksum", str, "a string"),
+    ("proof_id", str, "a string"),
+    ("version", int, "an integer"),
+    ("market", dict, "an object"),
+)
+
+
+def _canonical_values(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, _FLOAT_DECIMALS)
+    if isinstance(value, dict):
+        return {str(k): _canonical_values(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_canonical_values(v) for v in value]
+    return value
+
+
+def _child(path: str, key: str) -> str:
+    return f"{path}.{key}" if _PLAIN_KEY.fullmatch(key) else f"{path}[{json.dumps(key)}]"
+
+
+def _unrepresentable(value: Any, *, integer_limit: bool = True) -> str | None:
+    """Why `value` (or what it holds) has no RFC 8785 form, naming the field path; or None.
+
+    Without `integer_limit`, integers of any size pass (version 1 had no limit)."""
+    stack: list[tuple[Any, str]] = [(value, "$")]
+    while stack:
+        item, where = stack.pop()
+        if item is None or isinstance(item, bool):
+            continue
+        if isinstance(item, int):
+            if integer_limit and abs(item) > MAX_SAFE_INTEGER:
+                return f"{where}: integer {item} is beyond +-(2**53 - 1), which JSON numbers hold"
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return f"{where}: {item} is not a JSON number (no NaN or infinity)"
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return f"{where}: the string holds a lone surrogate (not Unicode text)"
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    return f"{where}: object key {key!r} is not a string"
+                key_path = _child(where, key)
+                try:
+                    key.encode("utf-8")
+                except UnicodeEncodeError:
+                    return f"{key_path}: the key holds a lone surrogate (not Unicode text)"
+                stack.append((child, key_path))
+        elif isinstance(item, list | tuple):
+            stack.extend((child, f"{where}[{i}]") for i, child in enumerate(item))
+        else:
+            return f"{where}: {type(item).__name__} is not a JSON value"
+    return None
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """The RFC 8785 serialization of `value`; ProofError naming the field it cannot hold."""
+    problem = _unrepresentable(value)
+    if problem is not None:
+        raise ProofError(f"not representable in RFC 8785 JSON: {problem}")
+    try:
+        return rfc8785.dumps(value)
+    except rfc8785.CanonicalizationError as error:  # pragma: no cover - checked above
+        raise ProofError(f"not representable in RFC 8785 JSON: {error}") from None
+
+
+def _digest_v1(canonical_body: dict[str, Any]) -> str:
+    problem = _unrepresentable(canonical_body, integer_limit=False)
+    if problem is not None:
+        raise ProofError(f"not a proof: {problem}")
+    text = json.dumps(
+        canonical_body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _digest_v2(body: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical_bytes(body)).hexdigest()
+
+
+def _body(proof: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in proof.items() if k not in _DERIVED_FIELDS}
+
+
+def compute_checksum(proof: dict[str, Any]) -> str:
+    """The checksum of a proof document as read back, whatever its key order or spacing,
+    under the rule of its `version` (ProofError for a version this oracle does not read)."""
+    version = proof.get("version")
+    if type(version) is int and version == 1:
+        return _digest_v1(_canonical_values(_body(proof)))
+    if type(version) is int and version == 2:
+        try:
+            return _digest_v2(_body(proof))
+        except ProofError as error:
+            raise ProofError(f"not a proof: {error}") from None
+    raise ProofError(
+        f"proof version {version!r} is not supported (this oracle reads versions 1 and 2)"
+    )
+
+
+def _sealed(body: dict[str, Any]) -> dict[str, Any]:
+    """`body` (a version 2 proof without its derived fields) with checksum and proof_id."""
+    checksum = _digest_v2(body)
+    return {"proof_id": f"proof-{checksum[:16]}", **body, "checksum": checksum}
+
+
+def build_proof(
+    consensus_input: ConsensusInput,
+    result: ConsensusResult,
+    params: ConsensusParams,
+    thresholds: SourceThresholds,
+) -> dict[str, Any]:
+    """The proof document for `result`, as JSON-ready data with its checksum."""
+    verdict = result.model_dump(
+        mode="json",
+        include={
+            "strategy",
+            "reached",
+            "outcome",
+            "leading_outcome",
+            "confidence",
+            "agreement_ratio",
+            "weighted_ratio",
+            "strategy_score",
+            "required_agreement_fraction",
+            "valid_agents",
+            "fault_tolerance",
+            "agreement_level",
+            "requires_human_review",
+            "review_reasons",
+            "review_codes",
+            "action",
+            "explanation",
+        },
+    )
+    reasoning = {r.agent_id: r.reasoning for r in consensus_input.results}
+    votes = [
+        {**vote.model_dump(mode="json"), "reasoning": reasoning[vote.agent_id]}
+        for vote in result.votes
+    ]
+    body: dict[str, Any] = _canonical_values(
+        {
+            "version": PROOF_VERSION,
+            "market": consensus_input.market.model_dump(mode="json"),
+            "verdict": verdict,
+            "votes": votes,
+            "excluded": [e.model_dump(mode="json") for e in result.excluded],
+            "failures": [f.model_dump(mode="json") for f in result.failures],
+            "dissent": [d.model_dump(mode="json") for d in result.dissent],
+            "tensions": [t.model_dump(mode="json") for t in result.tensions],
+            "blind_spots": list(result.blind_spots),
+            "overlap": result.overlap.model_dump(mode="json"),
+            "sources": [s.model_dump(mode="json") for s in result.sources],
+            "config": {
+                "consensus": params.model_dump(mode="json"),
+                "sources": thresholds.model_dump(mode="json"),
+            },
+        }
+    )
+    return _sealed(body)
+
+
+def verify_proof(document: Any) -> tuple[bool, str]:
+    """Recompute a proof's checksum: (matches, the recomputed checksum).
+
+    Accepts a proof, or a consensus output that carries one under `proof`.
+    """
+    if isinstance(document, dict) and isinstance(document.get("proof"), dict):
+        document = document["proof"]
+    if not isinstance(document, dict):
+        raise ProofError("not a proof: expected a JSON object")
+    for name, kind, described in _REQUIRED_FIELDS:
+        if name not in document:
+            raise ProofError(f"not a proof: no `{name}` field")
+        value = document[name]
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ProofError(f"not a proof: `{name}` must be {described}")
+    recomputed = compute_checksum(document)
+    matches = (
+        document["checksum"] == recomputed and document["proof_id"] == f"proof-{recomputed[:16]}"
+    )
+    return matches, recomputed
+
+
+def _pct(value: float) -> str:
+    return f"{value:.1%}"
+
+
+def render_markdown(proof: dict[str, Any]) -> str:
+    """A report for people: verdict, votes, dissent, tensions, blind spots, evidence."""
+    if proof.get("kind") == "human_decision":
+        decision = proof["decision"]
+        return "\n".join(
+            [
+                f"# Decision proof `{proof['proof_id']}`",
+                "",
+                f"**Market** `{proof['market']['id']}`: {proof['market']['question']}",
+                "",
+                f"Decided **{decision['outcome']}** by {decision['decided_by']}: "
+                f"{decision['reason']}",
+                "",
+                f"SHA-256 checksum `{proof['checksum']}`; the consensus it overrides follows.",
+                "",
+                render_markdown(proof["consensus"]).replace("\n# ", "\n## ", 1),
+            ]
+        )
+    market, verdict = proof["market"], proof["verdict"]
+    lines = [
+        f"# Consensus proof `{proof['proof_id']}`",
+        "",
+        f"**Market** `{market['id']}`: {market['question']}",
+    ]
+    if market.get("criteria"):
+        lines.append(f"**Criteria**: {market['criteria']}")
+    headline = "Consensus reached" if verdict["reached"] else "No consensus"
+    lines += [
+        "",
+        "## Verdict",
+        "",
+        f"- {headline}: **{verdict['outcome']}** ({verdict['agreement_level']}, "
+        f"strategy `{verdict['strategy']}`)",
+        f"- Confidence {_pct(verdict['confidence'])}; "
+        f"agreement {_pct(verdict['agreement_ratio'])} of {verdict['valid_agents']} valid agents "
+        f"(quorum {verdict['required_agreement_fraction']}); "
+        f"weighted {_pct(verdict['weighted_ratio'])}; "
+        f"tolerates {verdict['fault_tolerance']} faulty",
+        f"- Action: **{verdict['action']}**",
+        f"- {verdict['explanation']}",
+    ]
+    if verdict["review_reasons"]:
+        lines += ["", "### Needs human review because", ""]
+        lines += [f"- {reason}" for reason in verdict["review_reasons"]]
+    lines += [
+        "",
+        "## Votes",
+        "",
+        "| Agent | Outcome | Confidence | Weight | Sources | Counted |",
+        "|---|---|---|---|---|---|",
+    ]
+    for vote in proof["votes"]:
+        counted = "yes" if vote["counted"] else "no: " + "; ".join(vote["excluded_reasons"])
+        lines.append(
+            f"| {vote['agent_id']} | {vote['outcome']} | {vote['confidence']:.2f} | "
+            f"{vote['weight']:.3f} | {vote['source_count']} | {counted} |"
+        )
+    if proof["failures"]:
+        lines += ["", "## Failed agents", ""]
+        lines += [f"- {f['agent_id']}: {f['error']}" for f in proof["failures"]]
+    if proof["dissent"]:
+        lines += ["", "## Dissent", ""]
+        for d in proof["dissent"]:
+            lines.append(
+                f"- **{d['agent_id']}** ({d['kind']}) voted {d['outcome']} "
+                f"with confidence {d['confidence']:.2f}: {d['reasoning']}"
+            )
+    if proof["tensions"]:
+        lines += ["", "## Unresolved tensions", ""]
+        for t in proof["tensions"]:
+            lines.append(f"- {t['description']}; follow-up: {t['suggested_followup']}")
+    if proof["blind_spots"]:
+        lines += ["", "## Blind spots", ""]
+        lines += [f"- {spot}" for spot in proof["blind_spots"]]
+    overlap = proof["overlap"]
+    lines += [
+        "",
+        "## Evidence",
+        "",
+        f"{len(proof['sources'])} merged sources; {overlap['total_unique_sources']} unique "
+        f"across valid agents; overlap {overlap['band']} (average {overlap['average']:.2f}, "
+        f"max {overlap['max']:.2f}).",
+        "",
+    ]
+    shown = proof["sources"][:20]
+    lines += [
+        f"- [{s['title'] or s['url']}]({s['url']}) ({s['category']}, credibility "
+        f"{s['credibility_score']:.2f}, cited by {', '.join(s['cited_by'])})"
+        for s in shown
+    ]
+    if len(proof["sources"]) > len(shown):
+        lines.append(f"- ... and {len(proof['sources']) - len(shown)} more in the JSON proof")
+    lines += [
+        "",
+        "## Integrity",
+        "",
+        f"SHA-256 checksum `{proof['checksum']}`; verify with `oracle proof verify FILE`.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def build_decision_proof(
+    consensus_proof: dict[str, Any],
+    *,
+    outcome: str,
+    reason: str,
+    decided_by: str,
+    decided_at: float,
+) -> dict[str, Any]:
+    """The proof for an answer a person decided: their decision, with the consensus proof
+    they decided on embedded whole, so both can be checked from one document."""
+    body: dict[str, Any] = _canonical_values(
+        {
+            "version": PROOF_VERSION,
+            "kind": "human_decision",
+            "market": consensus_proof["market"],
+            "decision": {
+                "outcome": outcome,
+                "reason": reason,
+                "decided_by": decided_by,
+                "decided_at": decided_at,
+            },
+            "consensus": consensus_proof,
+        }
+    )
+    return _sealed(body)

@@ -1,0 +1,126 @@
+"""Where the daemon meets the outside world: market sources and resolvers.
+
+Contracts:
+
+:class:`MarketSource`
+    `start()` connects and checks the source's setup; the daemon calls it once, before
+    its first job (a repeated call is harmless). A setup that cannot work (a node on
+    another chain, a key that does not unlock) is a `SetupError` naming the setting, and
+    `oracle run` refuses to start; another failure raises :class:`SourceError`.
+    `poll(deliver)` hands the markets the source knows now (new or not; the store keeps
+    the first report and ignores repeats) to `deliver`, which stores them, and returns
+    one line per malformed market it skipped (a bad market never hides the rest). A
+    source that keeps a position (a block checkpoint) advances it only after `deliver`
+    returned, so a crash in between repeats markets rather than losing them. It raises
+    :class:`SourceError` on a transport failure.
+
+:class:`Resolver`
+    Where a market's answer goes (the oracle contract, or an off-chain venue's webhook).
+    `start()` connects, checks the setup and resumes what a previous process left in
+    flight (for a chain: the transactions it recorded), before the daemon's first job,
+    whichever replica then runs which job; it raises `SetupError` as `start()` above, or
+    :class:`ResolverError`.
+    `propose` is idempotent: called again for the same market after a crash, it must not
+    send a second answer; it returns once the answer is accepted (for a chain: included
+    at the configured confirmation depth) or raises :class:`ResolverError`. `state`
+    reports what the outlet says about the market now. `settle` pushes a final answer to
+    whoever waits for it; calling it twice is harmless.
+
+:class:`VenueClock`
+    A venue whose rules run on a clock of its own (a chain's block time) says what that
+    clock shows now; the daemon judges a market due, and a challenge window over, by it.
+    Venues without one are judged by the daemon's clock.
+
+:class:`Monitored`
+    A source or resolver that can tell, without I/O, whether it reaches its venue now:
+    `health()` is None when it does, else why not (shown by `/readyz` and the metrics).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol, runtime_checkable
+
+from oracle.core.markets import MarketSpec
+
+
+class ResolutionStatus(StrEnum):
+    OPEN = "open"  # asked, no answer yet
+    PROPOSED = "proposed"  # answered, challenge window running
+    DISPUTED = "disputed"  # challenged, waiting for the arbiter
+    FINAL = "final"  # settled for good
+    RESET = "reset"  # the arbiter sent it back for a new answer
+
+
+@dataclass(frozen=True)
+class MarketRef:
+    """What a resolver needs to know about a market."""
+
+    market_id: str
+    source: str
+    external_id: str
+    outcomes: tuple[str, ...]
+    details: dict[str, Any]  # what the source reported (for a chain: question id, ...)
+    submission: dict[str, Any] = field(default_factory=dict)  # what the resolver returned
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """An accepted answer: where it went and when it can become final."""
+
+    reference: str  # transaction hash, or the venue's acknowledgement
+    final_after: float  # epoch seconds; the end of the challenge window
+    gas_used: int = 0
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Resolution:
+    status: ResolutionStatus
+    outcome: str | None = None
+    final_after: float | None = None
+
+
+@dataclass(frozen=True)
+class PollResult:
+    markets: list[MarketSpec]
+    skipped: list[str] = field(default_factory=list)  # one line per malformed market
+
+
+Deliver = Callable[[list[MarketSpec]], Awaitable[None]]
+
+
+class MarketSource(Protocol):
+    name: str
+
+    async def start(self) -> None: ...
+
+    async def poll(self, deliver: Deliver) -> list[str]: ...
+
+    async def aclose(self) -> None: ...
+
+
+class Resolver(Protocol):
+    async def start(self) -> None: ...
+
+    async def propose(self, market: MarketRef, outcome: str, proof_checksum: str) -> Receipt: ...
+
+    async def state(self, market: MarketRef) -> Resolution: ...
+
+    async def settle(self, market: MarketRef) -> str | None: ...
+
+    async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class VenueClock(Protocol):
+    async def now(self) -> float:
+        """Epoch seconds on the venue's own clock (for a chain: its latest block's time)."""
+        ...
+
+
+@runtime_checkable
+class Monitored(Protocol):
+    def health(self) -> str | None: ...

@@ -1,0 +1,99 @@
+"""Fan a market out to every agent, each isolated, time-limited and behind its breaker.
+
+Whatever an agent does (answers, raises, hangs, answers another market's outcome), the
+fan-out returns one answer per agent: a result, or a failure that says why. It never
+raises because of an agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from oracle.agents.base import ResearchAgent
+from oracle.core.models import AgentFailure, AgentResult, Market
+from oracle.daemon.circuit import CircuitBreaker
+from oracle.errors import AgentError
+
+Clock = Callable[[], float]
+
+
+@dataclass(frozen=True)
+class Answer:
+    agent_id: str
+    answer: AgentResult | AgentFailure
+    latency_seconds: float
+
+
+@dataclass
+class AgentPool:
+    """The configured agents and one circuit breaker each."""
+
+    agents: Sequence[ResearchAgent]
+    timeout_seconds: float
+    breakers: dict[str, CircuitBreaker]
+    clock: Clock = time.monotonic
+
+    @classmethod
+    def of(
+        cls,
+        agents: Sequence[ResearchAgent],
+        timeout_seconds: float,
+        cooldown_seconds: float = 60.0,
+        clock: Clock = time.monotonic,
+    ) -> AgentPool:
+        names = [a.name for a in agents]
+        if len(set(names)) != len(names):
+            raise ValueError(f"agent names must be unique: {names}")
+        breakers = {n: CircuitBreaker(cooldown_seconds=cooldown_seconds) for n in names}
+        return cls(agents, timeout_seconds, breakers, clock)
+
+    async def research(self, market: Market) -> list[Answer]:
+        return list(await asyncio.gather(*(self._ask(agent, market) for agent in self.agents)))
+
+    async def _ask(self, agent: ResearchAgent, market: Market) -> Answer:
+        breaker = self.breakers[agent.name]
+        start = self.clock()
+        if not breaker.allows(start):
+            return Answer(agent.name, _failure(agent, "circuit open after repeated failures"), 0.0)
+        try:
+            result = await asyncio.wait_for(agent.research(market), self.timeout_seconds)
+            problem = _check(agent, market, result)
+        except TimeoutError:
+            problem = f"timed out after {self.timeout_seconds:g} s"
+        except AgentError as error:
+            problem = str(error) or type(error).__name__
+        except Exception as error:  # an agent bug must not stop the daemon
+            problem = f"{type(error).__name__}: {error}"
+        latency = self.clock() - start
+        if problem is None:
+            breaker.record_success(self.clock())
+            return Answer(agent.name, result, latency)
+        breaker.record_failure(self.clock())
+        return Answer(agent.name, _failure(agent, problem), latency)
+
+    async def aclose(self) -> None:
+        for agent in self.agents:
+            try:
+                await agent.aclose()
+            except Exception:  # closing one agent must not keep the others open
+                continue
+
+
+def _failure(agent: ResearchAgent, error: str) -> AgentFailure:
+    return AgentFailure(agent_id=agent.name, error=error[:2000])
+
+
+def _check(agent: ResearchAgent, market: Market, result: object) -> str | None:
+    if not isinstance(result, AgentResult):
+        return f"returned {type(result).__name__}, not an AgentResult"
+    if result.agent_id != agent.name:
+        return f"answered as {result.agent_id!r}, not as itself"
+    if result.outcome not in market.answerable:
+        return (
+            f"answered unknown outcome {result.outcome!r}; "
+            f"expected one of {', '.join(market.answerable)}"
+        )
+    return None

@@ -1,0 +1,711 @@
+"""The daemon: poll sources, research due markets, decide, deliver or queue for review.
+
+Jobs (scheduled by :mod:`oracle.daemon.runner`, or run in sequence by `--once`):
+
+- `poll`      (singleton) ask every market source for markets; track new ones.
+- `promote`   (singleton) discovered markets whose time has come become due; failed
+              ones whose back-off has passed are retried, or handed to a person once
+              `daemon.max_attempts` is spent.
+- `dispatch`  (every replica) lease due or abandoned work up to the free capacity and
+              drive each market as far as it goes: research, consensus, submission.
+- `watch`     (singleton) submitted answers whose window has passed become final, or
+              disputed; final answers with a waiting callback are settled.
+- `housekeep` (every replica) refresh the state gauges.
+
+When a scheduled poll stores new markets, those that are due are promoted and dispatched
+at once, beside the rest of the poll (`poll(start_due=True)`, `promote_then_start`),
+rather than at the next ticks of those jobs: a market starts its research within a poll
+of appearing.
+
+Crash safety: every step is a lifecycle transition stored with its audit row before
+the next begins, and work is held under a lease that expires. A replica that dies
+leaves its markets to be leased again, resumed at the state they reached. Delivery
+is idempotent in the resolver, so resuming `submitting` never sends a second answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import socket
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from oracle.core import build_proof, evaluate, render_markdown
+from oracle.core.lifecycle import MarketEvent, MarketState
+from oracle.core.markets import MarketSpec
+from oracle.core.models import AgentFailure, AgentResult, ConsensusInput, Market
+from oracle.core.params import ConsensusParams, SourceThresholds
+from oracle.core.proof import build_decision_proof
+from oracle.daemon.metrics import DaemonMetrics
+from oracle.daemon.ports import (
+    MarketRef,
+    MarketSource,
+    Resolution,
+    ResolutionStatus,
+    Resolver,
+    VenueClock,
+)
+from oracle.daemon.research import AgentPool
+from oracle.daemon.settings import DaemonSettings
+from oracle.errors import IllegalTransition, LeaseLost, ResolverError, SourceError
+from oracle.log import emit
+from oracle.store.repository import Store
+from oracle.store.tables import MarketRow
+
+logger = logging.getLogger("oracle.daemon")
+T = TypeVar("T")
+Clock = Callable[[], float]
+
+S, E = MarketState, MarketEvent
+WORK_STATES = (S.DUE, S.RESEARCHING, S.CONSENSUS, S.REVIEWED, S.SUBMITTING)
+
+
+@dataclass(frozen=True)
+class Researched:
+    """One finished research run's answers, as they were stored."""
+
+    run_id: int
+    results: tuple[AgentResult, ...]
+    failures: tuple[AgentFailure, ...]
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """The rules a verdict is computed by (the `consensus` and `sources` settings)."""
+
+    params: ConsensusParams
+    thresholds: SourceThresholds
+
+
+def default_replica_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+def _market_ref(row: MarketRow) -> MarketRef:
+    return MarketRef(
+        market_id=row.id,
+        source=row.source,
+        external_id=row.external_id,
+        outcomes=tuple(row.outcomes),
+        details=dict(row.details),
+        submission=dict(row.submission),
+    )
+
+
+def _core_market(row: MarketRow) -> Market:
+    return Market(
+        id=row.id,
+        question=row.question,
+        criteria=row.criteria,
+        outcomes=tuple(row.outcomes),
+        resolve_after=row.resolve_after,
+    )
+
+
+class Daemon:
+    def __init__(
+        self,
+        *,
+        settings: DaemonSettings,
+        judgement: Judgement,
+        store: Store,
+        pool: AgentPool,
+        sources: Sequence[MarketSource],
+        resolvers: Mapping[str, Resolver],
+        metrics: DaemonMetrics,
+        clock: Clock = time.time,
+    ) -> None:
+        self.settings = settings
+        self.judgement = judgement
+        self.store = store
+        self.pool = pool
+        self.sources = list(sources)
+        self.resolvers = dict(resolvers)
+        self.metrics = metrics
+        self.clock = clock
+        self.replica = settings.replica_id or default_replica_id()
+        self.lease_seconds = judgement.params.agent_timeout + settings.lease_margin
+        self.draining = False
+        self._tasks: set[asyncio.Task[None]] = set()
+        # promote and dispatch also run when the step before them found work (see
+        # `poll(start_due=True)`), besides their own schedule: one run at a time all the same.
+        self._promote_lock = asyncio.Lock()
+        self._dispatch_lock = asyncio.Lock()
+        self._promotion: asyncio.Task[None] | None = None
+        self._venue_clocks = {
+            name: resolver
+            for name, resolver in self.resolvers.items()
+            if isinstance(resolver, VenueClock)
+        }
+
+    async def start(self) -> None:
+        """Start every venue once, before the first job: connect, check, and resume what a
+        previous process left in flight (whichever replica then runs which job)."""
+        venues: list[MarketSource | Resolver] = [*self.sources, *self.resolvers.values()]
+        for venue in {id(v): v for v in venues}.values():
+            await venue.start()
+
+    async def _venue_times(self) -> dict[str, float | None]:
+        """Each venue clock's time now, by source (None: it cannot be read now, so its
+        markets wait: judging them by another clock could act too early)."""
+        times: dict[str, float | None] = {}
+        for name, clock in self._venue_clocks.items():
+            try:
+                times[name] = await clock.now()
+            except ResolverError as error:
+                times[name] = None
+                self.metrics.errors.labels("clock").inc()
+                emit(logger, logging.WARNING, "venue.clock_unavailable", source=name, error=error)
+        return times
+
+    async def _db(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return await asyncio.to_thread(function, *args, **kwargs)
+
+    # -- poll ------------------------------------------------------------------------------
+
+    async def poll(self, *, start_due: bool = False) -> int:
+        """Ask every source for markets; returns how many were new. With `start_due`
+        (the scheduled job), markets stored that are due are promoted and dispatched
+        at once, beside the rest of the poll, not at the next ticks of those jobs."""
+        if not await self._db(self.store.try_acquire_job, "poll", self.replica, self._job_lease()):
+            return 0
+        added = 0
+        for source in self.sources:
+            self.metrics.source_polls.labels(source.name).inc()
+
+            async def deliver(specs: list[MarketSpec], source_name: str = source.name) -> None:
+                nonlocal added
+                new = await self._db(self.store.add_discovered, specs, self.replica)
+                self.metrics.markets_discovered.labels(source_name).inc(len(new))
+                for market_id in new:
+                    emit(logger, logging.INFO, "market.discovered", market=market_id)
+                added += len(new)
+                if new and start_due:
+                    self._promote_soon()
+
+            try:
+                skipped = await source.poll(deliver)
+            except SourceError as error:
+                self.metrics.source_errors.labels(source.name, "poll").inc()
+                emit(logger, logging.WARNING, "source.poll_failed", source=source.name, error=error)
+                continue
+            for line in skipped:
+                self.metrics.source_errors.labels(source.name, "malformed").inc()
+                emit(
+                    logger,
+                    logging.WARNING,
+                    "source.market_skipped",
+                    source=source.name,
+                    reason=line,
+                )
+        return added
+
+    def _replica_liveness(self) -> float:
+        """How recently a replica must have asked for work to get a share of it: a few of
+        its dispatch rounds (a busy replica with no free capacity does not ask)."""
+        return 3 * self.settings.dispatch_interval + 1.0
+
+    def _job_lease(self) -> float:
+        return 3 * max(self.settings.poll_interval, self.settings.watch_interval)
+
+    def _promote_soon(self) -> None:
+        """Run `promote_then_start` in the background, unless it runs already (then the
+        scheduled promote, a tick later, finds what this one would have)."""
+        if self.draining or (self._promotion is not None and not self._promotion.done()):
+            return
+        self._promotion = asyncio.create_task(self._promote_now(), name="promote-now")
+
+    async def _promote_now(self) -> None:
+        try:
+            await self.promote_then_start()
+        except Exception as error:  # reported like a failed scheduled job; retried next tick
+            self.metrics.errors.labels("promote").inc()
+            error_text = f"{type(error).__name__}: {error}"
+            emit(logger, logging.ERROR, "job.failed", job="promote", error=error_text)
+
+    async def promote_then_start(self) -> int:
+        """`promote`, then `dispatch` at once if it moved anything (the scheduled job)."""
+        moved = await self.promote()
+        if moved:
+            await self.dispatch()
+        return moved
+
+    # -- promote ---------------------------------------------------------------------------
+
+    async def promote(self) -> int:
+        async with self._promote_lock:
+            return await self._promote()
+
+    async def _promote(self) -> int:
+        if not await self._db(
+            self.store.try_acquire_job, "promote", self.replica, self._job_lease()
+        ):
+            return 0
+        now = self.clock()
+        due = await self._db(
+            self.store.promote_due, now, self.replica, venue_times=await self._venue_times()
+        )
+        moved = len(due)
+        for row in await self._db(self.store.waiting, now):
+            try:
+                moved += await self._after_wait(row)
+            except IllegalTransition:
+                continue  # another replica moved it first
+        return moved
+
+    async def _after_wait(self, row: MarketRow) -> int:
+        """A failed or deferred market whose wait is over: retried, or handed to a person
+        when its budget is spent (the move and the review item in one transaction)."""
+        if row.state == S.DEFERRED:
+            if row.deferrals >= self.settings.max_deferrals:
+                return await self._hand_to_person(
+                    row,
+                    E.DEFERRALS_EXHAUSTED,
+                    "still_undecidable",
+                    f"the agents agreed {row.deferrals} times that it cannot be decided yet",
+                )
+            await self._apply(row.id, E.RESEARCH_AGAIN, f"deferral {row.deferrals} is over")
+        elif row.decided_outcome is not None and row.proof_checksum is not None:
+            await self._apply(row.id, E.RETRY_SUBMISSION, "delivery is retried")
+        elif row.failures >= self.settings.max_attempts:
+            return await self._hand_to_person(
+                row,
+                E.RETRIES_EXHAUSTED,
+                "retries_exhausted",
+                f"gave up after {row.failures} failed research attempts",
+            )
+        else:
+            await self._apply(row.id, E.RETRY, f"retry after {row.failures} failed attempts")
+        return 1
+
+    async def _hand_to_person(
+        self, row: MarketRow, event: MarketEvent, code: str, reason: str
+    ) -> int:
+        _, review_id = await self._db(
+            self.store.hand_to_person, row.id, event, actor=self.replica, reasons=[reason]
+        )
+        self.metrics.review_reasons.labels(code).inc()
+        emit(logger, logging.INFO, "market.review_opened", market=row.id, review=review_id)
+        return 1
+
+    # -- dispatch --------------------------------------------------------------------------
+
+    async def dispatch(self) -> int:
+        """Lease work up to the free capacity and start it; returns how many started."""
+        async with self._dispatch_lock:
+            if self.draining:
+                return 0
+            free = self.settings.max_concurrent_markets - len(self._tasks)
+            if free <= 0:
+                return 0
+            rows = await self._db(
+                self.store.claim,
+                self.replica,
+                WORK_STATES,
+                free,
+                self.lease_seconds,
+                share_within=self._replica_liveness(),
+                in_flight=len(self._tasks),
+            )
+            self._start(rows)
+            return len(rows)
+
+    def _start(self, rows: Sequence[MarketRow]) -> None:
+        for row in rows:
+            task = asyncio.create_task(self._process(row), name=f"market:{row.id}")
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        self.metrics.inflight.set(len(self._tasks))
+
+    async def wait_idle(self) -> None:
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def _process(self, row: MarketRow) -> None:
+        market_id = row.id
+        try:
+            await self._drive(row)
+        except LeaseLost:
+            emit(logger, logging.WARNING, "market.lease_lost", market=market_id)
+        except asyncio.CancelledError:
+            emit(logger, logging.WARNING, "market.interrupted", market=market_id, state=row.state)
+            raise
+        except Exception as error:  # never let one market stop the daemon
+            self.metrics.errors.labels("process").inc()
+            emit(
+                logger,
+                logging.ERROR,
+                "market.error",
+                market=market_id,
+                error=f"{type(error).__name__}: {error}",
+            )
+            await self._fail(market_id, f"{type(error).__name__}: {error}")
+        finally:
+            await asyncio.shield(self._db(self.store.release_lease, market_id, self.replica))
+            self.metrics.inflight.set(len(self._tasks))
+
+    async def _drive(self, row: MarketRow) -> None:
+        researched: Researched | None = None
+        while True:
+            state = MarketState(row.state)
+            if state in (S.DUE, S.RESEARCHING) and self.draining:
+                return  # no research starts now; the lease is released, a later run resumes
+            if state is S.DUE:
+                attempt = row.attempts + 1
+                row, run_id = await self._db(
+                    self.store.start_research, row.id, self.replica, attempt, f"attempt {attempt}"
+                )
+                row, researched = await self._research(row, run_id)
+            elif state is S.RESEARCHING:  # resumed: the previous run was interrupted
+                run_id = await self._db(self.store.start_run, row.id, row.attempts, self.replica)
+                row, researched = await self._research(row, run_id)
+            elif state is S.CONSENSUS:
+                row = await self._decide(row, researched)
+            elif state is S.REVIEWED:
+                row = await self._prepare_reviewed(row)
+            elif state is S.SUBMITTING:
+                row = await self._deliver(row)
+            else:
+                return
+
+    async def _research(self, row: MarketRow, run_id: int) -> tuple[MarketRow, Researched]:
+        answers = await self.pool.research(_core_market(row))
+        for answer in answers:
+            failed = isinstance(answer.answer, AgentFailure)
+            self.metrics.agent_latency.labels(answer.agent_id).observe(answer.latency_seconds)
+            self.metrics.agent_answers.labels(
+                answer.agent_id, "failed" if failed else "answered"
+            ).inc()
+        row = await self._db(
+            self.store.finish_research,
+            row.id,
+            self.replica,
+            run_id,
+            [(a.answer, a.latency_seconds) for a in answers],
+            lease_seconds=self.lease_seconds,
+            reason=f"run {run_id}: {len(answers)} agents asked",
+        )
+        return row, Researched(
+            run_id,
+            tuple(a.answer for a in answers if isinstance(a.answer, AgentResult)),
+            tuple(a.answer for a in answers if isinstance(a.answer, AgentFailure)),
+        )
+
+    async def _decide(self, row: MarketRow, researched: Researched | None) -> MarketRow:
+        """Judge the research this replica just did, or, when resuming, the stored run."""
+        if researched is None:
+            run = await self._db(self.store.latest_run, row.id, "done")
+            if run is None or run.id is None:
+                return await self._step(row.id, E.FAILED, "no finished research run to judge")
+            results, failures = await self._db(self.store.run_answers, run.id)
+            researched = Researched(run.id, tuple(results), tuple(failures))
+        consensus_input = ConsensusInput(
+            market=_core_market(row), results=researched.results, failures=researched.failures
+        )
+        params, thresholds = self.judgement.params, self.judgement.thresholds
+        result = evaluate(consensus_input, params, thresholds)
+        proof = build_proof(consensus_input, result, params, thresholds)
+        # On disk before the verdict is committed: a market never moves on without it.
+        self._write_proof(row.id, proof)
+        if result.action == "submit":
+            event = E.CONSENSUS_SUBMIT
+            reason = f"{result.outcome} agreed by {result.agreement_ratio:.0%} of valid agents"
+            updates: dict[str, Any] = {
+                "decided_outcome": result.outcome,
+                "proof_checksum": proof["checksum"],
+            }
+        elif result.action == "review":
+            event, reason, updates = E.CONSENSUS_REVIEW, "; ".join(result.review_reasons), {}
+        else:
+            event = E.CONSENSUS_RESEARCH_AGAIN
+            reason = "agents agree the event cannot be decided yet"
+            updates = {
+                "next_attempt_at": self.clock() + self.settings.research_again_after,
+                "deferrals": row.deferrals + 1,
+            }
+        row, review_id = await self._db(
+            self.store.record_verdict,
+            row.id,
+            self.replica,
+            researched.run_id,
+            result,
+            proof,
+            event=event,
+            reason=reason,
+            updates=updates,
+            review_reasons=list(result.review_reasons) if result.action == "review" else None,
+        )
+        self.metrics.consensus.labels(result.action, str(result.reached).lower()).inc()
+        for code in result.review_codes:
+            self.metrics.review_reasons.labels(code).inc()
+        emit(
+            logger,
+            logging.INFO,
+            "market.verdict",
+            market=row.id,
+            outcome=result.outcome,
+            action=result.action,
+            proof=proof["checksum"],
+            reasons="; ".join(result.review_reasons),
+        )
+        if review_id is not None:
+            emit(logger, logging.INFO, "market.review_opened", market=row.id, review=review_id)
+        return row
+
+    async def _prepare_reviewed(self, row: MarketRow) -> MarketRow:
+        """Build the decision proof for a person's answer, then start its delivery."""
+        review = await self._db(self.store.decided_review, row.id)
+        if review is None or review.decided_outcome is None:
+            raise RuntimeError("market is reviewed but has no decided review item")
+        base = await self._db(self.store.latest_consensus, row.id)
+        proof = build_decision_proof(
+            base.proof
+            if base is not None
+            else {"market": {"id": row.id, "question": row.question}},
+            outcome=review.decided_outcome,
+            reason=review.decided_reason or "",
+            decided_by=review.decided_by or "unknown",
+            decided_at=review.decided_at or self.clock(),
+        )
+        self._write_proof(row.id, proof)  # on disk before the market moves on with it
+        return await self._db(
+            self.store.start_delivery_of_decision,
+            row.id,
+            self.replica,
+            review.decided_outcome,
+            proof,
+            reason=f"decided {review.decided_outcome} by {review.decided_by}",
+        )
+
+    async def _deliver(self, row: MarketRow) -> MarketRow:
+        resolver = self.resolvers.get(row.source)
+        if resolver is None:
+            raise ResolverError(f"no resolver for source {row.source!r}", retryable=False)
+        if row.decided_outcome is None or row.proof_checksum is None:
+            raise ResolverError("nothing decided to deliver", retryable=False)
+        try:
+            receipt = await resolver.propose(
+                _market_ref(row), row.decided_outcome, row.proof_checksum
+            )
+        except ResolverError as error:
+            self.metrics.submissions.labels("failed").inc()
+            emit(logger, logging.WARNING, "market.delivery_failed", market=row.id, error=error)
+            return await self._fail(row.id, str(error))
+        self.metrics.submissions.labels("confirmed").inc()
+        self.metrics.gas_used.inc(receipt.gas_used)
+        self.metrics.due_to_submitted.observe(max(self.clock() - row.resolve_after, 0.0))
+        emit(
+            logger,
+            logging.INFO,
+            "market.submitted",
+            market=row.id,
+            outcome=row.decided_outcome,
+            reference=receipt.reference,
+            proof=row.proof_checksum,
+        )
+        return await self._step(
+            row.id,
+            E.PROPOSAL_CONFIRMED,
+            f"accepted as {receipt.reference}",
+            updates={
+                "submission": {
+                    "reference": receipt.reference,
+                    "final_after": receipt.final_after,
+                    "gas_used": receipt.gas_used,
+                    **receipt.details,
+                },
+                "window_ends_at": receipt.final_after,
+            },
+        )
+
+    async def _fail(self, market_id: str, reason: str) -> MarketRow:
+        row = await self._db(self.store.get_market, market_id)
+        # A failed delivery keeps its verdict and is retried as a delivery; only failed
+        # research counts against `daemon.max_attempts`.
+        failures = row.failures + (row.state != S.SUBMITTING)
+        delay = min(
+            self.settings.retry_backoff * 2 ** max(failures - 1, 0),
+            self.settings.retry_backoff_max,
+        )
+        try:
+            return await self._step(
+                market_id,
+                E.FAILED,
+                reason[:1000],
+                updates={"next_attempt_at": self.clock() + delay, "failures": failures},
+            )
+        except (IllegalTransition, LeaseLost):
+            return row  # it already moved on, or another replica holds it now
+
+    async def _apply(
+        self,
+        market_id: str,
+        event: MarketEvent,
+        reason: str,
+        updates: dict[str, Any] | None = None,
+        *,
+        leased: bool = False,
+    ) -> MarketRow:
+        """A transition; with `leased`, LeaseLost unless this replica still holds the lease."""
+        return await self._db(
+            self.store.apply_event,
+            market_id,
+            event,
+            actor=self.replica,
+            reason=reason,
+            lease_owner=self.replica if leased else None,
+            updates=updates,
+        )
+
+    async def _step(
+        self,
+        market_id: str,
+        event: MarketEvent,
+        reason: str,
+        updates: dict[str, Any] | None = None,
+    ) -> MarketRow:
+        """A transition of a market this replica leases."""
+        return await self._apply(market_id, event, reason, updates, leased=True)
+
+    def _write_proof(self, market_id: str, proof: dict[str, Any]) -> None:
+        directory = self.settings.proofs_dir / re.sub(r"[^A-Za-z0-9_.-]", "_", market_id)
+        directory.mkdir(parents=True, exist_ok=True)
+        base = directory / proof["checksum"]
+        _write_atomically(base.with_suffix(".json"), _json(proof))
+        _write_atomically(base.with_suffix(".md"), render_markdown(proof))
+
+    # -- watch and settle ------------------------------------------------------------------
+
+    async def watch(self) -> int:
+        if not await self._db(self.store.try_acquire_job, "watch", self.replica, self._job_lease()):
+            return 0
+        changed = 0
+        now = self.clock()
+        venue_times = await self._venue_times()
+        after, page = "", 500
+        while True:
+            rows = await self._db(
+                self.store.markets_to_watch,
+                now,
+                venue_times=venue_times,
+                after=after,
+                limit=page,
+            )
+            for row in rows:
+                changed += await self._watch_one(row)
+            if len(rows) < page:
+                break
+            after = rows[-1].id
+        for row in await self._db(self.store.markets_to_settle):
+            resolver = self.resolvers.get(row.source)
+            if resolver is None:
+                continue
+            try:
+                reference = await resolver.settle(_market_ref(row))
+            except ResolverError as error:
+                self.metrics.errors.labels("settle").inc()
+                emit(logger, logging.WARNING, "market.settle_failed", market=row.id, error=error)
+                continue
+            await self._db(self.store.mark_settled, row.id, reference or "")
+            emit(logger, logging.INFO, "market.settled", market=row.id, reference=reference)
+        return changed
+
+    async def _watch_one(self, row: MarketRow) -> int:
+        resolver = self.resolvers.get(row.source)
+        if resolver is None:
+            return 0
+        try:
+            return await self._follow(row, await resolver.state(_market_ref(row)))
+        except (ResolverError, IllegalTransition) as error:
+            self.metrics.errors.labels("watch").inc()
+            emit(logger, logging.WARNING, "market.watch_failed", market=row.id, error=error)
+            return 0
+
+    async def _follow(self, row: MarketRow, resolution: Resolution) -> int:
+        status = resolution.status
+        if row.state == S.SUBMITTED and status is ResolutionStatus.FINAL:
+            await self._apply(row.id, E.WINDOW_PASSED, "challenge window passed undisputed")
+        elif row.state == S.SUBMITTED and status is ResolutionStatus.DISPUTED:
+            await self._apply(row.id, E.DISPUTED, "the answer was disputed")
+        elif row.state == S.DISPUTED and status is ResolutionStatus.FINAL:
+            upheld = resolution.outcome is not None and resolution.outcome != row.decided_outcome
+            await self._apply(
+                row.id,
+                E.DISPUTE_UPHELD if upheld else E.DISPUTE_REJECTED,
+                f"arbiter settled on {resolution.outcome}",
+            )
+        elif status is ResolutionStatus.RESET:
+            await self._apply(
+                row.id,
+                E.PROPOSAL_RESET,
+                "the arbiter asked for a new answer",
+                updates={
+                    "decided_outcome": None,
+                    "proof_checksum": None,
+                    "submission": {},
+                    "window_ends_at": None,
+                },
+            )
+        else:
+            return 0
+        emit(logger, logging.INFO, "market.resolution", market=row.id, status=status.value)
+        return 1
+
+    # -- housekeeping ----------------------------------------------------------------------
+
+    async def housekeep(self) -> None:
+        counts = await self._db(self.store.count_by_state)
+        for state in MarketState:
+            self.metrics.markets.labels(state.value).set(counts.get(state.value, 0))
+        self.metrics.reviews_open.set(len(await self._db(self.store.reviews, "open")))
+
+    # -- one pass --------------------------------------------------------------------------
+
+    async def run_once(self) -> None:
+        """One full pass: poll, promote, work everything that is due, watch, settle."""
+        await self.start()
+        await self.poll()
+        await self.promote()
+        while await self.dispatch() or self._tasks:
+            await self.wait_idle()
+        await self.watch()
+        await self.housekeep()
+
+    async def drain(self) -> None:
+        """Start no new work; free this replica's singleton jobs (a replacement polls at
+        once) and its share of new work (the others take it all); let in-flight markets
+        finish within the drain timeout."""
+        self.draining = True
+        if self._promotion is not None:
+            await asyncio.gather(self._promotion, return_exceptions=True)
+        await self._leave()
+        pending = list(self._tasks)
+        if pending:
+            emit(logger, logging.INFO, "daemon.draining", in_flight=len(pending))
+            _, still_running = await asyncio.wait(pending, timeout=self.settings.drain_timeout)
+            for task in still_running:
+                task.cancel()
+            await asyncio.gather(*still_running, return_exceptions=True)
+
+    async def _leave(self) -> None:
+        try:
+            await self._db(self.store.leave, self.replica)
+        except Exception as error:  # the database is gone: the leases expire by themselves
+            emit(logger, logging.WARNING, "daemon.leave_failed", error=type(error).__name__)
+
+
+def _json(document: dict[str, Any]) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    temporary = path.with_suffix(path.suffix + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)

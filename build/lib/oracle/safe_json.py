@@ -1,0 +1,112 @@
+"""JSON from outside (HTTP bodies, model output, files given to the CLI), decoded safely.
+
+`json.loads` recurses in C once per level of nesting. The chain stack raises the
+interpreter's recursion limit to 100,000 when it is imported (py_ecc does), and under that
+limit a body of some 70 KB of `[` overflows the thread stack: the process dies by
+SIGSEGV instead of raising. :func:`loads` measures the nesting first, in time linear in the
+input (strings dropped by one regular expression, brackets kept by `bytes.translate`,
+then a running sum, all in C), and refuses anything nested deeper than `max_depth` before
+the C decoder sees it. It also turns every other way decoding can fail (not JSON, bytes
+that are not UTF-8, an integer longer than Python converts) into :class:`JsonError`,
+and replaces lone UTF-16 surrogates (`"\\ud800"`, valid JSON but not text) with U+FFFD,
+so what it returns can be encoded, stored and sent on. `NaN` and `Infinity` (not JSON,
+but Python's decoder takes them) come back as floats, as do numbers too large for one
+(as infinity): whoever uses a number checks that it is finite (the core's validation
+names them; the data agent and the HTTP venue refuse them).
+
+Every decode of outside JSON goes through :func:`loads`; the model SDKs decode their own
+responses, so their HTTP client checks each body with :func:`check_nesting` first.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from array import array
+from itertools import accumulate
+from typing import Any
+
+from oracle.errors import JsonError, JsonTooDeep
+
+MAX_DEPTH = 100
+
+# A JSON string, or an unterminated one up to the end of the text. Possessive, and every
+# character after the opening quote is taken by one branch, so each string is scanned once.
+_STRING = re.compile(r'"(?:[^"\\]++|\\.?)*+(?:"|\Z)', re.DOTALL)
+# Outside strings only brackets matter: each becomes a signed byte, +1 opening, -1 closing.
+_STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+_NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[]{}")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+# Every escape, so that `\\ud800` (an escaped backslash, then text) is not read as one;
+# a surrogate escape is kept only as the high half of a pair followed by its low half.
+_ESCAPE = re.compile(
+    r"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|u[dD][89a-fA-F][0-9a-fA-F]{2}|.)",
+    re.DOTALL,
+)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _steps(text: str) -> bytes:
+    outside_strings = _STRING.sub("", text).encode("utf-8", "surrogatepass")
+    return outside_strings.translate(_STEPS, _NOT_BRACKETS)
+
+
+def nesting_depth(text: str) -> int:
+    """The deepest nesting of arrays and objects in `text`, brackets inside strings not
+    counted: at least as deep as the C decoder recurses before it accepts or rejects it."""
+    return max(0, max(accumulate(array("b", _steps(text))), default=0))
+
+
+def check_nesting(data: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> None:
+    """Raise JsonTooDeep when `data`, decoded as `json.loads` decodes it, nests arrays and
+    objects deeper than `max_depth`."""
+    if isinstance(data, bytes | bytearray):
+        if data.count(b"[") + data.count(b"{") <= max_depth:
+            return
+        try:  # as json.loads reads bytes; what it cannot decode it never parses
+            text = bytes(data).decode(json.detect_encoding(data), "surrogatepass")
+        except UnicodeDecodeError:
+            return
+    else:
+        text = data
+    if text.count("[") + text.count("{") <= max_depth:
+        return
+    if nesting_depth(text) > max_depth:
+        raise JsonTooDeep(f"nested deeper than {max_depth} levels")
+
+
+def valid_text(text: str) -> str:
+    """`text` with any lone surrogate replaced by U+FFFD, so it encodes as UTF-8."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _escape(match: re.Match[str]) -> str:
+    escape = match.group(0)
+    if len(escape) == 6 and escape[1] == "u":
+        return "\\ufffd"  # a lone surrogate: a pair is 12 characters long
+    return escape
+
+
+def loads(data: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> Any:
+    """The JSON value in `data` (text, or UTF-8/16/32 bytes); JsonError when it is not usable."""
+    if isinstance(data, bytes | bytearray):
+        try:
+            text = bytes(data).decode(json.detect_encoding(data))
+        except UnicodeDecodeError:
+            raise JsonError("not UTF-8 text") from None
+    else:
+        text = data
+    check_nesting(text, max_depth)
+    text = valid_text(text)
+    if _SURROGATE_ESCAPE.search(text) is not None:
+        text = _ESCAPE.sub(_escape, text)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise JsonError(f"line {error.lineno}, column {error.colno}: {error.msg}") from None
+    except ValueError:  # the only other: an integer beyond sys.get_int_max_str_digits()
+        raise JsonError("a number has too many digits") from None
+    except RecursionError:  # the nesting fits the limit but not the stack left to this call
+        raise JsonTooDeep("nested too deeply for the interpreter's recursion limit") from None

@@ -1,0 +1,244 @@
+"""The markets: discovery, the lifecycle moves that need no other record, their audit
+trail, and the queries that find the markets each stage of the daemon works on."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import func, insert, or_
+from sqlalchemy import select as core_select
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import col, select
+
+from oracle.core.lifecycle import MarketEvent, MarketState
+from oracle.core.markets import MarketSpec
+from oracle.errors import StoreError
+from oracle.store._transaction import INSERT_AUDIT, MARKET, Transactions
+from oracle.store.tables import AuditRow, MarketRow
+
+_INSERT_MARKET = insert(MARKET)
+
+
+class Markets(Transactions):
+    def add_discovered(self, specs: Iterable[MarketSpec], actor: str) -> list[str]:
+        """Track markets not seen before; returns the ids that were new. Idempotent."""
+        specs = list({spec.market_id: spec for spec in specs}.values())
+        try:
+            return self._add_markets(specs, actor)
+        except IntegrityError:
+            # Another replica added some of them meanwhile: add the rest one by one.
+            added = []
+            for spec in specs:
+                try:
+                    added += self._add_markets([spec], actor)
+                except IntegrityError:
+                    continue
+            return added
+
+    def _add_markets(self, specs: Sequence[MarketSpec], actor: str) -> list[str]:
+        """New markets in the lifecycle's first state (created there, not moved)."""
+        if not specs:
+            return []
+        now = self.clock()
+        with self._writing() as connection:
+            known = set(
+                connection.execute(
+                    core_select(MARKET.c.id).where(MARKET.c.id.in_([s.market_id for s in specs]))
+                ).scalars()
+            )
+            new = [spec for spec in specs if spec.market_id not in known]
+            if not new:
+                return []
+            connection.execute(
+                _INSERT_MARKET,
+                [
+                    {
+                        "id": spec.market_id,
+                        "source": spec.source,
+                        "external_id": spec.external_id,
+                        "question": spec.question,
+                        "criteria": spec.criteria,
+                        "outcomes": list(spec.outcomes),
+                        "details": dict(spec.details),
+                        "resolve_after": spec.resolve_after,
+                        "state": MarketState.DISCOVERED.value,
+                        "state_changed_at": now,
+                        "attempts": 0,
+                        "failures": 0,
+                        "deferrals": 0,
+                        "next_attempt_at": 0.0,
+                        "lease_owner": None,
+                        "lease_expires_at": 0.0,
+                        "decided_outcome": None,
+                        "proof_checksum": None,
+                        "submission": {},
+                        "window_ends_at": None,
+                        "awaits_settlement": spec.awaits_settlement,
+                        "version": 0,
+                        "created_at": now,
+                    }
+                    for spec in new
+                ],
+            )
+            connection.execute(
+                INSERT_AUDIT,
+                [
+                    {
+                        "market_id": spec.market_id,
+                        "at": now,
+                        "from_state": None,
+                        "event": "discovered",
+                        "to_state": MarketState.DISCOVERED.value,
+                        "reason": f"reported by source {spec.source}",
+                        "actor": actor,
+                    }
+                    for spec in new
+                ],
+            )
+        return [spec.market_id for spec in new]
+
+    def get_market(self, market_id: str) -> MarketRow:
+        with self.reading() as session:
+            row = session.get(MarketRow, market_id)
+            if row is None:
+                raise StoreError(f"market {market_id!r} is not known")
+            return row
+
+    def markets(self, states: Sequence[MarketState] = (), limit: int = 1000) -> list[MarketRow]:
+        with self.reading() as session:
+            query = select(MarketRow).order_by(col(MarketRow.created_at)).limit(limit)
+            if states:
+                query = query.where(col(MarketRow.state).in_(list(states)))
+            return list(session.exec(query).all())
+
+    def count_by_state(self) -> dict[str, int]:
+        with self.reading() as session:
+            rows = session.exec(
+                select(MarketRow.state, func.count()).group_by(col(MarketRow.state))
+            ).all()
+            return dict(rows)
+
+    def apply_event(
+        self,
+        market_id: str,
+        event: MarketEvent,
+        *,
+        actor: str,
+        reason: str = "",
+        lease_owner: str | None = None,
+        updates: dict[str, Any] | None = None,
+    ) -> MarketRow:
+        """Move a market through the lifecycle table, with an audit row, atomically.
+
+        With `lease_owner`, the caller must still hold the market's lease.
+        """
+        with self._writing() as connection:
+            return self._transition(
+                connection,
+                market_id,
+                event,
+                actor=actor,
+                reason=reason,
+                lease_owner=lease_owner,
+                updates=updates,
+            )
+
+    def audit(self, market_id: str) -> list[AuditRow]:
+        with self.reading() as session:
+            return list(
+                session.exec(
+                    select(AuditRow)
+                    .where(col(AuditRow.market_id) == market_id)
+                    .order_by(col(AuditRow.id))
+                ).all()
+            )
+
+    def promote_due(
+        self,
+        now: float,
+        actor: str,
+        limit: int = 1000,
+        *,
+        venue_times: Mapping[str, float | None] | None = None,
+    ) -> list[str]:
+        """Discovered markets whose resolution time has passed become due, in one
+        transaction (each with its audit row); returns their ids. A market is judged by
+        its venue's clock in `venue_times` (source -> time; None: unknown, so none of its
+        markets is due), else by `now`."""
+        venue_times = venue_times or {}
+        passed = [
+            (MARKET.c.source == source) & (MARKET.c.resolve_after <= at)
+            for source, at in venue_times.items()
+            if at is not None
+        ]
+        passed.append(MARKET.c.source.not_in(list(venue_times)) & (MARKET.c.resolve_after <= now))
+        query = (
+            core_select(MARKET.c.id)
+            .where(MARKET.c.state == MarketState.DISCOVERED.value)
+            .where(or_(*passed))
+            .order_by(MARKET.c.resolve_after)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+        with self._writing() as connection:
+            ids = list(connection.execute(query).scalars())
+            for market_id in ids:
+                self._transition(
+                    connection,
+                    market_id,
+                    MarketEvent.DUE,
+                    actor=actor,
+                    reason="resolution time has passed",
+                    lease_owner=None,
+                )
+            return ids
+
+    def waiting(self, now: float, limit: int = 1000) -> list[MarketRow]:
+        """Failed or deferred markets whose wait has run out."""
+        with self.reading() as session:
+            return list(
+                session.exec(
+                    select(MarketRow)
+                    .where(
+                        col(MarketRow.state).in_([MarketState.FAILED_RETRY, MarketState.DEFERRED]),
+                        col(MarketRow.next_attempt_at) <= now,
+                    )
+                    .order_by(col(MarketRow.next_attempt_at))
+                    .limit(limit)
+                ).all()
+            )
+
+    def markets_to_watch(
+        self,
+        now: float,
+        *,
+        venue_times: Mapping[str, float | None] | None = None,
+        after: str = "",
+        limit: int = 500,
+    ) -> list[MarketRow]:
+        """Disputed markets, and submitted ones whose challenge window is over by their
+        venue's clock (as in `promote_due`), by id after `after`: a page of at most
+        `limit`; the caller pages on until a short one, so none is ever left out."""
+        venue_times = venue_times or {}
+        over = [
+            (MARKET.c.source == source) & (MARKET.c.window_ends_at <= at)
+            for source, at in venue_times.items()
+            if at is not None
+        ]
+        over.append(MARKET.c.source.not_in(list(venue_times)) & (MARKET.c.window_ends_at <= now))
+        with self.reading() as session:
+            return list(
+                session.exec(
+                    select(MarketRow)
+                    .where(
+                        or_(
+                            col(MarketRow.state) == MarketState.DISPUTED,
+                            (col(MarketRow.state) == MarketState.SUBMITTED) & or_(*over),
+                        )
+                    )
+                    .where(col(MarketRow.id) > after)
+                    .order_by(col(MarketRow.id))
+                    .limit(limit)
+                ).all()
+            )

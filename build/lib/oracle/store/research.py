@@ -1,0 +1,204 @@
+"""Research runs: a market's move into and out of `researching` with the run it starts
+and every agent's answer it stores, each in the transaction of the move."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Connection, Table, bindparam, insert, update
+from sqlalchemy import select as core_select
+from sqlmodel import col, select
+
+from oracle.core.lifecycle import MarketEvent
+from oracle.core.models import AgentFailure, AgentResult, ResearchSource
+from oracle.errors import StoreError
+from oracle.store._transaction import Transactions
+from oracle.store.tables import AgentResultRow, AgentSourceRow, MarketRow, ResearchRunRow
+
+_RUN: Table = ResearchRunRow.__table__  # type: ignore[attr-defined]
+_RESULT: Table = AgentResultRow.__table__  # type: ignore[attr-defined]
+_SOURCE: Table = AgentSourceRow.__table__  # type: ignore[attr-defined]
+
+_CLOSE_RUN = (
+    update(_RUN)
+    .where(_RUN.c.id == bindparam("run_id"))
+    .values(status="done", finished_at=bindparam("v_finished_at"))
+)
+_RUN_EXISTS = core_select(_RUN.c.id).where(_RUN.c.id == bindparam("run_id"))
+_INSERT_RUN = insert(_RUN).returning(_RUN.c.id)
+_INSERT_RESULT = insert(_RESULT).returning(_RESULT.c.id)
+_INSERT_SOURCE = insert(_SOURCE)
+
+
+class ResearchRuns(Transactions):
+    def start_run(self, market_id: str, attempt: int, owner: str) -> int:
+        with self._writing() as connection:
+            return self._insert_run(connection, market_id, attempt, owner)
+
+    def start_research(
+        self, market_id: str, owner: str, attempt: int, reason: str
+    ) -> tuple[MarketRow, int]:
+        """`due` -> `researching` as attempt `attempt`, and its research run: one transaction."""
+        with self._writing() as connection:
+            row = self._transition(
+                connection,
+                market_id,
+                MarketEvent.RESEARCH_STARTED,
+                actor=owner,
+                reason=reason,
+                lease_owner=owner,
+                updates={"attempts": attempt},
+            )
+            return row, self._insert_run(connection, market_id, attempt, owner)
+
+    def _insert_run(self, connection: Connection, market_id: str, attempt: int, owner: str) -> int:
+        run_id: int = connection.execute(
+            _INSERT_RUN,
+            {
+                "market_id": market_id,
+                "attempt": attempt,
+                "started_at": self.clock(),
+                "finished_at": None,
+                "status": "running",
+                "owner": owner,
+            },
+        ).scalar_one()
+        return run_id
+
+    def finish_research(
+        self,
+        market_id: str,
+        owner: str,
+        run_id: int,
+        answers: Sequence[tuple[AgentResult | AgentFailure, float]],
+        *,
+        lease_seconds: float,
+        reason: str,
+    ) -> MarketRow:
+        """Store the run's answers and move the market on to `consensus` with its lease
+        extended by `lease_seconds`, in one transaction (LeaseLost stores nothing)."""
+        with self._writing() as connection:
+            row = self._transition(
+                connection,
+                market_id,
+                MarketEvent.RESEARCH_FINISHED,
+                actor=owner,
+                reason=reason,
+                lease_owner=owner,
+                extend_lease=lease_seconds,
+            )
+            self._store_answers(connection, run_id, answers)
+            return row
+
+    def _store_answers(
+        self,
+        connection: Connection,
+        run_id: int,
+        answers: Sequence[tuple[AgentResult | AgentFailure, float]],
+    ) -> None:
+        """Every agent's answer (result with sources, or failure) and the run closed."""
+        if connection.execute(_RUN_EXISTS, {"run_id": run_id}).first() is None:
+            raise StoreError(f"research run {run_id} is not known")
+        now = self.clock()
+        sources: list[dict[str, Any]] = []
+        for answer, latency_seconds in answers:
+            row: dict[str, Any] = {
+                "run_id": run_id,
+                "agent_id": answer.agent_id,
+                "outcome": None,
+                "confidence": None,
+                "reasoning": "",
+                "provider": None,
+                "model_family": None,
+                "error": None,
+                "latency_seconds": latency_seconds,
+                "created_at": now,
+            }
+            if isinstance(answer, AgentFailure):
+                connection.execute(_INSERT_RESULT, {**row, "error": answer.error})
+                continue
+            result_id = connection.execute(
+                _INSERT_RESULT,
+                {
+                    **row,
+                    "outcome": answer.outcome,
+                    "confidence": answer.confidence,
+                    "reasoning": answer.reasoning,
+                    "provider": answer.provider,
+                    "model_family": answer.model_family,
+                },
+            ).scalar_one()
+            sources += [
+                {
+                    "agent_result_id": result_id,
+                    "url": s.url,
+                    "title": s.title,
+                    "category": s.category,
+                    "credibility_score": s.credibility_score,
+                    "relevance_score": s.relevance_score,
+                    "published_at": s.published_at.isoformat() if s.published_at else None,
+                }
+                for s in answer.sources
+            ]
+        if sources:
+            connection.execute(_INSERT_SOURCE, sources)  # one executemany
+        connection.execute(_CLOSE_RUN, {"run_id": run_id, "v_finished_at": now})
+
+    def run_answers(self, run_id: int) -> tuple[list[AgentResult], list[AgentFailure]]:
+        """The answers recorded for a run, rebuilt as core models."""
+        with self.reading() as session:
+            rows = session.exec(
+                select(AgentResultRow)
+                .where(col(AgentResultRow.run_id) == run_id)
+                .order_by(col(AgentResultRow.agent_id))
+            ).all()
+            ids = [r.id for r in rows if r.error is None]
+            sources: dict[int, list[AgentSourceRow]] = {i: [] for i in ids if i is not None}
+            for source in session.exec(
+                select(AgentSourceRow)
+                .where(col(AgentSourceRow.agent_result_id).in_(list(sources)))
+                .order_by(col(AgentSourceRow.id))
+            ).all():
+                sources[source.agent_result_id].append(source)
+        results, failures = [], []
+        for row in rows:
+            if row.error is not None:
+                failures.append(AgentFailure(agent_id=row.agent_id, error=row.error))
+                continue
+            assert row.id is not None
+            assert row.outcome is not None
+            assert row.confidence is not None
+            results.append(
+                AgentResult(
+                    agent_id=row.agent_id,
+                    outcome=row.outcome,
+                    confidence=row.confidence,
+                    reasoning=row.reasoning,
+                    provider=row.provider,
+                    model_family=row.model_family,
+                    sources=tuple(
+                        ResearchSource(
+                            url=s.url,
+                            title=s.title,
+                            category=s.category,
+                            credibility_score=s.credibility_score,
+                            relevance_score=s.relevance_score,
+                            published_at=s.published_at,
+                        )
+                        for s in sources[row.id]
+                    ),
+                )
+            )
+        return results, failures
+
+    def latest_run(self, market_id: str, status: str | None = None) -> ResearchRunRow | None:
+        with self.reading() as session:
+            query = (
+                select(ResearchRunRow)
+                .where(col(ResearchRunRow.market_id) == market_id)
+                .order_by(col(ResearchRunRow.id).desc())
+            )
+            if status is not None:
+                query = query.where(col(ResearchRunRow.status) == status)
+            return session.exec(query).first()
