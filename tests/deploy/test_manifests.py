@@ -480,7 +480,10 @@ def test_dockerfile_builds_a_non_root_oracle_run_image() -> None:
     user = [args for w, args in instructions if w == "USER"][-1]
     assert user.split(":")[0] not in ("root", "0")
     assert words.index("USER") > max(i for i, w in enumerate(words) if w == "RUN")
-    assert json.loads(dict(instructions)["ENTRYPOINT"]) == ["oracle", "run"]
+    # `oracle` with `run` as the default command: `docker run IMAGE review list` works.
+    assert json.loads(dict(instructions)["ENTRYPOINT"]) == ["oracle"]
+    assert json.loads(dict(instructions)["CMD"]) == ["run"]
+    assert not (DEPLOY / "Dockerfile").read_text(encoding="utf-8").startswith("# syntax=")
     assert [args for w, args in instructions if w == "EXPOSE"] == [str(metrics_port())]
     assert any(w == "RUN" and "pip install ." in args for w, args in instructions)
     env = dockerfile_env()
