@@ -389,6 +389,7 @@ def assemble(
         __version__, os.environ.get("ORACLE_COMMIT") or "unknown", config_checksum(settings)
     )
     metrics.signer_min_balance.set(settings.chain.signer.min_balance_wei)
+    metrics.llm_budget_per_day.set(settings.metrics.llm_budget_usd_per_day)
     agents = build_agents(settings.agents, metrics.agents)
     prepare_proofs_dir(settings.daemon.proofs_dir)
     store = open_store(settings)

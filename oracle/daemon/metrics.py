@@ -148,6 +148,12 @@ class DaemonMetrics:
             ["source", "signer"],
             registry=r,
         )
+        self.llm_budget_per_day = Gauge(
+            "oracle_llm_budget_usd_per_day",
+            "The research agents' model spend allowed per day, in US dollars "
+            "(metrics.llm_budget_usd_per_day; 0: no budget).",
+            registry=r,
+        )
         self.signer_min_balance = Gauge(
             "oracle_signer_min_balance_wei",
             "The balance below which a signer is reported (chain.signer.min_balance_wei).",

@@ -646,7 +646,13 @@ def test_token_counts_a_server_gets_wrong_are_estimated(api: str, kind: str) -> 
     assert stats.input_tokens >= 2000  # two requests of more than 1,000 tokens each
     assert 0 < stats.output_tokens < 200
     counted = metrics.registry.get_sample_value(
-        "oracle_agent_tokens_total", {"agent": agent.name, "direction": "input"}
+        "oracle_agent_tokens_total",
+        {
+            "agent": agent.name,
+            "provider": stats.provider,
+            "model": stats.model,
+            "direction": "input",
+        },
     )
     assert counted == stats.input_tokens
 
@@ -657,8 +663,9 @@ def test_metrics_never_raise_on_what_a_run_recorded() -> None:
     stats.cost_usd = float("nan")
     metrics.record_run(stats)
     sample = metrics.registry.get_sample_value
-    assert sample("oracle_agent_tokens_total", {"agent": "a", "direction": "input"}) == 0
-    assert sample("oracle_agent_cost_usd_total", {"agent": "a"}) == 0
+    spender = {"agent": "a", "provider": "", "model": ""}
+    assert sample("oracle_agent_tokens_total", {**spender, "direction": "input"}) == 0
+    assert sample("oracle_agent_cost_usd_total", spender) == 0
 
 
 def test_key_is_never_in_reprs_logs_or_errors(caplog: pytest.LogCaptureFixture) -> None:
@@ -688,23 +695,24 @@ def test_stats_hook_log_event_and_metrics(caplog: pytest.LogCaptureFixture) -> N
         async with serve(internet):
             internet.openai.script = [text("done"), answer("NO", 0.6, [])]
             metrics = AgentMetrics()
-            agent = build_agent(config(internet), metrics, clock=lambda: NOW)
+            agent_config = config(internet)
+            agent = build_agent(agent_config, metrics, clock=lambda: NOW)
             assert isinstance(agent, LlmAgent)
             agent.on_run.append(seen.append)
             await agent.research(MARKET)
             await agent.aclose()
             value = metrics.registry.get_sample_value
-            assert (
-                value("oracle_agent_tokens_total", {"agent": "openai-agent", "direction": "input"})
-                == 2000
-            )
-            assert (
-                value("oracle_agent_tokens_total", {"agent": "openai-agent", "direction": "output"})
-                == 200
-            )
-            assert value("oracle_agent_cost_usd_total", {"agent": "openai-agent"}) == pytest.approx(
-                0.0056
-            )
+            # Spend is counted per provider and model, as the budget panels sum it.
+            spender = {
+                "agent": "openai-agent",
+                "provider": agent_config.provider_name,
+                "model": agent_config.model,
+            }
+            assert spender["provider"]
+            assert spender["model"]
+            assert value("oracle_agent_tokens_total", {**spender, "direction": "input"}) == 2000
+            assert value("oracle_agent_tokens_total", {**spender, "direction": "output"}) == 200
+            assert value("oracle_agent_cost_usd_total", spender) == pytest.approx(0.0056)
             assert (
                 value("oracle_agent_runs_total", {"agent": "openai-agent", "result": "answered"})
                 == 1

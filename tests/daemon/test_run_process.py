@@ -34,7 +34,7 @@ def write_config(tmp_path: Path, port: int) -> Path:
     config = {
         "database": {"url": f"sqlite:///{tmp_path / 'oracle.db'}"},
         "daemon": {"proofs_dir": str(tmp_path / "proofs"), "drain_timeout": 5},
-        "metrics": {"port": port},
+        "metrics": {"port": port, "llm_budget_usd_per_day": 25},
         "agents": [{"name": "a", "kind": "replay", "directory": str(replays)}],
         "log": {"format": "json"},
     }
@@ -69,6 +69,7 @@ def test_serves_metrics_and_health_then_drains_on_sigterm(tmp_path: Path) -> Non
         # The research agents' metrics are on the daemon's one registry, served once.
         assert body.count("# TYPE oracle_agent_runs_total counter") == 1
         assert body.count("# TYPE oracle_agent_tokens_total counter") == 1
+        assert "oracle_llm_budget_usd_per_day 25.0" in body  # the spend alert's bound
         assert get(f"http://127.0.0.1:{port}/nope")[0] == 404
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=30)
