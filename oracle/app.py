@@ -3,8 +3,8 @@
 Everything else receives what it works with: the store, the research agents with their
 model APIs, search providers, page readers and classifiers, the venues with their chain
 objects (RPC pool, signer, transaction manager, contract, submitter, scanner), the
-metrics registry. Heavy libraries are imported here only when a command needs them, and
-the rest of the package imports nothing from this module.
+metrics registry. It loads web3, SQLAlchemy, aiohttp and the model SDKs, so commands
+import it only inside themselves; nothing below the command line imports it.
 
 `assemble` and `Daemon.start` are the daemon's set-up checks: everything that can be
 found wrong before a job runs is, and each problem is a `SetupError` naming the setting to
