@@ -3,8 +3,8 @@
 Everything else receives what it works with: the store, the research agents with their
 model APIs, search providers, page readers and classifiers, the venues with their chain
 objects (RPC pool, signer, transaction manager, contract, submitter, scanner), the
-metrics registry. Heavy libraries are imported here only when a command needs them, and
-the rest of the package imports nothing from this module.
+metrics registry. It loads web3, SQLAlchemy, aiohttp and the model SDKs, so commands
+import it only inside themselves; nothing below the command line imports it.
 
 `assemble` and `Daemon.start` are the daemon's set-up checks: everything that can be
 found wrong before a job runs is, and each problem is a `SetupError` naming the setting to
@@ -17,12 +17,16 @@ fix. In order, nothing created before what it depends on proved usable:
 4. `Daemon.start` starts every venue: a chain source reaches its deployment on the
    expected chain, with code at its addresses, and its signer unlocks (`ChainWiring`).
 
-The metrics port is bound by `oracle.daemon.runner.listen`.
+The metrics port is bound by `oracle.daemon.runner.listen`. The daemon's metrics are
+also the chain layer's observer (RPC calls per endpoint, fee-bumped replacements), and
+carry the build (`oracle_build_info`: version, `ORACLE_COMMIT`, config checksum) and the
+signer balance threshold (`chain.signer.min_balance_wei`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -32,6 +36,7 @@ from pathlib import Path
 
 from aiohttp.abc import AbstractResolver
 
+from oracle import __version__
 from oracle.agents.base import PrivateSession, ResearchAgent
 from oracle.agents.classify import SourceClassifier
 from oracle.agents.data import DataAgent
@@ -60,11 +65,12 @@ from oracle.chain.contracts import ADAPTER, ORACLE, AgentOracle, Deployment, err
 from oracle.chain.intents import InMemoryIntentStore, IntentStore
 from oracle.chain.keys import Signer, signer_from_settings
 from oracle.chain.market import MarketSource as QuestionScanner
+from oracle.chain.observer import SILENT, ChainObserver
 from oracle.chain.rpc import RpcPool
 from oracle.chain.settings import ChainSettings
 from oracle.chain.submitter import ProposalSubmitter
 from oracle.chain.txmanager import TxManager
-from oracle.config import Settings
+from oracle.config import Settings, config_checksum
 from oracle.daemon.chain_venue import ChainParts, ChainVenue
 from oracle.daemon.http_venue import HttpMarketSource, WebhookResolver
 from oracle.daemon.metrics import DaemonMetrics
@@ -241,20 +247,34 @@ class ChainWiring:
     chain with code at its addresses (`oracle.chain.connect`), the transaction manager on
     the daemon's database, the contract, the submitter and the scanner."""
 
-    def __init__(self, config: ChainSourceConfig, settings: ChainSettings, store: Store) -> None:
+    def __init__(
+        self,
+        config: ChainSourceConfig,
+        settings: ChainSettings,
+        store: Store,
+        observer: ChainObserver = SILENT,
+    ) -> None:
         self._name = config.name
         self._settings = settings
         self._store = store
+        self._observer = observer
         self._signer: Signer | None = None
         self._signer_problem: tuple[str, str] | None = None
 
     async def __call__(self) -> ChainParts:
         signer = await self._unlock()
         settings = self._settings
-        pool, deployment = await connect(settings, Path(settings.deployment_file))
+        pool, deployment = await connect(
+            settings, Path(settings.deployment_file), observer=self._observer
+        )
         oracle = AgentOracle(pool, deployment.address(ORACLE))
         manager = TxManager(
-            pool, signer, DatabaseIntentStore(self._store), settings.tx, decoder=error_decoder()
+            pool,
+            signer,
+            DatabaseIntentStore(self._store),
+            settings.tx,
+            decoder=error_decoder(),
+            observer=self._observer,
         )
         scanner = QuestionScanner(
             pool,
@@ -365,6 +385,11 @@ def assemble(
     """The daemon with everything it works with, from the settings, checked in the order
     of this module's docstring; `close()` releases it all."""
     metrics = metrics or DaemonMetrics()
+    metrics.describe_build(
+        __version__, os.environ.get("ORACLE_COMMIT") or "unknown", config_checksum(settings)
+    )
+    metrics.signer_min_balance.set(settings.chain.signer.min_balance_wei)
+    metrics.llm_budget_per_day.set(settings.metrics.llm_budget_usd_per_day)
     agents = build_agents(settings.agents, metrics.agents)
     prepare_proofs_dir(settings.daemon.proofs_dir)
     store = open_store(settings)
@@ -374,7 +399,8 @@ def assemble(
     resolvers: dict[str, Resolver] = {}
     for source_config in settings.market_sources:
         if isinstance(source_config, ChainSourceConfig):
-            venue = ChainVenue(source_config, ChainWiring(source_config, settings.chain, store))
+            wiring = ChainWiring(source_config, settings.chain, store, observer=metrics)
+            venue = ChainVenue(source_config, wiring)
             sources.append(venue)
             resolvers[source_config.name] = venue
         else:

@@ -10,6 +10,8 @@ cannot silently fall back to a default.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 from pathlib import Path
@@ -252,3 +254,10 @@ def effective_config(settings: Settings) -> dict[str, Any]:
         redact_url(url.get_secret_value()) for url in settings.chain.rpc.urls
     ]
     return shown
+
+
+def config_checksum(settings: Settings) -> str:
+    """The first 12 hex digits of the SHA-256 of `effective_config` (secrets masked, so
+    it reveals none): tells apart replicas that run different configurations."""
+    document = json.dumps(effective_config(settings), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(document.encode()).hexdigest()[:12]

@@ -7,6 +7,8 @@ The tree::
     │   └── SetupError           a valid value that does not work: an unreachable database,
     │                            a node on another chain, a busy port (names the key)
     ├── InputError               a document given to oracle is malformed (names the field)
+    │   └── AncillaryDataError   UMA ancillary data that cannot be read exactly as a
+    │                            question, or a price it does not offer (names the part)
     ├── ProofError               a proof document cannot be read or checked
     ├── JsonError (ValueError)   outside JSON that cannot be used (never quotes it)
     │   └── JsonTooDeep          nested deeper than the limit
@@ -30,7 +32,9 @@ The tree::
         ├── KeystoreError        a keystore or its password cannot be read or used
         ├── TxError              a transaction could not be built, sent or completed
         │   ├── TxReverted       the call reverts (carries the decoded custom error)
-        │   └── SubjectsHeld     another intent already acts on what this one would
+        │   ├── SubjectsHeld     another intent already acts on what this one would
+        │   └── BondShortfall    the signer holds less of a bond currency than a bond
+        │                        needs (names the token, the need and the shortfall)
         └── DeploymentError      a deployment file or contract artifact is unusable
 
 Every message names what was wrong and never contains a secret: no private key,
@@ -66,6 +70,13 @@ class SetupError(ConfigError):
 
 class InputError(OracleError):
     """An input document is malformed; the message names the field and the problem."""
+
+
+class AncillaryDataError(InputError):
+    """UMA ancillary data that cannot be read exactly as a question (the message names the
+    part and the byte offset: `ancillary data: res_data p2: appears twice (at offset 80)`),
+    or a price the question does not offer, or UMA's too-early price where it is not
+    allowed. Never quotes more of the data than a key."""
 
 
 class ProofError(OracleError):
@@ -209,6 +220,22 @@ class SubjectsHeld(TxError):
         super().__init__(f"{key}: already in another transaction: {named}")
         self.key = key
         self.holders = dict(holders)
+
+
+class BondShortfall(TxError):
+    """The signer's balance of a bond currency is below what a bond (plus the final fee)
+    needs; nothing was sent."""
+
+    def __init__(self, key: str, token: str, needed: int, balance: int) -> None:
+        super().__init__(
+            f"{key}: the bond needs {needed} of token {token}; the signer holds {balance}, "
+            f"{needed - balance} short"
+        )
+        self.key = key
+        self.token = token
+        self.needed = needed
+        self.balance = balance
+        self.shortfall = needed - balance
 
 
 class DeploymentError(ChainError):

@@ -86,7 +86,12 @@ class LlmAgent:
         return f"LlmAgent(name={self.name!r}, model={self.config.model!r})"
 
     async def research(self, market: Market) -> AgentResult:
-        stats = RunStats(agent=self.name, market_id=market.id, model=self.config.model)
+        stats = RunStats(
+            agent=self.name,
+            market_id=market.id,
+            model=self.config.model,
+            provider=self.config.provider_name,
+        )
         started = time.monotonic()
         try:
             now = self._clock()

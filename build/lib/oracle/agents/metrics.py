@@ -20,6 +20,7 @@ class RunStats:
     agent: str
     market_id: str
     model: str = ""
+    provider: str = ""
     result: str = "failed"  # answered, failed, too_early
     model_calls: int = 0
     input_tokens: int = 0
@@ -53,14 +54,15 @@ class AgentMetrics:
         )
         self.tokens = Counter(
             "oracle_agent_tokens_total",
-            "Model tokens used, by agent and direction (input, output).",
-            ["agent", "direction"],
+            "Model tokens used, by agent, provider, model and direction (input, output).",
+            ["agent", "provider", "model", "direction"],
             registry=r,
         )
         self.cost = Counter(
             "oracle_agent_cost_usd_total",
-            "Estimated model cost in US dollars, by agent (from the configured prices).",
-            ["agent"],
+            "Estimated model cost in US dollars, by agent, provider and model (from the "
+            "configured prices).",
+            ["agent", "provider", "model"],
             registry=r,
         )
         self.tool_calls = Counter(
@@ -83,9 +85,10 @@ class AgentMetrics:
     def record_run(self, stats: RunStats) -> None:
         """Never raises: it runs as a run ends, and an answer must not be lost to it."""
         self.runs.labels(stats.agent, stats.result).inc()
-        self.tokens.labels(stats.agent, "input").inc(_amount(stats.input_tokens))
-        self.tokens.labels(stats.agent, "output").inc(_amount(stats.output_tokens))
-        self.cost.labels(stats.agent).inc(_amount(stats.cost_usd))
+        spender = (stats.agent, stats.provider, stats.model)
+        self.tokens.labels(*spender, "input").inc(_amount(stats.input_tokens))
+        self.tokens.labels(*spender, "output").inc(_amount(stats.output_tokens))
+        self.cost.labels(*spender).inc(_amount(stats.cost_usd))
         self.model_calls.labels(stats.agent).inc(_amount(stats.model_calls))
 
     def record_tool(self, agent: str, tool: str, ok: bool) -> None:

@@ -11,4 +11,5 @@ modules directly:
     oracle.chain.intents     Intent, IntentStore protocol, in-memory and file stores
     oracle.chain.revert      custom-error decoding from any ABI
     oracle.chain.txmanager   TxManager: record, send, replace, confirm, reconcile
+    oracle.chain.observer    ChainObserver: what the pool and the manager report (metrics)
 """

@@ -14,6 +14,7 @@ from pathlib import Path
 from eth_utils.address import to_checksum_address
 
 from oracle.chain.contracts import ORACLE, Deployment
+from oracle.chain.observer import SILENT, ChainObserver
 from oracle.chain.rpc import RpcPool, Web3
 from oracle.chain.settings import ChainSettings
 from oracle.errors import ChainIdMismatch, DeploymentError, RpcUnavailable, SetupError
@@ -22,7 +23,11 @@ DEPLOYMENT_FILE = "chain.deployment_file"
 
 
 async def connect(
-    settings: ChainSettings, deployment_file: Path, *, deployment_key: str = DEPLOYMENT_FILE
+    settings: ChainSettings,
+    deployment_file: Path,
+    *,
+    deployment_key: str = DEPLOYMENT_FILE,
+    observer: ChainObserver = SILENT,
 ) -> tuple[RpcPool, Deployment]:
     """A started pool on the deployment's chain, and the deployment.
 
@@ -37,7 +42,7 @@ async def connect(
         raise SetupError(deployment_key, str(error)) from None
     configured = settings.rpc.chain_id
     expected = configured if configured is not None else deployment.chain_id
-    pool = RpcPool(settings.rpc.urls, settings.rpc, chain_id=expected)
+    pool = RpcPool(settings.rpc.urls, settings.rpc, chain_id=expected, observer=observer)
     on_another_chain = f"{deployment_file} is a deployment on chain {deployment.chain_id}, but"
     try:
         await pool.start()

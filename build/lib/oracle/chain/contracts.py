@@ -76,9 +76,11 @@ class Artifact:
 
 @cache
 def load_artifact(name: str) -> Artifact:
-    """The exported artifact `oracle/chain/artifacts/<name>.json`."""
+    """The exported artifact `oracle/chain/artifacts/<name>.json` (`uma/Finder`: one of
+    UMA's, in `artifacts/uma/`)."""
     try:
-        text = resources.files("oracle.chain").joinpath("artifacts", f"{name}.json").read_text()
+        parts = f"{name}.json".split("/")
+        text = resources.files("oracle.chain").joinpath("artifacts", *parts).read_text()
     except (FileNotFoundError, OSError):
         raise DeploymentError(
             f"oracle/chain/artifacts/{name}.json: no such artifact (build the contracts)"

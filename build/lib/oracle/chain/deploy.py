@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from eth_utils.abi import collapse_if_tuple
 from eth_utils.address import to_checksum_address
 from hexbytes import HexBytes
 from web3 import Web3
@@ -48,7 +49,8 @@ def creation_code(name: str, *args: Any) -> str:
     )
     if len(inputs) != len(args):
         raise DeploymentError(f"{name}: constructor takes {len(inputs)} arguments, got {len(args)}")
-    encoded = _OFFLINE.codec.encode([i["type"] for i in inputs], list(args)) if inputs else b""
+    kinds = [collapse_if_tuple(i) for i in inputs]  # a struct argument is a tuple
+    encoded = _OFFLINE.codec.encode(kinds, list(args)) if inputs else b""
     return artifact.bytecode + encoded.hex()
 
 

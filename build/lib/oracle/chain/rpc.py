@@ -19,6 +19,10 @@
 
 Nodes are named by `redact_url(url)` in every message and log: RPC URLs often embed an
 API key. web3's own loggers, which print endpoint URLs, get a filter that redacts them.
+
+Every call made on a node, health probes included, is reported to the pool's observer
+(`oracle.chain.observer`; the daemon's metrics): the node's redacted name, how long it
+took, and whether the node failed.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from web3.exceptions import (
 from web3.middleware import ExtraDataToPOAMiddleware
 from web3.types import RPCEndpoint, TxParams
 
+from oracle.chain.observer import SILENT, ChainObserver
 from oracle.chain.settings import RpcSettings
 from oracle.chain.transport import KeepAliveHTTPProvider
 from oracle.core.urls import redact_url
@@ -235,6 +240,7 @@ class RpcPool:
         *,
         chain_id: int | None = None,
         clock: Callable[[], float] = time.monotonic,
+        observer: ChainObserver = SILENT,
     ) -> None:
         if not urls:
             raise ValueError("an RpcPool needs at least one URL")
@@ -245,12 +251,13 @@ class RpcPool:
         self._expected = chain_id if chain_id is not None else self._settings.chain_id
         self._chain_id: int | None = None
         self._clock = clock
+        self._observer = observer
         self._last_health = -float("inf")
         self._health_lock = asyncio.Lock()
 
     @classmethod
-    def from_settings(cls, settings: RpcSettings) -> RpcPool:
-        return cls(settings.urls, settings)
+    def from_settings(cls, settings: RpcSettings, observer: ChainObserver = SILENT) -> RpcPool:
+        return cls(settings.urls, settings, observer=observer)
 
     @property
     def chain_id(self) -> int:
@@ -340,18 +347,25 @@ class RpcPool:
         node.down_until = 0.0
         node.last_error = ""
 
+    def _observe(self, node: _Node, started: float, *, failed: bool) -> None:
+        self._observer.rpc_call(node.name, time.perf_counter() - started, failed=failed)
+
     async def _probe(self, node: _Node, *, verify: bool = True) -> int | None:
         """Chain id and height of one node; None (and the node marked down) on failure.
 
         With `verify`, a node on another chain is disabled for good (and None returned).
         """
+        started = time.perf_counter()
         try:
             chain_id, height = await asyncio.gather(node.w3.eth.chain_id, node.w3.eth.block_number)
         except Exception as error:
-            if not is_node_failure(error):
+            failed = is_node_failure(error)
+            self._observe(node, started, failed=failed)
+            if not failed:
                 raise
             self._mark_down(node, error)
             return None
+        self._observe(node, started, failed=False)
         expected = self._expected if self._expected is not None else self._chain_id
         if verify and expected is not None and chain_id != expected:
             node.disabled = True
@@ -405,13 +419,17 @@ class RpcPool:
             for node in candidates:
                 if not node.verified and await self._probe(node) is None:
                     continue
+                started = time.perf_counter()
                 try:
                     result = await op(node.w3)
                 except Exception as error:
-                    if not is_node_failure(error):
+                    failed = is_node_failure(error)
+                    self._observe(node, started, failed=failed)
+                    if not failed:
                         raise
                     self._mark_down(node, error)
                     continue
+                self._observe(node, started, failed=False)
                 return result
             waits = [n.down_until for n in self._nodes if not n.disabled]
             if not waits or min(waits) > deadline:

@@ -19,7 +19,7 @@ keyed by question id is) and exactly-once across reorgs.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from hexbytes import HexBytes
@@ -55,6 +55,7 @@ class LogScanner:
         start_block: int = 0,
         id_of: IdOf = log_position,
         rewind_blocks: int = 128,
+        topics: Sequence[str | Sequence[str] | None] = (),
     ) -> None:
         self._pool = pool
         self._address = address
@@ -65,6 +66,9 @@ class LogScanner:
         self._start = start_block
         self._id_of = id_of
         self._rewind = max(rewind_blocks, self._settings.confirmations + 1)
+        # Filters on the indexed arguments after the event's own topic (eth_getLogs'
+        # `topics[1:]`: one value, any of several, or None for any).
+        self._topics = [t if t is None or isinstance(t, str) else list(t) for t in topics]
 
     async def _block_hash(self, number: int) -> str | None:
         async def run(w3: Web3) -> Any:
@@ -82,7 +86,7 @@ class LogScanner:
         """Logs of [first, last], splitting the range while the node refuses it."""
         params: dict[str, Any] = {
             "address": self._address,
-            "topics": [self._decoder.topic],
+            "topics": [self._decoder.topic, *self._topics],
             "fromBlock": first,
             "toBlock": last,
         }

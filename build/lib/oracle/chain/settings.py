@@ -71,6 +71,13 @@ class SignerSettings(_Section):
     dev_private_key: SecretStr | None = Field(
         None, description="Development only; used only when type is dev_private_key."
     )
+    min_balance_wei: int = Field(
+        5 * 10**16,
+        ge=0,
+        description="Below this balance (wei of the native token) the signer may soon be "
+        "unable to pay for its answers: exported as oracle_signer_min_balance_wei, which "
+        "the OracleSignerBalanceLow alert compares the balance with.",
+    )
 
     @model_validator(mode="after")
     def _dev_key_only_when_chosen(self) -> SignerSettings:

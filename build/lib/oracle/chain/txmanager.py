@@ -39,6 +39,8 @@ How (see docs/chain.md for the long version):
   transaction we never signed -> the pre-send check runs again, then a fresh nonce.
 * Which of these applies is chosen by `oracle.core.intents.decide` (pure) from what a poll
   has read; every change of state goes through that module's transition table.
+* Each replacement is reported to the manager's observer (`oracle.chain.observer`; the
+  daemon counts them), and `balance()` reads what the signer has left to pay fees with.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ from oracle.chain.fees import FeeChoice, Fees, bump_fees, choose_fees, fee_polic
 from oracle.chain.intents import Attempt, Inclusion, Intent, IntentStore
 from oracle.chain.keys import Signer
 from oracle.chain.nonces import NonceBook, plan_nonce
+from oracle.chain.observer import SILENT, ChainObserver
 from oracle.chain.revert import DecodedError, ErrorDecoder, is_revert, revert_data
 from oracle.chain.rpc import RpcPool, Web3, describe_failure, is_node_failure, rpc_error_message
 from oracle.chain.settings import TxSettings
@@ -135,6 +138,7 @@ class TxManager:
         *,
         decoder: ErrorDecoder | None = None,
         clock: Callable[[], float] = time.time,
+        observer: ChainObserver = SILENT,
     ) -> None:
         self._pool = pool
         self._signer = signer
@@ -143,6 +147,7 @@ class TxManager:
         self._policy = fee_policy(self._settings)
         self._decoder = decoder or ErrorDecoder()
         self._clock = clock
+        self._observer = observer
         self._book = NonceBook()
         self._nonce_lock = asyncio.Lock()
         self._key_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
@@ -242,6 +247,14 @@ class TxManager:
         for intent in unfinished:
             self._follow(intent)
         return [i.key for i in unfinished]
+
+    async def balance(self) -> int:
+        """The signer's balance in the native token (wei), at the latest block."""
+
+        async def run(w3: Web3) -> int:
+            return int(await w3.eth.get_balance(self.address, "latest"))
+
+        return await self._pool.call("eth_getBalance", run)
 
     async def intent(self, key: str) -> Intent | None:
         """The intent recorded under `key`, as it stands."""
@@ -914,6 +927,7 @@ class TxManager:
         intent = await self._save(
             intent, IntentEvent.REPLACED, attempts=(*intent.attempts, attempt)
         )
+        self._observer.tx_replaced()
         emit(
             logger,
             logging.INFO,

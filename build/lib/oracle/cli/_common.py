@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from oracle.errors import JsonError
+
 EXIT_CHECK_FAILED = 1
 EXIT_BAD_INPUT = 2
 
@@ -21,7 +23,6 @@ def fail(message: str) -> NoReturn:
 def read_json(path: str) -> Any:
     """FILE's JSON (`-` for stdin); any problem exits 2 naming the file."""
     from oracle import safe_json
-    from oracle.errors import JsonError
 
     name = "stdin" if path == "-" else path
     try:

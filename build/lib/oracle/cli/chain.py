@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from oracle.cli._common import chain_settings, config_option
+from oracle.errors import SetupError
 
 if TYPE_CHECKING:
     from oracle.chain.contracts import Deployment, QuestionView
@@ -62,7 +63,6 @@ def _require_writable(target: Path, key: str) -> None:
     be written down are lost to the daemon."""
     import tempfile
 
-    from oracle.errors import SetupError
     from oracle.files import make_directory
 
     try:
@@ -134,7 +134,6 @@ def chain_deploy(
 
     from oracle.app import chain_session
     from oracle.chain.deploy import deploy_contracts
-    from oracle.errors import SetupError
 
     settings = chain_settings(config_path)
     target = out if out is not None else Path(settings.deployment_file)

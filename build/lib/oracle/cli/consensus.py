@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from oracle.cli._common import EXIT_CHECK_FAILED, config_option, fail, read_json
+from oracle.errors import InputError, ProofError
 
 
 @click.command("consensus")
@@ -34,7 +35,6 @@ def consensus(
     """Compute the consensus of agent results in FILE (JSON; `-` for stdin)."""
     from oracle.config import load_settings
     from oracle.core import build_proof, evaluate, parse_consensus_input, render_markdown
-    from oracle.errors import InputError
 
     settings = load_settings(config_path)
     try:
@@ -70,7 +70,6 @@ def proof() -> None:
 def proof_verify(proof_file: str) -> None:
     """Recompute FILE's checksum: exit 0 when it matches, 1 when the proof was altered."""
     from oracle.core.proof import verify_proof
-    from oracle.errors import ProofError
 
     name = "stdin" if proof_file == "-" else proof_file
     document = read_json(proof_file)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from oracle.cli._common import config_option
+from oracle.errors import SetupError
 
 
 @click.command("run")
@@ -22,7 +23,6 @@ def run(config_path: str | None, once: bool) -> None:
     from oracle.app import assemble
     from oracle.config import load_settings
     from oracle.daemon.runner import listen, run_forever
-    from oracle.errors import SetupError
     from oracle.log import HeldLogs, configure_logging
 
     settings = load_settings(config_path)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from oracle.cli._common import chain_settings, config_option
+from oracle.errors import KeystoreError
 
 if TYPE_CHECKING:
     from pydantic import SecretStr
@@ -44,8 +45,6 @@ def _keystore_options(function: Any) -> Any:
 
 
 def _keystore_path(settings: ChainSettings, keystore: Path | None) -> Path:
-    from oracle.errors import KeystoreError
-
     if keystore is not None:
         return keystore
     if settings.signer.keystore is None:
@@ -59,7 +58,6 @@ def _password(
     from pydantic import SecretStr
 
     from oracle.chain.passwords import read_password
-    from oracle.errors import KeystoreError
 
     if password_file is not None or password_env is not None:
         return read_password(password_file, password_env)
@@ -117,8 +115,6 @@ def keys_import(
         try:
             key_text = key_file.read_text(encoding="utf-8")
         except OSError as error:
-            from oracle.errors import KeystoreError
-
             raise KeystoreError(f"{key_file}: cannot be read ({error.strerror})") from None
     elif sys.stdin.isatty():
         key_text = str(click.prompt("Private key (hex)", hide_input=True))

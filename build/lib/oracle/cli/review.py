@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from oracle.cli._common import config_option, fail
+from oracle.errors import SetupError
 
 if TYPE_CHECKING:
     from oracle.store.repository import Store
@@ -31,7 +32,6 @@ def _review_store(config_path: str | None) -> Iterator[Store]:
 
     from oracle.config import load_settings
     from oracle.core.urls import redact_url
-    from oracle.errors import SetupError
     from oracle.store.database import KEY, describe, open_database
     from oracle.store.repository import Store
 

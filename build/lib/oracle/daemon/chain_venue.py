@@ -40,7 +40,14 @@ from oracle.chain.rpc import RpcPool, Web3
 from oracle.chain.submitter import Answer, ProposalSubmitter
 from oracle.chain.txmanager import TxManager
 from oracle.core.markets import MarketSpec
-from oracle.daemon.ports import Deliver, MarketRef, Receipt, Resolution, ResolutionStatus
+from oracle.daemon.ports import (
+    Deliver,
+    MarketRef,
+    Receipt,
+    Resolution,
+    ResolutionStatus,
+    SignerBalance,
+)
 from oracle.daemon.settings import ChainSourceConfig
 from oracle.errors import ChainError, ResolverError, SetupError, SourceError
 from oracle.log import emit
@@ -175,6 +182,21 @@ class ChainVenue:
             return None
         reasons = "; ".join(f"{node.name}: {node.last_error or 'down'}" for node in nodes)
         return f"no RPC node answers ({reasons})"
+
+    async def signer_balance(self) -> SignerBalance | None:
+        """What the signer holds to pay for answers (None: not connected yet; the housekeep
+        job that asks must not be the one that connects)."""
+        parts = self._parts
+        if parts is None:
+            return None
+        problem = self.health()
+        if problem is not None:  # not wait out the pool's call deadline in every housekeep
+            raise ResolverError(f"source {self.name}: signer balance: {problem}")
+        try:
+            wei = await parts.manager.balance()
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: signer balance: {error}") from None
+        return SignerBalance(parts.manager.address, wei)
 
     # -- MarketSource -------------------------------------------------------------------------
 

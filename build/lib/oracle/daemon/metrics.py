@@ -2,15 +2,32 @@
 The research agents' metrics (`agents`: runs, tokens, cost, tool calls) are on it too, so
 one `/metrics` serves everything a panel or an alert reads.
 
-Naming follows Prometheus practice: `oracle_` prefix, base units (seconds), `_total` on
-counters, and no market ids as labels (they would grow without bound).
+Naming follows Prometheus practice: `oracle_` prefix, base units (seconds, wei), `_total`
+on counters, and no market ids as labels (they would grow without bound), except in
+`oracle_market_attention_timestamp_seconds`: one series per market awaiting a person, at
+most ATTENTION_LIMIT, so that an alert can name the market and link its proof. Labels
+never carry a secret: RPC endpoints are their redacted URLs, signers their public
+addresses, and the configuration shows only as a checksum of its masked form.
+
+The process's own metrics (`process_*`: CPU, memory, open files; `python_info`) are on the
+registry too, and `oracle_build_info` says which version, commit and configuration run.
+
+`DaemonMetrics` is the chain layer's observer (`oracle.chain.observer.ChainObserver`):
+`oracle.app` hands it to the RPC pool and the transaction manager.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+)
 
 from oracle.agents.metrics import AgentMetrics
 from oracle.core.decision import REVIEW_CODES
@@ -21,6 +38,11 @@ ERROR_STAGES = ("process", "watch", "settle", "poll", "promote", "dispatch", "ho
 HANDOVER_CODES = ("retries_exhausted", "still_undecidable")
 JOBS = ("poll", "promote", "dispatch", "watch", "housekeep")
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
+RPC_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+# The labels of `oracle_market_attention_timestamp_seconds`, and how many series it keeps.
+ATTENTION_LABELS = ("market", "venue", "reason", "question", "answer", "answers", "review", "proof")
+ATTENTION_LIMIT = 200
+LABEL_MAX = 200  # characters of a question or a list of answers in a label
 PIPELINE_BUCKETS = (0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200)
 
 
@@ -114,6 +136,88 @@ class DaemonMetrics:
             ["source"],
             registry=r,
         )
+        self.review_oldest_open_age = Gauge(
+            "oracle_review_oldest_open_age_seconds",
+            "How long the oldest open review item has waited for a person (0: none open).",
+            registry=r,
+        )
+        self.signer_balance = Gauge(
+            "oracle_signer_balance_wei",
+            "What a chain source's signer holds to pay for its answers, in wei of the "
+            "native token, by source and signer address.",
+            ["source", "signer"],
+            registry=r,
+        )
+        self.llm_budget_per_day = Gauge(
+            "oracle_llm_budget_usd_per_day",
+            "The research agents' model spend allowed per day, in US dollars "
+            "(metrics.llm_budget_usd_per_day; 0: no budget).",
+            registry=r,
+        )
+        self.signer_min_balance = Gauge(
+            "oracle_signer_min_balance_wei",
+            "The balance below which a signer is reported (chain.signer.min_balance_wei).",
+            registry=r,
+        )
+        self.tx_pending = Gauge(
+            "oracle_tx_pending",
+            "Transactions recorded and not yet final, of every signer in the database.",
+            registry=r,
+        )
+        self.tx_oldest_pending_age = Gauge(
+            "oracle_tx_oldest_pending_age_seconds",
+            "Since when the oldest transaction not yet final was recorded (0: none pending); "
+            "one that keeps growing is stuck.",
+            registry=r,
+        )
+        self.tx_replacements = Counter(
+            "oracle_tx_replacements_total",
+            "Transactions replaced by one with higher fees (not mined in time, or the "
+            "node asked for more).",
+            registry=r,
+        )
+        self.rpc_call_seconds = Histogram(
+            "oracle_rpc_call_seconds",
+            "Time of one call on one RPC node, failed or not, by endpoint (its URL redacted).",
+            ["endpoint"],
+            buckets=RPC_BUCKETS,
+            registry=r,
+        )
+        self.rpc_call_errors = Counter(
+            "oracle_rpc_call_errors_total",
+            "Calls on which the RPC node failed (transport, timeout, node trouble; not a "
+            "refused request such as a revert), by endpoint (its URL redacted).",
+            ["endpoint"],
+            registry=r,
+        )
+        self.build_info = Gauge(
+            "oracle_build_info",
+            "1, labelled with what runs: the version, the commit (ORACLE_COMMIT) and the "
+            "SHA-256 prefix of the effective configuration with its secrets masked.",
+            ["version", "commit", "config_checksum"],
+            registry=r,
+        )
+        ProcessCollector(registry=r)
+        PlatformCollector(registry=r)
+
+        # One series per market awaiting a person (an open review item, or a disputed
+        # answer), valued at when it began to wait: alerts can then name the market, its
+        # question and the answers at stake, and link its proof and its review item.
+        # Bounded by what awaits people (at most ATTENTION_LIMIT series): a decided or
+        # settled market's series disappears at the next housekeeping.
+        self.attention = Gauge(
+            "oracle_market_attention_timestamp_seconds",
+            "Since when (Unix time) a market awaits a person, by reason (review, disputed).",
+            list(ATTENTION_LABELS),
+            registry=r,
+        )
+
+    def show_attention(self, items: Iterable[Mapping[str, str | float]]) -> None:
+        """Replace the attention series with `items` (labels and `since`), oldest first."""
+        self.attention.clear()
+        for item in sorted(items, key=lambda i: float(i["since"]))[:ATTENTION_LIMIT]:
+            labels = {name: _label(item.get(name, "")) for name in ATTENTION_LABELS}
+            self.attention.labels(**labels).set(float(item["since"]))
 
     def prime(self, agents: Iterable[str], sources: Iterable[str]) -> None:
         """Create every known label combination at zero, so the first event shows in rate()."""
@@ -141,3 +245,24 @@ class DaemonMetrics:
     def watch_health(self, name: str, health: Callable[[], str | None]) -> None:
         """`oracle_source_up{source=name}`, read from `health()` at every scrape."""
         self.source_up.labels(name).set_function(lambda: 0.0 if health() else 1.0)
+
+    def describe_build(self, version: str, commit: str, config_checksum: str) -> None:
+        self.build_info.clear()  # one series: what runs now
+        self.build_info.labels(version, commit, config_checksum).set(1)
+
+    # -- oracle.chain.observer.ChainObserver -------------------------------------------------
+
+    def rpc_call(self, endpoint: str, seconds: float, *, failed: bool) -> None:
+        self.rpc_call_seconds.labels(endpoint).observe(seconds)
+        errors = self.rpc_call_errors.labels(endpoint)  # at 0 from the first call, for rate()
+        if failed:
+            errors.inc()
+
+    def tx_replaced(self) -> None:
+        self.tx_replacements.inc()
+
+
+def _label(value: object) -> str:
+    """A label value: one line, at most LABEL_MAX characters."""
+    text = " ".join(str(value).split())
+    return text if len(text) <= LABEL_MAX else text[: LABEL_MAX - 1] + "\u2026"

@@ -34,6 +34,11 @@ Contracts:
 :class:`Monitored`
     A source or resolver that can tell, without I/O, whether it reaches its venue now:
     `health()` is None when it does, else why not (shown by `/readyz` and the metrics).
+
+:class:`Funded`
+    A venue whose answers are paid for by a signer's account (a chain): `signer_balance()`
+    reads what that account holds now, None while the venue is not connected (reading it
+    never connects), ResolverError when it cannot be read. The `housekeep` job reports it.
 """
 
 from __future__ import annotations
@@ -124,3 +129,16 @@ class VenueClock(Protocol):
 @runtime_checkable
 class Monitored(Protocol):
     def health(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class SignerBalance:
+    signer: str  # the account's public address
+    wei: int  # of the chain's native token
+
+
+@runtime_checkable
+class Funded(Protocol):
+    name: str
+
+    async def signer_balance(self) -> SignerBalance | None: ...

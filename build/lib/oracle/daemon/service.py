@@ -10,7 +10,10 @@ Jobs (scheduled by :mod:`oracle.daemon.runner`, or run in sequence by `--once`):
               drive each market as far as it goes: research, consensus, submission.
 - `watch`     (singleton) submitted answers whose window has passed become final, or
               disputed; final answers with a waiting callback are settled.
-- `housekeep` (every replica) refresh the state gauges.
+- `housekeep` (every replica) refresh the state gauges: markets by state, the review
+              queue and its oldest item's age, the pending transactions and the
+              oldest one's age (from the shared database), and the balance of
+              this replica's signer on each funded venue (read from the chain).
 
 When a scheduled poll stores new markets, those that are due are promoted and dispatched
 at once, beside the rest of the poll (`poll(start_due=True)`, `promote_then_start`),
@@ -45,6 +48,7 @@ from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.core.proof import build_decision_proof
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
+    Funded,
     MarketRef,
     MarketSource,
     Resolution,
@@ -575,7 +579,7 @@ class Daemon:
         return await self._apply(market_id, event, reason, updates, leased=True)
 
     def _write_proof(self, market_id: str, proof: dict[str, Any]) -> None:
-        directory = self.settings.proofs_dir / re.sub(r"[^A-Za-z0-9_.-]", "_", market_id)
+        directory = self.settings.proofs_dir / proof_directory(market_id)
         directory.mkdir(parents=True, exist_ok=True)
         base = directory / proof["checksum"]
         _write_atomically(base.with_suffix(".json"), _json(proof))
@@ -661,10 +665,71 @@ class Daemon:
     # -- housekeeping ----------------------------------------------------------------------
 
     async def housekeep(self) -> None:
+        metrics = self.metrics
         counts = await self._db(self.store.count_by_state)
         for state in MarketState:
-            self.metrics.markets.labels(state.value).set(counts.get(state.value, 0))
-        self.metrics.reviews_open.set(len(await self._db(self.store.reviews, "open")))
+            metrics.markets.labels(state.value).set(counts.get(state.value, 0))
+        reviews = await self._db(self.store.reviews, "open")
+        now = self.clock()
+        metrics.reviews_open.set(len(reviews))
+        oldest_review = min((review.created_at for review in reviews), default=now)
+        metrics.review_oldest_open_age.set(max(now - oldest_review, 0.0))
+        pending, oldest_intent = await self._db(self.store.pending_transactions)
+        metrics.tx_pending.set(pending)
+        age = now - oldest_intent if oldest_intent is not None else 0.0
+        metrics.tx_oldest_pending_age.set(max(age, 0.0))
+        metrics.show_attention(await self._db(self._awaiting_people))
+        await self._read_balances()
+
+    async def _read_balances(self) -> None:
+        venues: list[object] = [*self.sources, *self.resolvers.values()]
+        for venue in {id(v): v for v in venues}.values():
+            if not isinstance(venue, Funded):
+                continue
+            try:
+                balance = await venue.signer_balance()
+            except ResolverError as error:  # the gauge keeps its last value; the rest goes on
+                self.metrics.errors.labels("housekeep").inc()
+                emit(
+                    logger,
+                    logging.WARNING,
+                    "venue.balance_unavailable",
+                    source=venue.name,
+                    error=error,
+                )
+                continue
+            if balance is not None:
+                self.metrics.signer_balance.labels(venue.name, balance.signer).set(balance.wei)
+
+    def _awaiting_people(self) -> list[dict[str, str | float]]:
+        """Each market a person must act on, with what an alert about it shows: open review
+        items (since they opened) and disputed answers (since the dispute was seen)."""
+        items = []
+        for review in self.store.reviews("open"):
+            row = self.store.get_market(review.market_id)
+            consensus = (
+                self.store.consensus(review.consensus_id)
+                if review.consensus_id is not None
+                else self.store.latest_consensus(row.id)
+            )
+            proof = consensus.proof if consensus is not None else {}
+            answer = proof.get("verdict", {}).get("leading_outcome") or (
+                consensus.outcome if consensus is not None else ""
+            )
+            items.append(
+                _attention(
+                    row, "review", review.created_at, proof=proof, answer=answer, review=review.id
+                )
+            )
+        for row in self.store.markets([S.DISPUTED]):
+            consensus = self.store.latest_consensus(row.id)
+            proof = consensus.proof if consensus is not None else {}
+            items.append(
+                _attention(
+                    row, "disputed", row.state_changed_at, proof=proof, answer=row.decided_outcome
+                )
+            )
+        return items
 
     # -- one pass --------------------------------------------------------------------------
 
@@ -709,3 +774,41 @@ def _write_atomically(path: Path, text: str) -> None:
     temporary = path.with_suffix(path.suffix + ".tmp")
     temporary.write_text(text, encoding="utf-8")
     os.replace(temporary, path)
+
+
+def proof_directory(market_id: str) -> str:
+    """The directory, under `daemon.proofs_dir`, of a market's proofs (`<checksum>.json`
+    and `.md`): its id with anything but letters, digits, `_`, `.` and `-` as `_`."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", market_id)
+
+
+def _attention(
+    row: MarketRow,
+    reason: str,
+    since: float,
+    *,
+    proof: Mapping[str, Any],
+    answer: str | None,
+    review: int | None = None,
+) -> dict[str, str | float]:
+    """What `oracle_market_attention_timestamp_seconds` shows of a market awaiting a person.
+
+    `answers`: the agents' answers at stake, grouped by outcome ("YES: alpha, gamma;
+    NO: beta"); `proof`: the proof's path under the proofs directory, without extension.
+    """
+    votes = proof.get("votes") or proof.get("consensus", {}).get("votes") or []
+    by_outcome: dict[str, list[str]] = {}
+    for vote in votes:
+        by_outcome.setdefault(str(vote.get("outcome")), []).append(str(vote.get("agent_id")))
+    checksum = row.proof_checksum if reason == "disputed" else proof.get("checksum")
+    return {
+        "market": row.id,
+        "venue": row.source,
+        "reason": reason,
+        "question": row.question,
+        "answer": answer or "",
+        "answers": "; ".join(f"{o}: {', '.join(a)}" for o, a in by_outcome.items()),
+        "review": "" if review is None else str(review),
+        "proof": f"{proof_directory(row.id)}/{checksum}" if checksum else "",
+        "since": since,
+    }

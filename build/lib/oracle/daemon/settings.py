@@ -53,6 +53,9 @@ class MetricsSettings(BaseModel):
     enabled: bool = True
     host: str = "127.0.0.1"
     port: int = Field(9464, ge=0, le=65535)
+    # Exported as oracle_llm_budget_usd_per_day, so the spend alert and the config agree;
+    # 0 turns the alert off.
+    llm_budget_usd_per_day: float = Field(0.0, ge=0.0, allow_inf_nan=False)
 
 
 class HttpFieldMap(BaseModel):

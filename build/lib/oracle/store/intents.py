@@ -6,20 +6,40 @@ subjects an intent holds are rows of `tx_subject` (primary key: the subject), wr
 the same transaction as the intent, so two replicas can never both record an intent on
 the same subject (PostgreSQL: the second insert waits for the first to commit, then
 conflicts; SQLite: write transactions run one at a time).
+
+`PendingTransactions` (part of `Store`) summarizes the unfinished intents of every signer
+for the daemon's gauges.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, delete, select
 
 from oracle.chain.intents import Intent, intent_order
 from oracle.errors import SubjectsHeld
-from oracle.store.repository import Store
+from oracle.store._transaction import Transactions
 from oracle.store.tables import TxIntentRow, TxSubjectRow
+
+if TYPE_CHECKING:  # the repository composes `PendingTransactions` from this module
+    from oracle.store.repository import Store
+
+
+class PendingTransactions(Transactions):
+    def pending_transactions(self) -> tuple[int, float | None]:
+        """How many intents are not final, and when the oldest of them was recorded
+        (None: none is pending)."""
+        with self.reading() as session:
+            rows = session.exec(
+                select(TxIntentRow.data).where(col(TxIntentRow.final).is_(False))
+            ).all()
+        # Few at a time (a signer's unfinished transactions), so read whole.
+        created = [float(data["created_at"]) for data in rows]
+        return len(created), min(created, default=None)
 
 
 class DatabaseIntentStore:

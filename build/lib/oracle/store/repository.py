@@ -10,6 +10,8 @@ and the tests use:
   a person's decisions.
 - `Deliveries` (deliveries.py): a decision on its way to the venue; settlement.
 - `Checkpoints` (checkpoints.py): where a job left off.
+- `PendingTransactions` (intents.py): the chain's unfinished transaction intents, counted
+  (the intents themselves are read and written by `DatabaseIntentStore`, same module).
 
 Synchronous (SQLAlchemy); the daemon calls it through `asyncio.to_thread`. Every method
 is one transaction. Concurrency between replicas:
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 from oracle.store.checkpoints import Checkpoints
 from oracle.store.deliveries import Deliveries
+from oracle.store.intents import PendingTransactions
 from oracle.store.leases import Leases
 from oracle.store.markets import Markets
 from oracle.store.research import ResearchRuns
@@ -38,5 +41,5 @@ from oracle.store.verdicts import Verdicts
 __all__ = ["Store"]
 
 
-class Store(Markets, Leases, ResearchRuns, Verdicts, Deliveries, Checkpoints):
+class Store(Markets, Leases, ResearchRuns, Verdicts, Deliveries, Checkpoints, PendingTransactions):
     """Every aggregate of the daemon's database, on one engine and clock."""

@@ -1,0 +1,596 @@
+"""UMA's Optimistic Oracle V2 as the chain layer sees it: price requests, their state,
+proposals and settlement.
+
+A request is keyed by (requester, identifier, timestamp, ancillary data) (`RequestKey`);
+its id on the contract is `keccak256(abi.encodePacked(requester, identifier, timestamp,
+ancillaryData))`. Its state (`RequestState`) is the contract's `getState`:
+
+    INVALID -requestPrice-> REQUESTED -proposePrice-> PROPOSED -liveness over-> EXPIRED
+    PROPOSED -disputePrice-> DISPUTED -the vote's price-> RESOLVED
+    EXPIRED or RESOLVED -settle-> SETTLED
+
+* `OptimisticOracleV2`: typed reads (`get_request`, `get_requests`: `getRequest` and
+  `getState` in one JSON-RPC batch each; `has_price`) and calldata.
+* `RequestSource`: `RequestPrice` events of the configured requesters (an indexed topic,
+  filtered by the node) and identifiers (filtered here), through `LogScanner`
+  (confirmation depth, persisted checkpoint, reorg rewind), delivered once per request id.
+* `UmaProposer`: `proposePrice` through the `TxManager`, one intent per request under the
+  key `uma-propose:<chain id>:<oracle>:<request id>` with that key as its subject. The
+  pre-send check is "the request is no longer REQUESTED": a request someone else
+  proposed first is recorded as a SKIPPED intent and reported with their proposer and
+  price, never sent (so never a reverted transaction). The bond currency's allowance is
+  set once (`allowance_cap`, default the maximum), not per proposal, and the signer's
+  balance is checked against bond + final fee before anything is sent (`BondShortfall`).
+  `settle` settles an EXPIRED or RESOLVED request, once.
+
+The contracts are UMA's own, compiled from `@uma/core` (`contracts/scripts/build-uma.js`)
+into `oracle/chain/artifacts/uma/`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any
+
+from eth_utils.address import to_checksum_address
+from eth_utils.crypto import keccak
+from hexbytes import HexBytes
+
+from oracle.chain.checkpoint import CheckpointStore
+from oracle.chain.contracts import _Contract, load_artifact
+from oracle.chain.events import DecodedLog, EventDecoder
+from oracle.chain.intents import Intent, IntentState
+from oracle.chain.rpc import RpcPool
+from oracle.chain.scanner import LogScanner
+from oracle.chain.settings import ScannerSettings
+from oracle.chain.txmanager import TxManager, TxRequest
+from oracle.core.ancillary import TOO_EARLY_PRICE, AncillaryQuestion, parse_ancillary
+from oracle.errors import BondShortfall, SubjectsHeld, TxError, TxReverted
+from oracle.log import emit
+
+logger = logging.getLogger(__name__)
+
+OPTIMISTIC_ORACLE_V2 = "uma/OptimisticOracleV2"
+FINDER = "uma/Finder"
+STORE = "uma/Store"
+IDENTIFIER_WHITELIST = "uma/IdentifierWhitelist"
+ADDRESS_WHITELIST = "uma/AddressWhitelist"
+TESTNET_ERC20 = "uma/TestnetERC20"
+MOCK_ORACLE_ANCILLARY = "uma/MockOracleAncillary"
+UMA_CONTRACTS = (
+    OPTIMISTIC_ORACLE_V2,
+    FINDER,
+    STORE,
+    IDENTIFIER_WHITELIST,
+    ADDRESS_WHITELIST,
+    TESTNET_ERC20,
+    MOCK_ORACLE_ANCILLARY,
+)
+YES_OR_NO_QUERY = "YES_OR_NO_QUERY"
+REQUEST_EVENT = "RequestPrice"
+MAX_UINT256 = 2**256 - 1
+INT256_MIN, INT256_MAX = -(2**255), 2**255 - 1
+ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
+PROPOSE_PREFIX = "uma-propose:"
+SETTLE_PREFIX = "uma-settle:"
+APPROVE_PREFIX = "uma-approve:"
+
+
+def identifier_bytes(name: str) -> bytes:
+    """A price identifier as the contracts hold it: ASCII, right-padded to 32 bytes."""
+    raw = name.encode("ascii")
+    if not raw or len(raw) > 32:
+        raise ValueError(f"identifier {name!r}: 1 to 32 ASCII characters")
+    return raw.ljust(32, b"\0")
+
+
+def identifier_name(raw: bytes) -> str:
+    """The readable name of a bytes32 identifier (`YES_OR_NO_QUERY`)."""
+    return bytes(raw).rstrip(b"\0").decode("ascii", errors="replace")
+
+
+class RequestState(IntEnum):
+    """`OptimisticOracleV2Interface.State`."""
+
+    INVALID = 0  # never requested
+    REQUESTED = 1
+    PROPOSED = 2  # liveness running
+    EXPIRED = 3  # proposed, not disputed, liveness over: settleable
+    DISPUTED = 4  # waiting for the vote
+    RESOLVED = 5  # the vote has a price: settleable
+    SETTLED = 6
+
+
+@dataclass(frozen=True)
+class RequestKey:
+    """What identifies a price request on the oracle."""
+
+    requester: str
+    identifier: bytes
+    timestamp: int
+    ancillary_data: bytes
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "requester", to_checksum_address(self.requester))
+        object.__setattr__(self, "identifier", bytes(self.identifier))
+        object.__setattr__(self, "ancillary_data", bytes(self.ancillary_data))
+        if len(self.identifier) != 32:
+            raise ValueError("identifier: expected 32 bytes")
+        if not 0 <= self.timestamp <= MAX_UINT256:
+            raise ValueError("timestamp: expected a uint256")
+
+    @property
+    def args(self) -> tuple[str, bytes, int, bytes]:
+        """The arguments every per-request function of the oracle takes, in order."""
+        return (self.requester, self.identifier, self.timestamp, self.ancillary_data)
+
+    @property
+    def request_id(self) -> bytes:
+        """`keccak256(abi.encodePacked(requester, identifier, timestamp, ancillaryData))`."""
+        packed = (
+            bytes(HexBytes(self.requester))
+            + self.identifier
+            + self.timestamp.to_bytes(32, "big")
+            + self.ancillary_data
+        )
+        return keccak(packed)
+
+    @property
+    def id_hex(self) -> str:
+        return HexBytes(self.request_id).to_0x_hex()
+
+    @property
+    def identifier_name(self) -> str:
+        return identifier_name(self.identifier)
+
+    def question(self) -> AncillaryQuestion:
+        """The ancillary data read as a question (`AncillaryDataError` when it cannot be)."""
+        return parse_ancillary(self.ancillary_data)
+
+
+@dataclass(frozen=True)
+class RequestView:
+    """A request as `getRequest` and `getState` show it."""
+
+    state: RequestState
+    proposer: str
+    disputer: str
+    currency: str
+    settled: bool
+    event_based: bool
+    refund_on_dispute: bool
+    bond: int
+    custom_liveness: int
+    proposed_price: int
+    resolved_price: int
+    expiration_time: int
+    reward: int
+    final_fee: int
+
+    @property
+    def total_bond(self) -> int:
+        """What a proposer (or disputer) pays in: the bond plus the final fee."""
+        return self.bond + self.final_fee
+
+    @property
+    def proposed(self) -> bool:
+        return self.proposer != ZERO_ADDRESS
+
+
+def _request_view(state: int, request: tuple[Any, ...]) -> RequestView:
+    settings = request[4]
+    return RequestView(
+        state=RequestState(state),
+        proposer=to_checksum_address(request[0]),
+        disputer=to_checksum_address(request[1]),
+        currency=to_checksum_address(request[2]),
+        settled=bool(request[3]),
+        event_based=bool(settings[0]),
+        refund_on_dispute=bool(settings[1]),
+        bond=int(settings[5]),
+        custom_liveness=int(settings[6]),
+        proposed_price=int(request[5]),
+        resolved_price=int(request[6]),
+        expiration_time=int(request[7]),
+        reward=int(request[8]),
+        final_fee=int(request[9]),
+    )
+
+
+class OptimisticOracleV2(_Contract):
+    artifact_name = OPTIMISTIC_ORACLE_V2
+
+    async def get_request(self, key: RequestKey) -> RequestView:
+        (view,) = await self.get_requests([key])
+        return view
+
+    async def get_requests(self, keys: Sequence[RequestKey]) -> list[RequestView]:
+        """The requests `keys`, in order: their `getRequest` and `getState`, each read for
+        all keys in one JSON-RPC batch request."""
+        if not keys:
+            return []
+        args = [key.args for key in keys]
+        requests, states = await asyncio.gather(
+            self.read_many("getRequest", args), self.read_many("getState", args)
+        )
+        return [_request_view(s, r) for s, r in zip(states, requests, strict=True)]
+
+    async def get_state(self, key: RequestKey) -> RequestState:
+        return RequestState(await self.read("getState", *key.args))
+
+    async def has_price(self, key: RequestKey) -> bool:
+        return bool(await self.read("hasPrice", *key.args))
+
+    async def default_liveness(self) -> int:
+        return int(await self.read("defaultLiveness"))
+
+    def called_request(self, data: str) -> tuple[str, RequestKey]:
+        """(function, request key) of calldata for a per-request function of the oracle."""
+        function, args = self.decode_call(data)
+        key = RequestKey(
+            args["requester"], args["identifier"], args["timestamp"], args["ancillaryData"]
+        )
+        return function, key
+
+
+class Erc20(_Contract):
+    """Any ERC-20, through the standard functions of UMA's TestnetERC20 ABI."""
+
+    artifact_name = TESTNET_ERC20
+
+    async def balance_of(self, account: str) -> int:
+        return int(await self.read("balanceOf", to_checksum_address(account)))
+
+    async def allowance(self, owner: str, spender: str) -> int:
+        return int(
+            await self.read("allowance", to_checksum_address(owner), to_checksum_address(spender))
+        )
+
+
+# --- discovery ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PriceRequest:
+    """One `RequestPrice` event."""
+
+    key: RequestKey
+    currency: str
+    reward: int
+    final_fee: int
+    block_number: int
+    tx_hash: str
+    log_index: int
+
+    @classmethod
+    def from_log(cls, log: DecodedLog) -> PriceRequest:
+        args = log.args
+        return cls(
+            key=RequestKey(
+                args["requester"], args["identifier"], args["timestamp"], args["ancillaryData"]
+            ),
+            currency=to_checksum_address(args["currency"]),
+            reward=int(args["reward"]),
+            final_fee=int(args["finalFee"]),
+            block_number=log.block_number,
+            tx_hash=log.tx_hash,
+            log_index=log.log_index,
+        )
+
+
+def _request_id_of(log: DecodedLog) -> str:
+    return PriceRequest.from_log(log).key.id_hex
+
+
+def _address_topic(address: str) -> str:
+    return "0x" + "00" * 12 + to_checksum_address(address)[2:].lower()
+
+
+class RequestSource:
+    """The price requests asked on an OOv2 by `requesters` (None: anyone) for
+    `identifiers`, from its `RequestPrice` events (see `LogScanner`)."""
+
+    def __init__(
+        self,
+        pool: RpcPool,
+        oracle_address: str,
+        checkpoints: CheckpointStore,
+        settings: ScannerSettings | None = None,
+        *,
+        requesters: Sequence[str] | None = None,
+        identifiers: Sequence[str] = (YES_OR_NO_QUERY,),
+        start_block: int = 0,
+        name: str = "uma-requests",
+    ) -> None:
+        if requesters is not None and not requesters:
+            raise ValueError("requesters: name at least one, or None for anyone")
+        self.requesters = (
+            None if requesters is None else frozenset(to_checksum_address(r) for r in requesters)
+        )
+        self.identifiers = frozenset(identifier_bytes(i) for i in identifiers)
+        decoder = EventDecoder(load_artifact(OPTIMISTIC_ORACLE_V2).abi, REQUEST_EVENT)
+        topics = [] if requesters is None else [[_address_topic(r) for r in requesters]]
+        self.scanner = LogScanner(
+            pool,
+            address=to_checksum_address(oracle_address),
+            decoder=decoder,
+            checkpoints=checkpoints,
+            name=name,
+            settings=settings,
+            start_block=start_block,
+            id_of=_request_id_of,
+            topics=topics,
+        )
+
+    def _wanted(self, request: PriceRequest) -> bool:
+        if self.requesters is not None and request.key.requester not in self.requesters:
+            return False
+        return request.key.identifier in self.identifiers
+
+    async def poll(
+        self, handler: Callable[[list[PriceRequest]], Awaitable[None]] | None = None
+    ) -> list[PriceRequest]:
+        """New requests since the last poll; `handler` runs before the checkpoint moves."""
+        found: list[PriceRequest] = []
+
+        async def wrapped(logs: list[DecodedLog]) -> None:
+            requests = [r for r in map(PriceRequest.from_log, logs) if self._wanted(r)]
+            if requests and handler is not None:
+                await handler(requests)
+            found.extend(requests)
+
+        await self.scanner.poll(wrapped)
+        return found
+
+
+# --- proposing and settling -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """How proposing on a request ended: `intent` is the proposal's (CONFIRMED: ours is
+    on-chain; SKIPPED: the request was no longer open when we would have sent it, recorded
+    and never sent; another signer's when a replica carries it), `request` the request as
+    read afterwards."""
+
+    intent: Intent | None
+    request: RequestView
+
+    def ours(self, address: str) -> bool:
+        return self.request.proposer.lower() == address.lower()
+
+
+def _int256(price: int) -> int:
+    if not INT256_MIN <= price <= INT256_MAX:
+        raise ValueError("price: expected an int256")
+    return price
+
+
+class UmaProposer:
+    """Proposes prices on an OOv2 and settles them, through one `TxManager`."""
+
+    def __init__(
+        self,
+        manager: TxManager,
+        oracle: OptimisticOracleV2,
+        *,
+        allowance_cap: int | None = None,
+        allow_too_early: bool = False,
+    ) -> None:
+        if allowance_cap is not None and not 0 < allowance_cap <= MAX_UINT256:
+            raise ValueError("allowance_cap: a positive uint256, or None for the maximum")
+        self.manager = manager
+        self.oracle = oracle
+        self.allowance_cap = MAX_UINT256 if allowance_cap is None else allowance_cap
+        self.allow_too_early = allow_too_early
+        # For intents found in the store after a restart (no request callback at hand).
+        manager.register_precheck(PROPOSE_PREFIX, self._recorded_proposal_done)
+        manager.register_precheck(SETTLE_PREFIX, self._recorded_settle_done)
+
+    # -- keys -------------------------------------------------------------------------------
+
+    def _key(self, prefix: str, request: RequestKey) -> str:
+        where = f"{self.manager.chain_id}:{self.oracle.address.lower()}"
+        return f"{prefix}{where}:{request.id_hex}"
+
+    def proposal_key(self, request: RequestKey) -> str:
+        """The idempotency key (and subject) of the proposal for `request`."""
+        return self._key(PROPOSE_PREFIX, request)
+
+    def settle_key(self, request: RequestKey) -> str:
+        return self._key(SETTLE_PREFIX, request)
+
+    # -- pre-send checks --------------------------------------------------------------------
+
+    async def _not_requested(self, request: RequestKey) -> bool:
+        return await self.oracle.get_state(request) != RequestState.REQUESTED
+
+    def _recorded(self, intent: Intent) -> tuple[OptimisticOracleV2, RequestKey]:
+        """The oracle a recorded intent calls (its `to`: one manager may serve several
+        oracles, the check is registered once per prefix) and the request it names."""
+        oracle = OptimisticOracleV2(self.manager.pool, intent.to or self.oracle.address)
+        return oracle, oracle.called_request(intent.data)[1]
+
+    async def _recorded_proposal_done(self, intent: Intent) -> bool:
+        oracle, request = self._recorded(intent)
+        return await oracle.get_state(request) != RequestState.REQUESTED
+
+    async def _recorded_settle_done(self, intent: Intent) -> bool:
+        oracle, request = self._recorded(intent)
+        return await oracle.get_state(request) == RequestState.SETTLED
+
+    # -- bond currency ----------------------------------------------------------------------
+
+    async def ensure_allowance(self, token: str, needed: int) -> Intent | None:
+        """Approve the oracle for `allowance_cap` of `token` unless it may already take
+        `needed`: once, not per proposal (None: nothing was needed)."""
+        erc20 = Erc20(self.manager.pool, token)
+        if await erc20.allowance(self.manager.address, self.oracle.address) >= needed:
+            return None
+        if self.allowance_cap < needed:
+            raise TxError(
+                f"allowance_cap {self.allowance_cap} of token {erc20.address} is below the "
+                f"{needed} a bond needs"
+            )
+
+        async def enough() -> bool:
+            return await erc20.allowance(self.manager.address, self.oracle.address) >= needed
+
+        base = (
+            f"{APPROVE_PREFIX}{self.manager.chain_id}:{erc20.address.lower()}:"
+            f"{self.oracle.address.lower()}"
+        )
+        attempt = 0
+        while True:  # the first approval not yet used up: a confirmed one was spent
+            key = f"{base}:{attempt}"
+            recorded = await self.manager.intent(key)
+            if recorded is None or recorded.state in (IntentState.REVERTED, IntentState.FAILED):
+                break
+            if not recorded.final:
+                recorded = await self.manager.wait(key)
+                if await enough():
+                    return recorded
+            attempt += 1
+        intent = await self.manager.submit(
+            TxRequest(
+                key=key,
+                to=erc20.address,
+                data=erc20.encode("approve", self.oracle.address, self.allowance_cap),
+                already_done=enough,
+            )
+        )
+        if intent.state not in (IntentState.CONFIRMED, IntentState.SKIPPED):
+            raise TxError(f"{key}: the approval ended {intent.state.value}: {intent.error}")
+        emit(
+            logger,
+            logging.INFO,
+            "uma.allowance",
+            key=key,
+            token=erc20.address,
+            spender=self.oracle.address,
+            amount=self.allowance_cap,
+            state=intent.state,
+        )
+        return intent
+
+    async def check_balance(self, key: str, token: str, needed: int) -> int:
+        """The signer's balance of `token`; `BondShortfall` when it is below `needed`."""
+        balance = await Erc20(self.manager.pool, token).balance_of(self.manager.address)
+        if balance < needed:
+            emit(
+                logger,
+                logging.WARNING,
+                "uma.bond_shortfall",
+                key=key,
+                token=token,
+                needed=needed,
+                balance=balance,
+            )
+            raise BondShortfall(key, to_checksum_address(token), needed, balance)
+        return balance
+
+    # -- proposals --------------------------------------------------------------------------
+
+    async def propose(self, request: RequestKey, price: int) -> Proposal:
+        """Propose `price` for `request`, once: a key that already has a live or confirmed
+        intent returns it (ours: once it ended); a request no longer REQUESTED is recorded
+        as SKIPPED and nothing is sent; otherwise the balance is checked, the allowance set
+        if needed, and `proposePrice` sent and followed until final."""
+        _int256(price)
+        if price == TOO_EARLY_PRICE and not self.allow_too_early:
+            raise TxError(
+                f"{request.id_hex}: UMA's too-early price is never proposed unless allowed"
+            )
+        key = self.proposal_key(request)
+        data = self.oracle.encode("proposePrice", *request.args, price)
+
+        async def done() -> bool:
+            return await self._not_requested(request)
+
+        def tx(just_checked: bool) -> TxRequest:
+            return TxRequest(
+                key=key,
+                to=self.oracle.address,
+                data=data,
+                already_done=done,
+                just_checked=just_checked,
+                subjects=(key,),
+            )
+
+        recorded = await self.manager.intent(key)
+        if recorded is not None and recorded.state not in (
+            IntentState.REVERTED,
+            IntentState.FAILED,
+        ):
+            return await self._ended(request, recorded)
+        view = await self.oracle.get_request(request)
+        try:
+            if view.state != RequestState.REQUESTED:
+                # Not open (proposed by someone else, or by us with the intent lost): the
+                # pre-send check records it as skipped; nothing is signed or sent.
+                intent = await self.manager.submit(tx(just_checked=False))
+            else:
+                await self.check_balance(key, view.currency, view.total_bond)
+                await self.ensure_allowance(view.currency, view.total_bond)
+                try:
+                    intent = await self.manager.submit(tx(just_checked=True))
+                except TxReverted:
+                    # Its gas estimate reverted, nothing was sent: proposed meanwhile?
+                    if not await done():
+                        raise
+                    intent = await self.manager.submit(tx(just_checked=False))
+        except SubjectsHeld:
+            holder = await self.manager.intent(key)
+            if holder is None:
+                raise
+            return await self._ended(request, holder)
+        return await self._ended(request, intent)
+
+    async def _ended(self, request: RequestKey, intent: Intent) -> Proposal:
+        """The proposal once `intent` (ours: followed to the end) ended, with the request."""
+        if intent.sender.lower() == self.manager.address.lower() and not intent.final:
+            intent = await self.manager.wait(intent.key)
+        view = await self.oracle.get_request(request)
+        proposal = Proposal(intent, view)
+        ours = proposal.ours(self.manager.address)
+        emit(
+            logger,
+            logging.INFO,
+            "uma.proposal" if ours or not view.proposed else "uma.proposed_by_other",
+            key=intent.key,
+            state=intent.state,
+            request=request.id_hex,
+            proposer=view.proposer,
+            price=view.proposed_price if view.proposed else None,
+        )
+        return proposal
+
+    # -- settlement -------------------------------------------------------------------------
+
+    async def settle(self, request: RequestKey) -> Intent | None:
+        """Settle `request` once its price is final (EXPIRED or RESOLVED); None while it is
+        not settleable. A request settled by someone else is recorded as SKIPPED."""
+        state = await self.oracle.get_state(request)
+        key = self.settle_key(request)
+        if state not in (RequestState.EXPIRED, RequestState.RESOLVED, RequestState.SETTLED):
+            return None
+
+        async def done() -> bool:
+            return await self.oracle.get_state(request) == RequestState.SETTLED
+
+        intent = await self.manager.submit(
+            TxRequest(
+                key=key,
+                to=self.oracle.address,
+                data=self.oracle.encode("settle", *request.args),
+                already_done=done,
+                just_checked=state != RequestState.SETTLED,
+                subjects=(key,),
+            )
+        )
+        emit(logger, logging.INFO, "uma.settle", key=key, state=intent.state)
+        return intent

@@ -1,0 +1,147 @@
+"""UMA's own contracts deployed on a development chain, wired as UMA wires them.
+
+`deploy_uma_stack` deploys, from the artifacts compiled out of `@uma/core`
+(`oracle/chain/artifacts/uma/`): the `Finder` (where each contract finds the others),
+`IdentifierWhitelist` (price identifiers the oracle accepts), `AddressWhitelist` (bond
+and reward currencies it accepts, the "CollateralWhitelist"), `Store` (the final fee per
+currency), a `TestnetERC20` bond currency (unless one is given), `MockOracleAncillary`
+(UMA's test stand-in for the token-holder vote, reached only by a second dispute) and
+`OptimisticOracleV2`; registers them in the Finder under UMA's interface names,
+whitelists the identifiers and the currency, and sets the currency's final fee. Every
+transaction goes through the given `TxManager`, whose signer owns the contracts.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from eth_utils.address import to_checksum_address
+
+from oracle.chain.contracts import encode_call
+from oracle.chain.deploy import creation_code
+from oracle.chain.intents import Intent, IntentState
+from oracle.chain.txmanager import TxManager, TxRequest
+from oracle.chain.uma import (
+    ADDRESS_WHITELIST,
+    FINDER,
+    IDENTIFIER_WHITELIST,
+    MOCK_ORACLE_ANCILLARY,
+    OPTIMISTIC_ORACLE_V2,
+    STORE,
+    TESTNET_ERC20,
+    YES_OR_NO_QUERY,
+    ZERO_ADDRESS,
+    identifier_bytes,
+)
+from oracle.errors import DeploymentError, TxError
+
+DEFAULT_LIVENESS = 7200  # seconds: the adapter's default, OOv2's usual
+DEFAULT_FINAL_FEE = 1_500 * 10**18  # in the currency's smallest unit
+
+
+@dataclass(frozen=True)
+class UmaStack:
+    """Addresses of a deployed UMA system (EIP-55)."""
+
+    finder: str
+    identifier_whitelist: str
+    address_whitelist: str
+    store: str
+    currency: str
+    mock_oracle: str
+    optimistic_oracle: str
+
+    def contracts(self) -> dict[str, str]:
+        return {
+            FINDER: self.finder,
+            IDENTIFIER_WHITELIST: self.identifier_whitelist,
+            ADDRESS_WHITELIST: self.address_whitelist,
+            STORE: self.store,
+            TESTNET_ERC20: self.currency,
+            MOCK_ORACLE_ANCILLARY: self.mock_oracle,
+            OPTIMISTIC_ORACLE_V2: self.optimistic_oracle,
+        }
+
+
+def _confirmed(intent: Intent, what: str) -> Intent:
+    if intent.state != IntentState.CONFIRMED:
+        raise TxError(f"{what}: ended {intent.state.value}: {intent.error}")
+    return intent
+
+
+async def _deploy(manager: TxManager, run: str, name: str, *args: Any) -> str:
+    intent = _confirmed(
+        await manager.submit(
+            TxRequest(key=f"uma-deploy:{run}:{name}", to=None, data=creation_code(name, *args))
+        ),
+        f"deploying {name}",
+    )
+    if intent.inclusion is None or intent.inclusion.contract_address is None:
+        raise DeploymentError(f"deploying {name}: the receipt has no contract address")
+    return to_checksum_address(intent.inclusion.contract_address)
+
+
+async def _call(manager: TxManager, step: str, name: str, to: str, call: tuple[Any, ...]) -> None:
+    """`call` = (function, *args) of contract `name` at `to`; `step` names it (and its key)."""
+    function, *args = call
+    _confirmed(
+        await manager.submit(
+            TxRequest(key=f"uma-deploy:{step}", to=to, data=encode_call(name, function, *args))
+        ),
+        step,
+    )
+
+
+async def deploy_uma_stack(
+    manager: TxManager,
+    *,
+    liveness: int = DEFAULT_LIVENESS,
+    final_fee: int = DEFAULT_FINAL_FEE,
+    identifiers: Sequence[str] = (YES_OR_NO_QUERY,),
+    currency: str | None = None,
+) -> UmaStack:
+    """Deploy and wire UMA's OOv2 system (see the module docstring); `currency`: an
+    existing ERC-20 to accept for bonds, else a new `TestnetERC20` ("Bond", 18 decimals)."""
+    run = secrets.token_hex(6)
+    finder = await _deploy(manager, run, FINDER)
+    identifiers_at = await _deploy(manager, run, IDENTIFIER_WHITELIST)
+    collateral = await _deploy(manager, run, ADDRESS_WHITELIST)
+    store = await _deploy(manager, run, STORE, (0,), (0,), ZERO_ADDRESS)
+    token = (
+        to_checksum_address(currency)
+        if currency is not None
+        else await _deploy(manager, run, TESTNET_ERC20, "Bond", "BOND", 18)
+    )
+    mock_oracle = await _deploy(manager, run, MOCK_ORACLE_ANCILLARY, finder, ZERO_ADDRESS)
+    oracle = await _deploy(manager, run, OPTIMISTIC_ORACLE_V2, liveness, finder, ZERO_ADDRESS)
+    for interface, address in (
+        ("IdentifierWhitelist", identifiers_at),
+        ("CollateralWhitelist", collateral),
+        ("Store", store),
+        ("Oracle", mock_oracle),
+        ("OptimisticOracleV2", oracle),
+    ):
+        call: tuple[Any, ...] = (
+            "changeImplementationAddress",
+            identifier_bytes(interface),
+            address,
+        )
+        await _call(manager, f"{run}:finder:{interface}", FINDER, finder, call)
+    for name in identifiers:
+        call = ("addSupportedIdentifier", identifier_bytes(name))
+        await _call(manager, f"{run}:identifier:{name}", IDENTIFIER_WHITELIST, identifiers_at, call)
+    call = ("addToWhitelist", token)
+    await _call(manager, f"{run}:collateral", ADDRESS_WHITELIST, collateral, call)
+    await _call(manager, f"{run}:final-fee", STORE, store, ("setFinalFee", token, (final_fee,)))
+    return UmaStack(
+        finder=finder,
+        identifier_whitelist=identifiers_at,
+        address_whitelist=collateral,
+        store=store,
+        currency=token,
+        mock_oracle=mock_oracle,
+        optimistic_oracle=oracle,
+    )
