@@ -1,3 +1,0 @@
-from oracle.entry import main
-
-main()

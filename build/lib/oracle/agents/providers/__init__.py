@@ -1,1 +1,0 @@
-"""LLM providers behind one small interface, through their official SDKs."""
