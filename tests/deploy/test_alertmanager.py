@@ -17,11 +17,9 @@ real `prometheus-alertmanager` (amtool, alertmanager).
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
 import time
 import urllib.parse
@@ -44,7 +42,14 @@ from tests.deploy.helpers import (
     find_tool,
     http_json,
 )
-from tests.deploy.test_live_stack import CONTESTED, Venues, daemon_config, stop, wait_for
+from tests.deploy.test_live_stack import (
+    CONTESTED,
+    Venues,
+    start_daemon,
+    start_prometheus,
+    stop,
+    wait_for,
+)
 
 PROOF_BASE = "https://proofs.example.org/oracle"
 REVIEW_BASE = "https://review.example.org/items"
@@ -458,31 +463,9 @@ def delivery(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Delivery]:
         }
         (tmp / "prometheus.yml").write_text(yaml.safe_dump(prometheus_config))
         with daemon_log.open("wb") as daemon_out, prometheus_log.open("wb") as prometheus_out:
-            daemon = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "oracle",
-                    "run",
-                    "--config",
-                    str(daemon_config(tmp, daemon_port, venues.url)),
-                ],
-                stdout=daemon_out,
-                stderr=subprocess.STDOUT,
-                cwd=tmp,
-                env={k: v for k, v in os.environ.items() if not k.startswith("ORACLE")},
-            )
-            prometheus = subprocess.Popen(
-                [
-                    prometheus_bin,
-                    f"--config.file={tmp / 'prometheus.yml'}",
-                    f"--storage.tsdb.path={tmp / 'tsdb'}",
-                    f"--web.listen-address=127.0.0.1:{prometheus_port}",
-                    "--log.level=warn",
-                ],
-                stdout=prometheus_out,
-                stderr=subprocess.STDOUT,
-                cwd=tmp,
+            daemon = start_daemon(tmp, daemon_port, venues.url, daemon_out)
+            prometheus = start_prometheus(
+                prometheus_bin, tmp / "prometheus.yml", tmp, prometheus_port, prometheus_out
             )
         try:
             prometheus_url = f"http://127.0.0.1:{prometheus_port}"

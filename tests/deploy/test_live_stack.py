@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import pytest
 import yaml
@@ -255,6 +255,41 @@ class Stack:
         return [float(sample["value"][1]) for sample in answer["data"]["result"]]
 
 
+def start_daemon(tmp: Path, port: int, venues_url: str, out: BinaryIO) -> subprocess.Popen[bytes]:
+    """`oracle run` on `daemon_config`, with no ORACLE_* variable of the test's own."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "oracle",
+            "run",
+            "--config",
+            str(daemon_config(tmp, port, venues_url)),
+        ],
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        cwd=tmp,
+        env={k: v for k, v in os.environ.items() if not k.startswith("ORACLE")},
+    )
+
+
+def start_prometheus(
+    prometheus_bin: str, config_file: Path, tmp: Path, port: int, out: BinaryIO
+) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [
+            prometheus_bin,
+            f"--config.file={config_file}",
+            f"--storage.tsdb.path={tmp / 'tsdb'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+            "--log.level=warn",
+        ],
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        cwd=tmp,
+    )
+
+
 def stop(process: subprocess.Popen[bytes]) -> int | None:
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
@@ -278,31 +313,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         daemon_log.open("wb") as daemon_out,
         prometheus_log.open("wb") as prometheus_out,
     ):
-        daemon = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "oracle",
-                "run",
-                "--config",
-                str(daemon_config(tmp, daemon_port, venues.url)),
-            ],
-            stdout=daemon_out,
-            stderr=subprocess.STDOUT,
-            cwd=tmp,
-            env={k: v for k, v in os.environ.items() if not k.startswith("ORACLE")},
-        )
-        prometheus = subprocess.Popen(
-            [
-                prometheus_bin,
-                f"--config.file={prometheus_config(tmp, daemon_port)}",
-                f"--storage.tsdb.path={tmp / 'tsdb'}",
-                f"--web.listen-address=127.0.0.1:{prometheus_port}",
-                "--log.level=warn",
-            ],
-            stdout=prometheus_out,
-            stderr=subprocess.STDOUT,
-            cwd=tmp,
+        daemon = start_daemon(tmp, daemon_port, venues.url, daemon_out)
+        config_file = prometheus_config(tmp, daemon_port)
+        prometheus = start_prometheus(
+            prometheus_bin, config_file, tmp, prometheus_port, prometheus_out
         )
         try:
             s = Stack(
