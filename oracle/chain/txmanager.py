@@ -733,16 +733,7 @@ class TxManager:
                 return await self._included(intent, inclusion, head, action.event)
             case Do.REBROADCAST:
                 if action.event == IntentEvent.REORGED:
-                    assert intent.inclusion is not None
-                    emit(
-                        logger,
-                        logging.WARNING,
-                        "tx.reorged",
-                        key=intent.key,
-                        tx_hash=intent.inclusion.tx_hash,
-                        block_number=intent.inclusion.block_number,
-                        block_hash=intent.inclusion.block_hash,
-                    )
+                    _log_reorged(intent)
                     intent = await self._save(intent, IntentEvent.REORGED, inclusion=None)
                 elif action.reason == "dropped":
                     emit(
@@ -767,16 +758,7 @@ class TxManager:
         self, intent: Intent, inclusion: Inclusion, head: int, event: IntentEvent
     ) -> Intent:
         if intent.inclusion is not None and intent.inclusion.block_hash != inclusion.block_hash:
-            emit(
-                logger,
-                logging.WARNING,
-                "tx.reorged",
-                key=intent.key,
-                tx_hash=intent.inclusion.tx_hash,
-                block_number=intent.inclusion.block_number,
-                block_hash=intent.inclusion.block_hash,
-                now_in_block=inclusion.block_number,
-            )
+            _log_reorged(intent, now_in_block=inclusion.block_number)
         if event != IntentEvent.INCLUDED:
             return await self._finish(intent, inclusion, event)
         intent = await self._save(intent, IntentEvent.INCLUDED, inclusion=inclusion)
@@ -1014,3 +996,18 @@ class TxManager:
             await self._store.put(filler)
             emit(logger, logging.WARNING, "tx.nonce_gap", address=self.address, nonce=hole)
             self._follow(filler)
+
+
+def _log_reorged(intent: Intent, **more: object) -> None:
+    """The block that held `intent`'s transaction left the chain."""
+    assert intent.inclusion is not None
+    emit(
+        logger,
+        logging.WARNING,
+        "tx.reorged",
+        key=intent.key,
+        tx_hash=intent.inclusion.tx_hash,
+        block_number=intent.inclusion.block_number,
+        block_hash=intent.inclusion.block_hash,
+        **more,
+    )
