@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import hashlib
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -40,6 +39,7 @@ from oracle.core.proof import (
 )
 from oracle.errors import ProofError
 from oracle.testing import consensus_document, result_dict
+from tests.test_examples import make_examples  # scripts/make_examples.py, loaded once
 
 from .commands import one_error_line, run_oracle
 from .daemon.test_pipeline import (
@@ -57,14 +57,6 @@ V1_FIXTURES = sorted((ROOT / "tests" / "fixtures" / "proofs").glob("*.v1.json"))
 V2_EXAMPLES = sorted((ROOT / "oracle" / "examples" / "proofs").glob("*.json"))
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not on PATH: the Node verifier")
-
-_spec = importlib.util.spec_from_file_location(
-    "make_examples", ROOT / "scripts" / "make_examples.py"
-)
-assert _spec is not None
-assert _spec.loader is not None
-make_examples = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(make_examples)
 
 
 def node_verify(path: Path) -> subprocess.CompletedProcess[str]:
