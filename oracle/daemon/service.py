@@ -137,6 +137,10 @@ class Daemon:
         self.replica = settings.replica_id or default_replica_id()
         self.lease_seconds = judgement.params.agent_timeout + settings.lease_margin
         self.draining = False
+        # The sources whose last poll failed, each with its error: `run_once` reports
+        # them, so that `oracle run --once` under cron does not exit 0 on a pass that
+        # never reached its venue.
+        self.failed_polls: dict[str, str] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         # promote and dispatch also run when the step before them found work (see
         # `poll(start_due=True)`), besides their own schedule: one run at a time all the same.
@@ -199,7 +203,9 @@ class Daemon:
             except SourceError as error:
                 self.metrics.source_errors.labels(source.name, "poll").inc()
                 emit(logger, logging.WARNING, "source.poll_failed", source=source.name, error=error)
+                self.failed_polls[source.name] = str(error)
                 continue
+            self.failed_polls.pop(source.name, None)
             for line in skipped:
                 self.metrics.source_errors.labels(source.name, "malformed").inc()
                 emit(
@@ -733,8 +739,10 @@ class Daemon:
 
     # -- one pass --------------------------------------------------------------------------
 
-    async def run_once(self) -> None:
-        """One full pass: poll, promote, work everything that is due, watch, settle."""
+    async def run_once(self) -> dict[str, str]:
+        """One full pass: poll, promote, work everything that is due, watch, settle.
+        Returns the sources this pass could not poll, each with its error (the rest of
+        the pass still ran: what was stored before is worked on)."""
         await self.start()
         await self.poll()
         await self.promote()
@@ -742,6 +750,7 @@ class Daemon:
             await self.wait_idle()
         await self.watch()
         await self.housekeep()
+        return dict(self.failed_polls)
 
     async def drain(self) -> None:
         """Start no new work; free this replica's singleton jobs (a replacement polls at
