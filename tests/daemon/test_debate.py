@@ -13,7 +13,7 @@ from oracle.core.lifecycle import MarketState
 from oracle.core.proof import verify_proof
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.testing import consensus_document, result_dict, source_dicts
-from tests.daemon.test_pipeline import Venue, market, one_pass, run, serve
+from tests.daemon.test_pipeline import Venue, market, one_pass, run, serve, settings_for
 
 AGENTS = ("alpha", "beta", "gamma", "delta")
 QUESTION = "Did the bridge reopen before 1 June?"
@@ -41,21 +41,15 @@ def recordings(root: Path, round_one: list[dict[str, Any]]) -> Path:
 
 
 def settings(tmp_path: Path, venue: Venue, replays: Path, mode: str) -> Settings:
+    """The pipeline tests' settings with four agents and `mode` for conflicts."""
+    base = settings_for(f"sqlite:///{tmp_path / 'oracle.db'}", tmp_path, venue, replays)
     return Settings(
-        database={"url": f"sqlite:///{tmp_path / 'oracle.db'}"},
-        daemon={"proofs_dir": str(tmp_path / "proofs"), "retry_backoff": 0},
-        metrics={"enabled": False},
+        database=base.database,
+        daemon=base.daemon,
+        metrics=base.metrics,
+        market_sources=base.market_sources,
         consensus={"conflict_resolution": mode},
         agents=[{"name": a, "kind": "replay", "directory": str(replays)} for a in AGENTS],
-        market_sources=[
-            {
-                "name": "venue",
-                "kind": "http",
-                "url": f"{venue.url}/markets",
-                "result_url": f"{venue.url}/results",
-                "items_path": "data.markets",
-            }
-        ],
     )
 
 
