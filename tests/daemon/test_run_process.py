@@ -43,6 +43,16 @@ def write_config(tmp_path: Path, port: int) -> Path:
     return path
 
 
+def run_once(config: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "oracle", "run", "--config", str(config), "--once"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
 def test_serves_metrics_and_health_then_drains_on_sigterm(tmp_path: Path) -> None:
     port = free_port()
     config = write_config(tmp_path, port)
@@ -84,13 +94,7 @@ def test_serves_metrics_and_health_then_drains_on_sigterm(tmp_path: Path) -> Non
 
 def test_once_makes_one_pass_and_exits(tmp_path: Path) -> None:
     config = write_config(tmp_path, free_port())
-    run = subprocess.run(
-        [sys.executable, "-m", "oracle", "run", "--config", str(config), "--once"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    run = run_once(config)
     assert run.returncode == 0, run.stderr
     assert (tmp_path / "oracle.db").exists()
 
@@ -109,13 +113,7 @@ def test_once_exits_1_naming_a_source_it_could_not_poll(tmp_path: Path) -> None:
         }
     ]
     config.write_text(yaml.safe_dump(data))
-    run = subprocess.run(
-        [sys.executable, "-m", "oracle", "run", "--config", str(config), "--once"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    run = run_once(config)
     assert run.returncode == 1, run.stderr
     assert run.stderr.splitlines()[-1].startswith("error: market_sources[venue]: poll failed: ")
 
@@ -123,13 +121,7 @@ def test_once_exits_1_naming_a_source_it_could_not_poll(tmp_path: Path) -> None:
 def test_bad_config_exits_2_naming_the_key(tmp_path: Path) -> None:
     path = tmp_path / "config.yaml"
     path.write_text("agents:\n  - name: a\n    kind: telepathy\n")
-    run = subprocess.run(
-        [sys.executable, "-m", "oracle", "run", "--config", str(path), "--once"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    run = run_once(path)
     assert run.returncode == 2
     assert run.stderr.startswith("error: agents[0]")
     assert "telepathy" in run.stderr
