@@ -682,6 +682,15 @@ class Daemon:
             )
         else:
             return 0
+        if status is ResolutionStatus.FINAL:
+            # Items opened beside the answer (a disagreement with another proposer) can
+            # no longer change anything: closed, saying how the venue settled.
+            await self._db(
+                self.store.close_reviews,
+                row.id,
+                f"the venue settled on {resolution.outcome}",
+                self.replica,
+            )
         emit(logger, logging.INFO, "market.resolution", market=row.id, status=status.value)
         return 1
 

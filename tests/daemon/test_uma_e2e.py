@@ -322,6 +322,10 @@ def test_another_proposers_contradicting_price_is_recorded_and_opens_a_review_it
     final = store.get_market(market_id)
     assert final.state == MarketState.FINAL
     assert final.submission["final_outcome"] == "NO"
+    # The disagreement can change nothing now: its item is closed, saying how it ended.
+    assert store.reviews() == []
+    [closed] = store.reviews("closed")
+    assert (closed.id, closed.decided_reason) == (item.id, "the venue settled on NO")
     assert world.view(market_id).state == RequestState.SETTLED
     assert world.reverted() == []
     store.engine.dispose()
