@@ -41,6 +41,7 @@ from oracle.config import Settings, load_settings
 from oracle.core.ancillary import PRICE_SCALE, parse_ancillary
 from oracle.core.lifecycle import MarketState
 from oracle.daemon.metrics import DaemonMetrics
+from oracle.errors import SetupError
 from oracle.store.repository import Store
 from oracle.testing import consensus_document, result_dict
 
@@ -384,3 +385,40 @@ def test_a_dispute_moves_the_market_to_disputed_and_the_reask_is_followed(
     assert store.get_market(first).state == MarketState.DISPUTED  # the vote has not spoken
     assert world.reverted() == []
     store.engine.dispose()
+
+
+def test_a_uma_venue_that_cannot_work_stops_the_start_naming_its_setting(
+    anvil: Anvil, tmp_path: Path
+) -> None:
+    def start(source: dict[str, Any]) -> None:
+        config = {
+            "database": {"url": f"sqlite:///{tmp_path / 'oracle.db'}"},
+            "daemon": {"proofs_dir": str(tmp_path / "proofs")},
+            "metrics": {"enabled": False},
+            "market_sources": [{"kind": "uma", **source}],
+            "chain": {
+                "rpc": {"urls": [anvil.url]},
+                "signer": {"type": "dev_private_key", "dev_private_key": OUR_KEY},
+            },
+        }
+        path = tmp_path / "config.yaml"
+        path.write_text(yaml.safe_dump(config))
+        assembly = assemble(load_settings(path))
+
+        async def run() -> None:
+            try:
+                await assembly.daemon.start()
+            finally:
+                await assembly.close()
+
+        asyncio.run(run())
+
+    with pytest.raises(SetupError, match=r"^market_sources\[uma\]\.oracle_address: no contract at"):
+        start({"oracle_address": OTHER})
+    other = Deployment(chain_id=31337, block_number=0, deployer=OURS, contracts={})
+    other.save(tmp_path / "other.json")
+    with pytest.raises(
+        SetupError,
+        match=r"^market_sources\[uma\]\.deployment_file: .*no uma/OptimisticOracleV2 address",
+    ):
+        start({"deployment_file": str(tmp_path / "other.json")})
