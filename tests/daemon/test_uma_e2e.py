@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,8 @@ import pytest
 import yaml
 
 from oracle.app import assemble, open_store
-from oracle.chain.contracts import Deployment, encode_call
+from oracle.chain.contracts import Deployment, encode_call, load_artifact
+from oracle.chain.events import EventDecoder
 from oracle.chain.intents import IntentState
 from oracle.chain.txmanager import TxManager, TxRequest
 from oracle.chain.uma import (
@@ -47,6 +49,8 @@ from oracle.testing import consensus_document, result_dict
 
 from ..anvil import DEV_ADDRESSES, DEV_KEYS, Anvil
 from ..chain.helpers import manager_for
+from .chain_world import start_daemon
+from .test_restart_transactions import pending_hashes, wait_for
 
 LIVENESS = 7200
 FINAL_FEE = 5 * 10**18
@@ -124,10 +128,19 @@ class UmaWorld:
         self.keys[f"uma:{key.id_hex}"] = key
         return f"uma:{key.id_hex}"
 
-    def config(self, database_url: str, **risk: Any) -> Settings:
+    def config(
+        self, database_url: str, daemon: dict[str, Any] | None = None, **risk: Any
+    ) -> Settings:
+        """The daemon's settings (also written to `config.yaml` in the test's directory)."""
         config: dict[str, Any] = {
             "database": {"url": database_url},
-            "daemon": {"proofs_dir": str(self.tmp_path / "proofs"), "retry_backoff": 0},
+            "daemon": {
+                "proofs_dir": str(self.tmp_path / "proofs"),
+                "retry_backoff": 0,
+                **(daemon or {}),
+            },
+            "consensus": {"agent_timeout": 5},
+            "log": {"format": "json"},
             "metrics": {"enabled": False},
             "agents": [
                 {"name": name, "kind": "replay", "directory": str(self.replays)} for name in AGENTS
@@ -151,6 +164,26 @@ class UmaWorld:
         path = self.tmp_path / "config.yaml"
         path.write_text(yaml.safe_dump(config))
         return load_settings(path)
+
+    def proposals(self, market_id: str) -> int:
+        """How many ProposePrice events the market's request has on the canonical chain."""
+        decoder = EventDecoder(load_artifact(OPTIMISTIC_ORACLE_V2).abi, "ProposePrice")
+        logs = self.anvil.rpc(
+            "eth_getLogs",
+            {
+                "address": self.stack.optimistic_oracle,
+                "topics": [decoder.topic],
+                "fromBlock": "0x0",
+                "toBlock": "latest",
+            },
+        )
+        wanted = self.keys[market_id]
+        found = [decoder.decode(log).args for log in logs]
+        return sum(
+            RequestKey(a["requester"], a["identifier"], a["timestamp"], a["ancillaryData"])
+            == wanted
+            for a in found
+        )
 
     def view(self, market_id: str) -> Any:
         async def run() -> Any:
@@ -422,3 +455,49 @@ def test_a_uma_venue_that_cannot_work_stops_the_start_naming_its_setting(
         match=r"^market_sources\[uma\]\.deployment_file: .*no uma/OptimisticOracleV2 address",
     ):
         start({"deployment_file": str(tmp_path / "other.json")})
+
+
+def test_a_daemon_killed_between_broadcast_and_confirmation_proposes_once(
+    world: UmaWorld, tmp_path: Path
+) -> None:
+    market_id = world.ask("Did the crash-proof proposal land once?", AGREED)
+    world.config(
+        f"sqlite:///{tmp_path / 'oracle.db'}",
+        daemon={"poll_interval": 0.3, "dispatch_interval": 0.2, "lease_margin": 1},
+    )
+    config, log = tmp_path / "config.yaml", tmp_path / "daemon.log"
+    world.anvil.rpc("evm_setAutomine", False)
+    first = start_daemon(config, log)
+    try:
+        # The approval goes first and is waited for: mine it, then the proposal is sent.
+        wait_for(lambda: len(pending_hashes(world.anvil, OURS)) == 1, 60, "the approval")
+        approval = pending_hashes(world.anvil, OURS)
+        world.anvil.mine()
+        wait_for(
+            lambda: pending_hashes(world.anvil, OURS) not in ([], approval), 60, "the proposal"
+        )
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+    assert world.view(market_id).state == RequestState.REQUESTED  # broadcast, not mined
+    world.anvil.rpc("evm_setAutomine", True)
+    world.anvil.rpc("evm_setIntervalMining", 1)
+    second = start_daemon(config, log)
+    store = open_store(load_settings(config))
+    try:
+        wait_for(
+            lambda: store.get_market(market_id).state == MarketState.SUBMITTED,
+            90,
+            "the market to be submitted",
+        )
+    finally:
+        second.send_signal(signal.SIGTERM)
+        second.wait(timeout=30)
+        store.engine.dispose()
+    assert second.returncode == 0, log.read_text()[-3000:]
+    assert world.proposals(market_id) == 1
+    view = world.view(market_id)
+    assert (view.proposer, view.proposed_price) == (OURS, PRICE_SCALE)
+    calls = [r for r in world.our_transactions() if (r["to"] or "").lower() != OURS.lower()]
+    assert len(calls) == 2  # the approval and one proposal
+    assert world.reverted() == []
