@@ -328,13 +328,24 @@ def test_another_proposers_contradicting_price_is_recorded_and_opens_a_review_it
             assert proposal.intent is not None
             assert proposal.intent.state == IntentState.CONFIRMED
 
+    async def ask_unreadable() -> None:
+        async with manager_for(world.anvil.url, key=ASKER_KEY) as asker:
+            await ask_like_polymarket(
+                asker, world.requester, "Will it rain?", reward=REWARD, bond=BOND
+            )
+
     asyncio.run(propose_no())
+    asyncio.run(ask_unreadable())
     settings = world.config(database_url)
     metrics = DaemonMetrics()
 
     one_pass(settings, metrics)
 
+    # The unreadable question is reported, never a market (so never a bond).
+    assert gauge(metrics, "oracle_source_errors_total", source="uma", kind="malformed") == 1
+
     store = open_store(settings)
+    assert [m.id for m in store.markets()] == [market_id]
     market = store.get_market(market_id)
     assert market.state == MarketState.SUBMITTED
     assert market.decided_outcome == "YES"
