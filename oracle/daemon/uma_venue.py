@@ -67,6 +67,7 @@ from oracle.core.ancillary import (
 )
 from oracle.core.bonds import BondCaps, check_bond, gas_cost_in_currency, to_units
 from oracle.core.markets import MarketSpec
+from oracle.daemon.chain_venue import latest_block, pool_problem
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
     Deliver,
@@ -247,7 +248,7 @@ class UmaVenue:
         """The chain's clock (the oracle's liveness runs on block time)."""
         try:
             parts = await self._ready()
-            block = await parts.pool.call("eth_getBlockByNumber", _latest_block)
+            block = await parts.pool.call("eth_getBlockByNumber", latest_block)
         except ChainError as error:
             raise ResolverError(f"source {self.name}: chain clock: {error}") from None
         return float(block["timestamp"])
@@ -255,11 +256,7 @@ class UmaVenue:
     def health(self) -> str | None:
         if self._parts is None:
             return self._start_problem
-        nodes = self._parts.pool.status()
-        if any(node.up and node.failures == 0 for node in nodes):
-            return None
-        reasons = "; ".join(f"{node.name}: {node.last_error or 'down'}" for node in nodes)
-        return f"no RPC node answers ({reasons})"
+        return pool_problem(self._parts.pool)
 
     async def signer_balance(self) -> SignerBalance | None:
         """The signer's native balance (gas); the bond gauges are refreshed with it."""
@@ -566,10 +563,6 @@ class UmaVenue:
         if self._parts is not None:
             await self._parts.manager.close()
             await self._parts.pool.close()
-
-
-async def _latest_block(w3: Web3) -> Any:
-    return await w3.eth.get_block("latest")
 
 
 async def _gas_price(w3: Web3) -> int:
