@@ -22,7 +22,8 @@ delivery failure. A request someone else proposed first is never sent to: the re
 records their proposer, price and outcome beside ours, and a `disagreement` when they
 differ (the daemon opens a review item). `state` maps `getState`: PROPOSED stays proposed,
 DISPUTED is disputed, EXPIRED, RESOLVED and SETTLED are final with the price mapped back
-to an outcome; `settle` settles once the price is final.
+to an outcome; `settle` settles our own proposals once their price is final (settling
+someone else's pays them, for our gas).
 """
 
 from __future__ import annotations
@@ -543,8 +544,13 @@ class UmaVenue:
 
     async def settle(self, market: MarketRef) -> str | None:
         """Settle the request once its price is final: the settling transaction (or None
-        when someone else settled it); ResolverError while it cannot be settled yet."""
+        when someone else settled it, or the proposal was someone else's: settling pays
+        them, and its gas is theirs to spend); ResolverError while it cannot be settled
+        yet."""
         key = request_key(market.details)
+        if market.submission.get("proposed_by_other"):
+            emit(logger, logging.INFO, "uma.settle_left", market=market.market_id)
+            return None
         try:
             intent = await (await self._ready()).proposer.settle(key)
         except ChainError as error:

@@ -382,7 +382,9 @@ def test_another_proposers_contradicting_price_is_recorded_and_opens_a_review_it
     assert store.reviews() == []
     [closed] = store.reviews("closed")
     assert (closed.id, closed.decided_reason) == (item.id, "the venue settled on NO")
-    assert world.view(market_id).state == RequestState.SETTLED
+    # Settling pays their bond back: left to them, for their gas.
+    assert world.view(market_id).state == RequestState.EXPIRED
+    assert world.our_transactions() == []
     assert world.reverted() == []
     store.engine.dispose()
 
