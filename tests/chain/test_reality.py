@@ -45,7 +45,7 @@ from oracle.core.reality import (
 )
 from oracle.errors import AnswerRefused, RealityQuestionError
 from tests.anvil import DEV_ADDRESSES, DEV_KEYS, Anvil, AnvilFactory
-from tests.chain.helpers import manager_for, mining, sender_txs
+from tests.chain.helpers import manager_for, mining, sender_txs, wait_for_state
 
 ETHER = 10**18
 MIN_BOND = ETHER // 10
@@ -545,6 +545,103 @@ def test_a_restart_checks_recorded_answers_before_sending_them(
             assert [h.entry.answerer for h in await contract.history(open_)] == [OURS]
         calls = [r for r in sender_txs(anvil, OURS) if r["to"].lower() != OURS.lower()]
         assert len(calls) == 1  # one answer (and a self-transfer filling the skipped nonce)
+        assert reverted(anvil) == []
+
+    asyncio.run(run())
+
+
+def test_a_race_lost_after_sending_costs_only_gas(anvil_factory: AnvilFactory) -> None:
+    """Our defence, with a large bond, and another account's answer are in the same block,
+    theirs first: `max_previous` (the bond we replied to) makes ours revert instead of
+    answering over a bond we never weighed. The bond comes back; only gas is spent, and
+    the outcome says someone else answered the round."""
+    anvil = anvil_factory()
+
+    async def run() -> None:
+        reality, arbitrator = await setup(anvil)
+        async with manager_for(anvil.url, key=DEV_KEYS[1]) as asker:
+            qid = await ask(asker, reality, 0, BOOL_TEXT, arbitrator=arbitrator)
+            await RealityAnswerer(asker, RealityETH(asker.pool, reality)).answer(qid, b"\x00" * 32)
+        yes = b"\x00" * 31 + b"\x01"
+        store = InMemoryIntentStore()
+        async with (
+            manager_for(anvil.url, key=DEV_KEYS[2], store=store) as manager,
+            manager_for(
+                anvil.url, key=DEV_KEYS[3], min_priority_fee_gwei=5, max_priority_fee_gwei=10
+            ) as other_manager,
+        ):
+            contract = RealityETH(manager.pool, reality)
+            answerer = RealityAnswerer(manager, contract)
+            start = anvil.balance(OURS)
+            anvil.rpc("evm_setAutomine", False)
+            ours = asyncio.create_task(answerer.answer(qid, yes, bond=8 * MIN_BOND))
+            key = answerer.answer_key(qid, MIN_BOND)
+            await wait_for_state(store, key, IntentState.BROADCAST)
+            theirs = await other_manager.send(
+                TxRequest(
+                    key="their-answer",
+                    to=reality,
+                    data=contract.encode("submitAnswer", qid, b"\x00" * 32, MIN_BOND),
+                    value=2 * MIN_BOND,
+                )
+            )
+            assert theirs.state == IntentState.BROADCAST
+            anvil.mine()
+            async with mining(anvil):
+                outcome = await ours
+            assert outcome.intent.state == IntentState.REVERTED
+            assert outcome.superseded
+            assert not outcome.answered
+            assert outcome.question.bond == 2 * MIN_BOND
+            assert "max_previous" in (outcome.intent.error or "")
+            assert anvil.balance(OURS) == start - gas_cost(outcome.intent)
+            assert [h.entry.answerer for h in await contract.history(qid)] == [ASKER, OTHER]
+
+    asyncio.run(run())
+
+
+class _DiesRightAfterBroadcastingAnAnswer(InMemoryIntentStore):
+    """The answer is broadcast, then the process "dies" before seeing it confirmed."""
+
+    async def put(self, intent: Intent) -> None:
+        await super().put(intent)
+        if intent.state == IntentState.BROADCAST and intent.key.startswith(ANSWER_PREFIX):
+            raise _Died
+
+
+def test_killed_between_broadcast_and_confirmation_leaves_one_answer(
+    anvil_factory: AnvilFactory,
+) -> None:
+    """Broadcast, then the process died: after a restart the recorded intent is followed
+    to its receipt (CONFIRMED), asking again returns it, and the chain holds one answer."""
+    anvil = anvil_factory()
+
+    async def run() -> None:
+        reality, arbitrator = await setup(anvil)
+        async with manager_for(anvil.url, key=DEV_KEYS[1]) as asker:
+            qid = await ask(asker, reality, 0, BOOL_TEXT, arbitrator=arbitrator)
+        yes = b"\x00" * 31 + b"\x01"
+        store = _DiesRightAfterBroadcastingAnAnswer()
+        async with manager_for(anvil.url, key=DEV_KEYS[2], store=store) as dying:
+            answerer = RealityAnswerer(dying, RealityETH(dying.pool, reality))
+            with pytest.raises(_Died):
+                await answerer.answer(qid, yes)
+        recorded = await store.get(answerer.answer_key(qid, 0))
+        assert recorded is not None
+        assert recorded.state == IntentState.BROADCAST
+        restarted_store = InMemoryIntentStore()
+        await restarted_store.put(recorded)
+        async with manager_for(anvil.url, key=DEV_KEYS[2], store=restarted_store) as manager:
+            contract = RealityETH(manager.pool, reality)
+            restarted = RealityAnswerer(manager, contract)
+            async with mining(anvil):
+                (recovered,) = await manager.recover()
+                assert recovered.state == IntentState.CONFIRMED
+                again = await restarted.answer(qid, yes, planned_bond=0)
+            assert again.intent == recovered
+            assert again.answered
+            assert [h.entry.answerer for h in await contract.history(qid)] == [OURS]
+        assert len(sender_txs(anvil, OURS)) == 1
         assert reverted(anvil) == []
 
     asyncio.run(run())
