@@ -25,11 +25,17 @@ import time
 from oracle.chain.contracts import encode_call
 from oracle.chain.intents import InMemoryIntentStore, Intent, IntentState
 from oracle.chain.keys import LocalSigner
-from oracle.chain.reality import REALITY_ETH, RealityAnswerer, RealityETH, deploy_reality
+from oracle.chain.reality import (
+    REALITY_ETH,
+    RealityAnswerer,
+    RealityETH,
+    ask_question,
+    deploy_reality,
+)
 from oracle.chain.rpc import RpcPool
 from oracle.chain.settings import RpcSettings, TxSettings
 from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.core.reality import QuestionKind, encode_question_text, question_id
+from oracle.core.reality import QuestionKind, encode_question_text
 from oracle.devchain import DEV_KEYS, Anvil, anvil_binary
 
 MIN_BOND = 10**16
@@ -69,21 +75,15 @@ class Bench:
     async def question(self) -> bytes:
         """A new bool question (min bond `MIN_BOND`, the asker as arbitrator)."""
         self.asked += 1
-        text = encode_question_text(QuestionKind.BOOL, f"Bench question {self.asked}?")
-        asker = self.asker.address
-        args = (0, text, asker, TIMEOUT, 0, self.asked, MIN_BOND)
-        data = encode_call(REALITY_ETH, "askQuestionWithMinBond", *args)
-        gas(await self.asker.submit(TxRequest(key=f"ask:{self.asked}", to=self.reality, data=data)))
-        return question_id(
+        return await ask_question(
+            self.asker,
+            self.reality,
             template_id=0,
-            opening_ts=0,
-            question=text,
-            arbitrator=asker,
+            text=encode_question_text(QuestionKind.BOOL, f"Bench question {self.asked}?"),
+            arbitrator=self.asker.address,
             timeout=TIMEOUT,
-            min_bond=MIN_BOND,
-            contract=self.reality,
-            asker=asker,
             nonce=self.asked,
+            min_bond=MIN_BOND,
         )
 
     async def bare(self, manager: TxManager, qid: bytes, answer: bytes, bond: int) -> int:

@@ -66,6 +66,7 @@ from oracle.core.reality import (
     minimum_next_bond,
     parse_question,
     phase,
+    question_id,
 )
 from oracle.errors import (
     AnswerRefused,
@@ -542,6 +543,11 @@ class RealityAnswerer:
             raise ValueError("answer: expected 32 bytes")
         view = await self.reality.get_question(question)
         planned = view.bond if planned_bond is None else planned_bond
+        if planned > view.bond:
+            raise ValueError(
+                f"planned_bond {planned} is above question {view.id_hex}'s bond {view.bond}: "
+                "bonds only grow"
+            )
         key = self.answer_key(question, planned)
         recorded = await self.manager.intent(key)
         if recorded is not None and recorded.state not in (
@@ -724,6 +730,52 @@ async def deploy_reality(manager: TxManager, *, run: str) -> str:
     """Deploy RealityETH_v3_0 (its constructor creates the built-in templates); `run`
     makes the deployment's intent key unique."""
     return await _deploy(manager, f"reality-deploy:{run}", REALITY_ETH)
+
+
+async def ask_question(
+    manager: TxManager,
+    reality: str,
+    *,
+    template_id: int,
+    text: str,
+    arbitrator: str,
+    timeout: int,
+    opening_ts: int = 0,
+    nonce: int = 0,
+    min_bond: int = 0,
+    bounty: int = 0,
+) -> bytes:
+    """Ask a question (`askQuestionWithMinBond`, `bounty` as value) once; returns its id,
+    derived as the contract derives it. A question already asked is not asked again."""
+    contract = RealityETH(manager.pool, reality)
+    qid = question_id(
+        template_id=template_id,
+        opening_ts=opening_ts,
+        question=text,
+        arbitrator=arbitrator,
+        timeout=timeout,
+        min_bond=min_bond,
+        contract=contract.address,
+        asker=manager.address,
+        nonce=nonce,
+    )
+
+    async def asked() -> bool:
+        return (await contract.get_question(qid)).phase != Phase.NOT_ASKED
+
+    args = (template_id, text, to_checksum_address(arbitrator), timeout, opening_ts, nonce)
+    intent = await manager.submit(
+        TxRequest(
+            key=f"reality-ask:{manager.chain_id}:{contract.address.lower()}:{_hex(qid)}",
+            to=contract.address,
+            data=contract.encode("askQuestionWithMinBond", *args, min_bond),
+            value=bounty,
+            already_done=asked,
+        )
+    )
+    if intent.state not in (IntentState.CONFIRMED, IntentState.SKIPPED):
+        raise TxError(f"asking {_hex(qid)}: ended {intent.state.value}: {intent.error}")
+    return qid
 
 
 async def deploy_arbitrator(manager: TxManager, reality: str, fee: int, *, run: str) -> str:

@@ -20,12 +20,12 @@ from oracle.chain.intents import InMemoryIntentStore, Intent, IntentState
 from oracle.chain.reality import (
     ANSWER_PREFIX,
     REALITY_ARBITRATOR,
-    REALITY_ETH,
     ClaimOutcome,
     NewQuestion,
     QuestionSource,
     RealityAnswerer,
     RealityETH,
+    ask_question,
     deploy_arbitrator,
     deploy_reality,
 )
@@ -41,7 +41,6 @@ from oracle.core.reality import (
     decode_answer,
     encode_answer,
     encode_question_text,
-    question_id,
 )
 from oracle.errors import AnswerRefused, RealityQuestionError
 from tests.anvil import DEV_ADDRESSES, DEV_KEYS, Anvil, AnvilFactory
@@ -107,34 +106,19 @@ async def ask(
     min_bond: int = MIN_BOND,
     bounty: int = BOUNTY,
 ) -> bytes:
-    """askQuestionWithMinBond, with a bounty; the id derived in Python."""
-    qid = question_id(
+    """askQuestionWithMinBond with a bounty, through `ask_question`."""
+    return await ask_question(
+        asker,
+        reality,
         template_id=template,
-        opening_ts=opening_ts,
-        question=text,
+        text=text,
         arbitrator=arbitrator,
         timeout=TIMEOUT,
-        min_bond=min_bond,
-        contract=reality,
-        asker=asker.address,
+        opening_ts=opening_ts,
         nonce=nonce,
+        min_bond=min_bond,
+        bounty=bounty,
     )
-    await call(
-        asker,
-        f"ask:{qid.hex()}",
-        REALITY_ETH,
-        reality,
-        "askQuestionWithMinBond",
-        template,
-        text,
-        arbitrator,
-        TIMEOUT,
-        opening_ts,
-        nonce,
-        min_bond,
-        value=bounty,
-    )
-    return qid
 
 
 def elapse(anvil: Anvil, seconds: int) -> None:
@@ -156,6 +140,9 @@ def test_questions_are_discovered_filtered_and_read(anvil_factory: AnvilFactory)
                 assert bytes(stored) == keccak(content.encode()), template_id
             yes_no = await ask(asker, reality, 0, BOOL_TEXT, arbitrator=arbitrator)
             select = await ask(asker, reality, 2, SELECT_TEXT, arbitrator=arbitrator)
+            asked = len(sender_txs(anvil, ASKER))
+            assert await ask(asker, reality, 2, SELECT_TEXT, arbitrator=arbitrator) == select
+            assert len(sender_txs(anvil, ASKER)) == asked  # asked once
             await ask(asker, reality, 1, "How many?␟x␟en", arbitrator=arbitrator)  # uint: off
             await ask(asker, reality, 0, BOOL_TEXT, arbitrator=elsewhere, nonce=1)
             # Text that is not UTF-8: the ABI's `string` is bytes to the contract.
@@ -474,6 +461,8 @@ def test_not_open_yet_too_early_bond_and_cap_are_refused(anvil_factory: AnvilFac
             with pytest.raises(AnswerRefused, match=r"not open yet \(opens at \d+, now \d+\)"):
                 await answerer.answer(later, INVALID_ANSWER)
             assert await manager.intent(answerer.answer_key(later, 0)) is None
+            with pytest.raises(ValueError, match=r"planned_bond 5 is above .* bond 0"):
+                await answerer.answer(later, INVALID_ANSWER, planned_bond=5)
             elapse(anvil, 1000)
             with pytest.raises(AnswerRefused, match="below the"):
                 await answerer.answer(later, INVALID_ANSWER, bond=MIN_BOND - 1)
