@@ -19,6 +19,7 @@ from oracle.chain.contracts import encode_call
 from oracle.chain.intents import InMemoryIntentStore, Intent, IntentState
 from oracle.chain.reality import (
     ANSWER_PREFIX,
+    CLAIM_PREFIX,
     REALITY_ARBITRATOR,
     ClaimOutcome,
     NewQuestion,
@@ -631,6 +632,63 @@ def test_killed_between_broadcast_and_confirmation_leaves_one_answer(
             assert again.answered
             assert [h.entry.answerer for h in await contract.history(qid)] == [OURS]
         assert len(sender_txs(anvil, OURS)) == 1
+        assert reverted(anvil) == []
+
+    asyncio.run(run())
+
+
+class _DiesBeforeBroadcastingAClaim(InMemoryIntentStore):
+    async def put(self, intent: Intent) -> None:
+        await super().put(intent)
+        if intent.state == IntentState.SIGNED and intent.key.startswith(CLAIM_PREFIX):
+            raise _Died
+
+
+def test_a_claim_someone_else_made_meanwhile_is_skipped_after_a_restart(
+    anvil_factory: AnvilFactory,
+) -> None:
+    """Our claim was recorded, then the process died; someone else sent the same
+    `claimWinnings` (anyone may). After the restart the recorded claim is skipped, not
+    sent (it would revert), and `claim` withdraws what the contract credited us."""
+    anvil = anvil_factory()
+
+    async def run() -> None:
+        reality, arbitrator = await setup(anvil)
+        async with manager_for(anvil.url, key=DEV_KEYS[1]) as asker:
+            qid = await ask(asker, reality, 0, BOOL_TEXT, arbitrator=arbitrator)
+        yes = b"\x00" * 31 + b"\x01"
+        store = _DiesBeforeBroadcastingAClaim()
+        async with manager_for(anvil.url, key=DEV_KEYS[2], store=store) as dying:
+            answerer = RealityAnswerer(dying, RealityETH(dying.pool, reality))
+            answered = await answerer.answer(qid, yes)
+            elapse(anvil, TIMEOUT + 1)
+            with pytest.raises(_Died):
+                await answerer.claim(qid)
+        recorded = await store.get(answerer.claim_key(qid))
+        assert recorded is not None
+        assert recorded.state == IntentState.SIGNED
+        async with manager_for(anvil.url, key=DEV_KEYS[3]) as helper:
+            # The same call, from another account.
+            theirs = await helper.submit(
+                TxRequest(key="their-claim", to=reality, data=recorded.data)
+            )
+            assert theirs.state == IntentState.CONFIRMED
+        restarted_store = InMemoryIntentStore()
+        await restarted_store.put(answered.intent)
+        await restarted_store.put(recorded)
+        async with manager_for(anvil.url, key=DEV_KEYS[2], store=restarted_store) as manager:
+            contract = RealityETH(manager.pool, reality)
+            restarted = RealityAnswerer(manager, contract)
+            credited = await contract.balance_of(OURS)
+            assert credited == BOUNTY + MIN_BOND
+            async with mining(anvil):
+                (recovered,) = await manager.recover()
+            assert recovered.state == IntentState.SKIPPED
+            claimed = await restarted.claim(qid)
+            assert claimed is not None
+            assert claimed.claim is None  # the history is claimed: nothing to send
+            assert claimed.withdrawn == credited
+            assert await contract.balance_of(OURS) == 0
         assert reverted(anvil) == []
 
     asyncio.run(run())
