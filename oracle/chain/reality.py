@@ -18,6 +18,8 @@ the contract; `withdraw` pays an account out.
   persisted checkpoint, reorg rewind), filtered by asker (an indexed topic, filtered by
   the node), arbitrator and template (filtered here), delivered once per question id. The
   question text is kept as bytes: the contract does not check it is UTF-8.
+* `AnswerSource`: `LogNewAnswer` events (of some questions, or all) through `LogScanner`,
+  each delivered once: a counter-answer to ours shows here.
 * `RealityAnswerer`: `submitAnswer` through the `TxManager`, one intent per (question,
   round) under the key `reality-answer:<chain id>:<contract>:<question id>:<round>`, that
   key its subject. The round is the bond the answer replies to (0 for the first answer):
@@ -168,8 +170,10 @@ def _question_view(qid: bytes, row: tuple[Any, ...], now: int) -> QuestionView:
 
 @dataclass(frozen=True)
 class AnswerLog:
-    """One `LogNewAnswer`: the history entry, the history hash after it, when and where."""
+    """One `LogNewAnswer`: the question, the history entry, the history hash after it,
+    when and where."""
 
+    question_id: bytes
     entry: HistoryEntry
     history_hash: bytes
     ts: int
@@ -181,6 +185,7 @@ class AnswerLog:
     def from_log(cls, log: DecodedLog) -> AnswerLog:
         args = log.args
         return cls(
+            question_id=bytes(args["question_id"]),
             entry=HistoryEntry(
                 answer=bytes(args["answer"]),
                 bond=int(args["bond"]),
@@ -409,6 +414,55 @@ class QuestionSource:
             if questions and handler is not None:
                 await handler(questions)
             found.extend(questions)
+
+        await self.scanner.poll(wrapped)
+        return found
+
+
+class AnswerSource:
+    """Answers given on a RealityETH_v3_0 (`LogNewAnswer`), to questions in `questions`
+    (None: any; filtered by the node, the question id being the first indexed topic),
+    through `LogScanner`, each delivered once: how the bond game is watched."""
+
+    def __init__(
+        self,
+        pool: RpcPool,
+        reality_address: str,
+        checkpoints: CheckpointStore,
+        settings: ScannerSettings | None = None,
+        *,
+        questions: Sequence[bytes | str] | None = None,
+        start_block: int = 0,
+        name: str = "reality-answers",
+    ) -> None:
+        if questions is not None and not questions:
+            raise ValueError("questions: name at least one, or None for any")
+        topics: list[str | list[str] | None] = []
+        if questions is not None:
+            topics = [[_hex(question_bytes(q)) for q in questions]]
+        self.scanner = LogScanner(
+            pool,
+            address=to_checksum_address(reality_address),
+            decoder=_decoder(NEW_ANSWER),
+            checkpoints=checkpoints,
+            name=name,
+            settings=settings,
+            start_block=start_block,
+            topics=topics,
+        )
+
+    async def poll(
+        self, handler: Callable[[list[AnswerLog]], Awaitable[None]] | None = None
+    ) -> list[AnswerLog]:
+        """New answers since the last poll, oldest first; `handler` runs before the
+        checkpoint moves."""
+        found: list[AnswerLog] = []
+
+        async def wrapped(logs: list[DecodedLog]) -> None:
+            answers = [AnswerLog.from_log(log) for log in logs]
+            if handler is not None:
+                await handler(answers)
+            found.extend(answers)
 
         await self.scanner.poll(wrapped)
         return found

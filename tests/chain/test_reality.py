@@ -21,6 +21,7 @@ from oracle.chain.reality import (
     ANSWER_PREFIX,
     CLAIM_PREFIX,
     REALITY_ARBITRATOR,
+    AnswerSource,
     ClaimOutcome,
     NewQuestion,
     QuestionSource,
@@ -237,9 +238,20 @@ def test_answer_counter_answer_defend_finalize_claim(anvil_factory: AnvilFactory
             assert (await answerer.answer(qid, team_a, planned_bond=0)).intent == first.intent
             assert len(sender_txs(anvil, OURS)) == 1
 
+            watch = AnswerSource(
+                manager.pool,
+                reality,
+                InMemoryCheckpointStore(),
+                ScannerSettings(confirmations=0),
+                questions=[qid],
+            )
+            assert [a.entry.answerer for a in await watch.poll()] == [OURS]
             draw = encode_answer(question, "Draw")
             counter = await other.answer(qid, draw)
             assert counter.answered
+            (seen,) = await watch.poll()  # the counter-answer, once
+            assert (seen.question_id, seen.entry.answerer) == (qid, OTHER)
+            assert (seen.entry.answer, seen.entry.bond) == (draw, 2 * MIN_BOND)
             assert counter.intent.value == 2 * MIN_BOND
             assert decode_answer(question, await contract.get_best_answer(qid)).outcome == "Draw"
 
