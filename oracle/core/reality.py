@@ -469,6 +469,20 @@ def question_id(
     return keccak(packed)
 
 
+# --- commitments ----------------------------------------------------------------------------
+
+
+def answer_hash(answer: bytes, nonce: int) -> bytes:
+    """`keccak256(abi.encodePacked(answer, nonce))`: what `submitAnswerCommitment` posts."""
+    return keccak(bytes(answer) + _word(nonce))
+
+
+def commitment_id(question: bytes, hashed_answer: bytes, bond: int) -> bytes:
+    """`keccak256(abi.encodePacked(question_id, answer_hash, bond))`: the commitment's id,
+    which stands in the history where the answer would."""
+    return keccak(bytes(question) + bytes(hashed_answer) + _word(bond))
+
+
 # --- answer history -------------------------------------------------------------------------
 
 

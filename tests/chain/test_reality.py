@@ -8,6 +8,7 @@ broadcast."""
 from __future__ import annotations
 
 import asyncio
+import secrets
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from eth_utils.crypto import keccak
 from oracle.chain.checkpoint import InMemoryCheckpointStore
 from oracle.chain.contracts import encode_call
 from oracle.chain.intents import InMemoryIntentStore, Intent, IntentState
+from oracle.chain.keys import LocalSigner
 from oracle.chain.reality import (
     ANSWER_PREFIX,
     CLAIM_PREFIX,
@@ -39,12 +41,14 @@ from oracle.core.reality import (
     TEMPLATES,
     Phase,
     QuestionKind,
+    answer_hash,
     claim_payouts,
+    commitment_id,
     decode_answer,
     encode_answer,
     encode_question_text,
 )
-from oracle.errors import AnswerRefused, RealityQuestionError
+from oracle.errors import AnswerRefused, RealityQuestionError, TxError
 from tests.anvil import DEV_ADDRESSES, DEV_KEYS, Anvil, AnvilFactory
 from tests.chain.helpers import manager_for, mining, sender_txs, wait_for_state
 
@@ -232,7 +236,7 @@ def test_answer_counter_answer_defend_finalize_claim(anvil_factory: AnvilFactory
             first = await answerer.answer(qid, team_a)
             assert first.answered
             assert first.intent.value == MIN_BOND
-            assert first.intent.subjects == (answerer.answer_key(qid, 0),)
+            assert first.intent.subjects == (answerer.round_subject(qid, 0),)
             assert first.question.bond == MIN_BOND
             # The same round again: the confirmed intent, nothing sent.
             assert (await answerer.answer(qid, team_a, planned_bond=0)).intent == first.intent
@@ -701,6 +705,94 @@ def test_a_claim_someone_else_made_meanwhile_is_skipped_after_a_restart(
             assert claimed.claim is None  # the history is claimed: nothing to send
             assert claimed.withdrawn == credited
             assert await contract.balance_of(OURS) == 0
+        assert reverted(anvil) == []
+
+    asyncio.run(run())
+
+
+class _VaryingSigner:
+    """Signs typed data differently each time (as some remote signers may)."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+
+    async def sign_typed_data(self, typed_data: Any) -> bytes:
+        return secrets.token_bytes(65)
+
+
+async def commit_needs_a_deterministic_signer(
+    manager: TxManager, contract: RealityETH, qid: bytes
+) -> None:
+    yes = b"\x00" * 31 + b"\x01"
+    with pytest.raises(TxError, match="needs the manager's own signer"):
+        await RealityAnswerer(manager, contract).commit(qid, yes)
+    varying = RealityAnswerer(manager, contract, signer=_VaryingSigner(OURS))  # type: ignore[arg-type]
+    with pytest.raises(TxError, match="not deterministic"):
+        await varying.commit(qid, yes)
+
+
+def test_commit_reveal_finalize_claim(anvil_factory: AnvilFactory) -> None:
+    """A commitment holds the round (the best answer does not change), its reveal makes
+    our answer the best one, and the claim pays us through the commitment, to the wei.
+    A nonce the signer cannot reproduce, or a reveal after its deadline, is refused."""
+    anvil = anvil_factory()
+
+    async def run() -> None:
+        reality, arbitrator = await setup(anvil)
+        async with manager_for(anvil.url, key=DEV_KEYS[1]) as asker:
+            qid = await ask(asker, reality, 0, BOOL_TEXT, arbitrator=arbitrator)
+            late = await ask(asker, reality, 0, BOOL_TEXT, arbitrator=arbitrator, nonce=1)
+        yes = b"\x00" * 31 + b"\x01"
+        start = anvil.balance(OURS)
+        async with manager_for(anvil.url, key=DEV_KEYS[2]) as manager:
+            contract = RealityETH(manager.pool, reality)
+            await commit_needs_a_deterministic_signer(manager, contract, qid)
+            assert sender_txs(anvil, OURS) == []
+
+            answerer = RealityAnswerer(manager, contract, signer=LocalSigner(DEV_KEYS[2]))
+            committed = await answerer.commit(qid, yes)
+            assert committed.answered
+            assert committed.intent.key == answerer.commit_key(qid, 0)
+            (entry,) = [h.entry for h in await contract.history(qid)]
+            assert entry.is_commitment
+            nonce = await answerer.commitment_nonce(qid, yes, MIN_BOND)
+            assert entry.answer == commitment_id(qid, answer_hash(yes, nonce), MIN_BOND)
+            view = await contract.get_question(qid)
+            assert (view.bond, view.best_answer, view.finalize_ts) == (MIN_BOND, NULL_HASH, 0)
+            # The round holds one commitment: a plain answer over the same bond is not
+            # sent, the round's intent is the commitment.
+            sent = len(sender_txs(anvil, OURS))
+            again = await answerer.answer(qid, yes, planned_bond=0)
+            assert again.intent == committed.intent
+            assert len(sender_txs(anvil, OURS)) == sent
+
+            revealed = await answerer.reveal(qid, yes, MIN_BOND)
+            assert revealed.state == IntentState.CONFIRMED
+            assert await contract.get_best_answer(qid) == yes
+            assert await answerer.reveal(qid, yes, MIN_BOND) == revealed  # once
+
+            elapse(anvil, TIMEOUT + 1)
+            history = [h.entry for h in await contract.history(qid)]
+            expected = claim_payouts(
+                history,
+                best_answer=yes,
+                final_bond=MIN_BOND,
+                bounty=BOUNTY,
+                revealed={entry.answer: yes},
+            )
+            assert expected == {OURS.lower(): BOUNTY + MIN_BOND}
+            claimed = await answerer.claim(qid)
+            assert claimed is not None
+            assert claimed.withdrawn == BOUNTY + MIN_BOND
+            spent = gas_cost(committed.intent, revealed, claimed.claim, claimed.withdraw)
+            assert anvil.balance(OURS) == start + BOUNTY - spent
+
+            await answerer.commit(late, yes)
+            elapse(anvil, TIMEOUT // 8 + 1)
+            with pytest.raises(AnswerRefused, match=r"reveal deadline .* has passed"):
+                await answerer.reveal(late, yes, MIN_BOND)
+            with pytest.raises(AnswerRefused, match="no commitment of ours"):
+                await answerer.reveal(late, yes, 2 * MIN_BOND)
         assert reverted(anvil) == []
 
     asyncio.run(run())

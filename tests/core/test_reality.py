@@ -28,9 +28,11 @@ from oracle.core.reality import (
     HistoryEntry,
     Phase,
     QuestionKind,
+    answer_hash,
     bond_accepts,
     claim_arguments,
     claim_payouts,
+    commitment_id,
     content_hash,
     decode_answer,
     encode_answer,
@@ -437,3 +439,9 @@ def test_position_bonds_at_risk_and_claimable() -> None:
     # Were Bob's answer to stand (arbitration), Alice's bonds would be the ones at risk.
     alice_lost = position(entries, ALICE, best_answer=word(0), final_bond=4000)
     assert (alice_lost.at_risk, alice_lost.claimable) == (5000, 0)
+
+
+def test_commitment_packing() -> None:
+    hashed = answer_hash(word(1), 42)
+    assert hashed == keccak(word(1) + word(42))
+    assert commitment_id(b"q" * 32, hashed, 10) == keccak(b"q" * 32 + hashed + word(10))
