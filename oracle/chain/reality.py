@@ -21,8 +21,8 @@ the contract; `withdraw` pays an account out.
 * `AnswerSource`: `LogNewAnswer` events (of some questions, or all) through `LogScanner`,
   each delivered once: a counter-answer to ours shows here.
 * `RealityAnswerer`: `submitAnswer` through the `TxManager`, one intent per (question,
-  round) under the key `reality-answer:<chain id>:<contract>:<question id>:<round>`, that
-  key its subject. The round is the bond the answer replies to (0 for the first answer):
+  round) under the key `reality-answer:<chain id>:<contract>:<question id>:<round>`, its
+  subject `reality-round:<same>`. The round is the bond the answer replies to (0 for the first answer):
   bonds at least double, so each round has its own, and `max_previous` is that bond. The
   pre-send check is "the bond is no longer the one planned on, or the question is not
   open": an answer someone gave meanwhile is recorded as SKIPPED and reported, never sent.
