@@ -8,6 +8,8 @@ broadcast."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import random
 import secrets
 from typing import Any
 
@@ -793,6 +795,59 @@ def test_commit_reveal_finalize_claim(anvil_factory: AnvilFactory) -> None:
                 await answerer.reveal(late, yes, MIN_BOND)
             with pytest.raises(AnswerRefused, match="no commitment of ours"):
                 await answerer.reveal(late, yes, 2 * MIN_BOND)
+        assert reverted(anvil) == []
+
+    asyncio.run(run())
+
+
+def test_claim_payouts_match_the_contract_on_random_histories(
+    anvil_factory: AnvilFactory,
+) -> None:
+    """Histories of up to six answers by three accounts, with answers and bonds drawn at
+    random (fixed seed): after one `claimWinnings` per question, each account's balance in
+    the contract is what `claim_payouts` computes, to the wei."""
+    anvil = anvil_factory()
+    draw = random.Random(20261123)
+
+    async def run() -> None:
+        reality, _ = await setup(anvil)
+        async with contextlib.AsyncExitStack() as stack:
+            managers = [
+                await stack.enter_async_context(manager_for(anvil.url, key=DEV_KEYS[i]))
+                for i in range(4)
+            ]
+            answerers = [RealityAnswerer(m, RealityETH(m.pool, reality)) for m in managers]
+            claimer, accounts = answerers[0], answerers[1:]
+            expected: dict[str, int] = {}
+            for number in range(8):
+                qid = await ask(
+                    managers[0], reality, 0, BOOL_TEXT, arbitrator=managers[0].address, nonce=number
+                )
+                for _ in range(draw.randint(1, 6)):
+                    answerer = draw.choice(accounts)
+                    view = await answerer.reality.get_question(qid)
+                    bond = view.next_bond * draw.choice((1, 1, 2, 3))
+                    answer = (b"\x00" * 31) + bytes([draw.randint(0, 1)])
+                    outcome = await answerer.answer(qid, answer, bond=bond)
+                    assert outcome.answered
+                elapse(anvil, TIMEOUT + 1)
+                contract = claimer.reality
+                view = await contract.get_question(qid)
+                history = [h.entry for h in await contract.history(qid)]
+                payouts = claim_payouts(
+                    history, best_answer=view.best_answer, final_bond=view.bond, bounty=BOUNTY
+                )
+                for who, amount in payouts.items():
+                    expected[who] = expected.get(who, 0) + amount
+                claimed = await claimer.claim(qid)
+                assert claimed is not None
+                assert claimed.claim is not None
+                assert claimed.claim.state == IntentState.CONFIRMED
+            for answerer in accounts:
+                address = answerer.manager.address
+                held = await claimer.reality.balance_of(address)
+                assert held == expected.get(address.lower(), 0), address
+            assert sum(expected.values()) > 0
         assert reverted(anvil) == []
 
     asyncio.run(run())
