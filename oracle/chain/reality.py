@@ -22,10 +22,11 @@ the contract; `withdraw` pays an account out.
   each delivered once: a counter-answer to ours shows here.
 * `RealityAnswerer`: `submitAnswer` through the `TxManager`, one intent per (question,
   round) under the key `reality-answer:<chain id>:<contract>:<question id>:<round>`, its
-  subject `reality-round:<same>`. The round is the bond the answer replies to (0 for the first answer):
-  bonds at least double, so each round has its own, and `max_previous` is that bond. The
-  pre-send check is "the bond is no longer the one planned on, or the question is not
-  open": an answer someone gave meanwhile is recorded as SKIPPED and reported, never sent.
+  subject `reality-round:<same>`. The round is the bond the answer replies to (0 for the
+  first answer): bonds at least double, so each round has its own, and `max_previous` is
+  that bond. The pre-send check is "the bond is no longer the one planned on, or the
+  question is not open": an answer someone gave meanwhile is recorded as SKIPPED and
+  reported, never sent. Never over our own standing answer with the same answer.
   A question not open now (before `opening_ts`, finalized or finalizing within
   `min_time_left`, pending arbitration) or a bond above `max_bond` is refused before
   anything is recorded (`AnswerRefused`), and the balance is checked (`BondShortfall`).
@@ -532,15 +533,24 @@ class AnswerOutcome:
     question: QuestionView
     planned_bond: int  # the bond we replied to: the round
     bond: int  # the bond we posted (or would have)
+    standing_answerer: str | None  # who gave the standing answer (None: nobody yet)
+    account: str  # ours
 
     @property
     def answered(self) -> bool:
         return self.intent.state == IntentState.CONFIRMED
 
     @property
+    def standing_ours(self) -> bool:
+        """The answer that stands now is ours (whatever this call did)."""
+        return (self.standing_answerer or "").lower() == self.account.lower()
+
+    @property
     def superseded(self) -> bool:
         """Someone else answered this round first (not an error)."""
-        return not self.answered and self.question.bond != self.planned_bond
+        return (
+            not self.answered and not self.standing_ours and self.question.bond != self.planned_bond
+        )
 
 
 @dataclass(frozen=True)
@@ -558,7 +568,12 @@ class RealityAnswerer:
 
     `max_bond`: the largest bond one answer may post (None: no cap); `min_time_left`:
     seconds before finalization under which an answer is not sent; `signer`: the
-    manager's signer, needed only to commit and reveal."""
+    manager's signer, needed only to commit and reveal; `logs_from_block`: the block the
+    answer history is read from (the contract's deployment).
+
+    It never answers over its own standing answer with the same answer: asked to, it
+    returns the round we answered (its intent, or a SKIPPED record when the intents were
+    lost), or refuses when the caller named that bond."""
 
     def __init__(
         self,
@@ -568,6 +583,7 @@ class RealityAnswerer:
         max_bond: int | None = None,
         min_time_left: int = DEFAULT_MIN_TIME_LEFT,
         signer: Signer | None = None,
+        logs_from_block: int = 0,
     ) -> None:
         if max_bond is not None and max_bond <= 0:
             raise ValueError("max_bond: a positive amount, or None for no cap")
@@ -578,6 +594,7 @@ class RealityAnswerer:
         self.max_bond = max_bond
         self.min_time_left = min_time_left
         self.signer = signer  # the manager's own: only commit-reveal needs it
+        self.logs_from_block = logs_from_block  # where the contract's logs start
         # For intents found in the store after a restart (no callback at hand).
         manager.register_precheck(ANSWER_PREFIX, self._recorded_answer_done)
         manager.register_precheck(COMMIT_PREFIX, self._recorded_answer_done)
@@ -665,7 +682,9 @@ class RealityAnswerer:
         async def calldata(question: bytes, planned: int, posted: int) -> str:
             return self.reality.encode("submitAnswer", question, raw, planned)
 
-        return await self._round(ANSWER_PREFIX, qid, calldata, planned_bond, bond)
+        return await self._round(
+            ANSWER_PREFIX, qid, raw, calldata, planned_bond=planned_bond, bond=bond
+        )
 
     async def commit(
         self,
@@ -689,7 +708,9 @@ class RealityAnswerer:
                 "submitAnswerCommitment", question, hashed, planned, ZERO_ADDRESS
             )
 
-        return await self._round(COMMIT_PREFIX, qid, calldata, planned_bond, bond)
+        return await self._round(
+            COMMIT_PREFIX, qid, raw, calldata, planned_bond=planned_bond, bond=bond
+        )
 
     async def commitment_nonce(self, question: bytes, answer: bytes, bond: int) -> int:
         """The nonce of our commitment of `answer` with `bond`: the hash of the signer's
@@ -748,7 +769,9 @@ class RealityAnswerer:
         self,
         prefix: str,
         qid: bytes | str,
+        answer: bytes,
         calldata: Callable[[bytes, int, int], Awaitable[str]],
+        *,
         planned_bond: int | None,
         bond: int | None,
     ) -> AnswerOutcome:
@@ -760,6 +783,18 @@ class RealityAnswerer:
                 f"planned_bond {planned} is above question {view.id_hex}'s bond {view.bond}: "
                 "bonds only grow"
             )
+        if view.bond and planned == view.bond:
+            # About to answer over the standing answer: never over our own. Asked again
+            # (after a restart), the round we answered is the one meant.
+            ours = await self._round_of_ours(question, answer, prefix == COMMIT_PREFIX)
+            if ours is not None:
+                if planned_bond is not None:
+                    raise AnswerRefused(
+                        view.id_hex,
+                        "the standing answer is ours: answering over it would only raise "
+                        "our own bond",
+                    )
+                planned = ours
         key = f"{prefix}{self._where()}:{_hex(question)}:{planned}"
         recorded = await self.manager.intent(key)
         if recorded is not None and recorded.state not in (
@@ -845,7 +880,15 @@ class RealityAnswerer:
         if intent.sender.lower() == self.manager.address.lower() and not intent.final:
             intent = await self.manager.wait(intent.key)
         view = await self.reality.get_question(question)
-        outcome = AnswerOutcome(intent, view, planned, intent.value)
+        standing = await self._standing(question) if view.bond else None
+        outcome = AnswerOutcome(
+            intent,
+            view,
+            planned,
+            intent.value,
+            standing.entry.answerer if standing is not None else None,
+            self.manager.address,
+        )
         emit(
             logger,
             logging.INFO if outcome.answered or not outcome.superseded else logging.WARNING,
@@ -856,8 +899,26 @@ class RealityAnswerer:
             planned_bond=planned,
             bond=view.bond,
             best_answer=_hex(view.best_answer),
+            standing_answerer=outcome.standing_answerer,
         )
         return outcome
+
+    async def _standing(self, question: bytes) -> AnswerLog | None:
+        """The last bonded entry of the question's history (an arbitrator's bears none)."""
+        history = await self.reality.history(question, self.logs_from_block)
+        return next((h for h in reversed(history) if h.entry.bond > 0), None)
+
+    async def _round_of_ours(self, question: bytes, answer: bytes, commitment: bool) -> int | None:
+        """When the standing answer is ours and this one (or, for a commitment, a
+        commitment of ours): the round it answered (the bond before it)."""
+        history = await self.reality.history(question, self.logs_from_block)
+        bonded = [h.entry for h in history if h.entry.bond > 0]
+        if not bonded or bonded[-1].answerer.lower() != self.manager.address.lower():
+            return None
+        same = bonded[-1].is_commitment if commitment else bonded[-1].answer == answer
+        if not same:
+            return None  # ours, but another answer: correcting it is the caller's call
+        return bonded[-2].bond if len(bonded) > 1 else 0
 
     # -- claiming ---------------------------------------------------------------------------
 

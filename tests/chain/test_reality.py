@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import random
 import secrets
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,12 +20,13 @@ from eth_utils.crypto import keccak
 
 from oracle.chain.checkpoint import InMemoryCheckpointStore
 from oracle.chain.contracts import encode_call
-from oracle.chain.intents import InMemoryIntentStore, Intent, IntentState
+from oracle.chain.intents import FileIntentStore, InMemoryIntentStore, Intent, IntentState
 from oracle.chain.keys import LocalSigner
 from oracle.chain.reality import (
     ANSWER_PREFIX,
     CLAIM_PREFIX,
     REALITY_ARBITRATOR,
+    REALITY_ETH,
     AnswerSource,
     ClaimOutcome,
     NewQuestion,
@@ -53,6 +55,7 @@ from oracle.core.reality import (
 from oracle.errors import AnswerRefused, RealityQuestionError, TxError
 from tests.anvil import DEV_ADDRESSES, DEV_KEYS, Anvil, AnvilFactory
 from tests.chain.helpers import manager_for, mining, sender_txs, wait_for_state
+from tests.chain.test_crash import run_worker
 
 ETHER = 10**18
 MIN_BOND = ETHER // 10
@@ -214,6 +217,20 @@ def test_questions_are_discovered_filtered_and_read(anvil_factory: AnvilFactory)
     asyncio.run(run())
 
 
+async def asked_again_sends_nothing(
+    answerer: RealityAnswerer, qid: bytes, answer: bytes, first: Intent
+) -> None:
+    """The same round again: the confirmed intent. Asked again without a plan: never over
+    our own standing answer, the round we answered. Named: refused."""
+    assert (await answerer.answer(qid, answer, planned_bond=0)).intent == first
+    again = await answerer.answer(qid, answer)
+    assert again.intent == first
+    assert again.standing_ours
+    assert not again.superseded
+    with pytest.raises(AnswerRefused, match="the standing answer is ours"):
+        await answerer.answer(qid, answer, planned_bond=MIN_BOND)
+
+
 def test_answer_counter_answer_defend_finalize_claim(anvil_factory: AnvilFactory) -> None:
     """We answer, another account answers otherwise at double the bond, we defend at double
     again; the timeout passes; claim and withdraw pay us the bounty and every bond (less
@@ -240,8 +257,7 @@ def test_answer_counter_answer_defend_finalize_claim(anvil_factory: AnvilFactory
             assert first.intent.value == MIN_BOND
             assert first.intent.subjects == (answerer.round_subject(qid, 0),)
             assert first.question.bond == MIN_BOND
-            # The same round again: the confirmed intent, nothing sent.
-            assert (await answerer.answer(qid, team_a, planned_bond=0)).intent == first.intent
+            await asked_again_sends_nothing(answerer, qid, team_a, first.intent)
             assert len(sender_txs(anvil, OURS)) == 1
 
             watch = AnswerSource(
@@ -851,3 +867,57 @@ def test_claim_payouts_match_the_contract_on_random_histories(
         assert reverted(anvil) == []
 
     asyncio.run(run())
+
+
+def test_sigkilled_between_broadcast_and_confirmation_answers_once(
+    anvil_factory: AnvilFactory, tmp_path: Path
+) -> None:
+    """A process broadcasts our answer (the answerer's key, calldata and bond) and is
+    SIGKILLed before it is mined; it is mined while nobody watches. The restarted answerer
+    asked to answer the same round resumes that intent and sends nothing; with the intents
+    lost, the pre-send check sees the round answered. One answer, nothing reverted."""
+    anvil = anvil_factory("--no-mining")
+    store_file = tmp_path / "intents.json"
+    yes = b"\x00" * 31 + b"\x01"
+
+    async def prepare() -> tuple[str, bytes, str]:
+        async with manager_for(anvil.url) as deployer, mining(anvil, 0.05):
+            reality = await deploy_reality(deployer, run="crash")
+            async with manager_for(anvil.url, key=DEV_KEYS[1]) as asker:
+                qid = await ask(asker, reality, 0, BOOL_TEXT, arbitrator=deployer.address)
+            answerer = RealityAnswerer(deployer, RealityETH(deployer.pool, reality))
+            return reality, qid, answerer.answer_key(qid, 0)
+
+    reality, qid, key = asyncio.run(prepare())
+    data = encode_call(REALITY_ETH, "submitAnswer", qid, yes, 0)
+    tx_hash = run_worker(
+        anvil.url,
+        store_file,
+        key=key,
+        to=reality,
+        value=MIN_BOND,
+        data=data,
+        mode="after-broadcast",
+    )
+    anvil.mine(1)  # the answer lands while the process is dead
+
+    async def restart() -> None:
+        store = FileIntentStore(store_file)
+        async with manager_for(anvil.url, store=store, confirmations=3) as manager, mining(anvil):
+            await manager.resume()
+            answerer = RealityAnswerer(manager, RealityETH(manager.pool, reality))
+            outcome = await answerer.answer(qid, yes)
+            assert outcome.answered
+            assert outcome.intent.hashes == (tx_hash,)
+        async with manager_for(anvil.url, store=InMemoryIntentStore()) as manager:
+            amnesiac = RealityAnswerer(manager, RealityETH(manager.pool, reality))
+            lost = await amnesiac.answer(qid, yes)
+            assert lost.intent.state == IntentState.SKIPPED
+            assert lost.intent.key == amnesiac.answer_key(qid, 0)
+            assert lost.standing_ours
+            assert not lost.superseded
+            history = await amnesiac.reality.history(qid)
+            assert [(h.entry.answerer, h.tx_hash) for h in history] == [(DEV_ADDRESSES[0], tx_hash)]
+
+    asyncio.run(restart())
+    assert all(r["status"] == "0x1" for r in anvil.receipts_in_chain())
