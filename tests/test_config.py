@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from oracle.config import config_key, effective_config, load_settings
+from oracle.config import SECTIONS, Settings, config_key, effective_config, load_settings
+from oracle.config_sources import load_section
+from oracle.core.params import ConsensusParams
 from oracle.core.urls import redact_url
 from oracle.errors import ConfigError
 
@@ -36,6 +38,14 @@ def test_defaults_match_the_documented_keys() -> None:
         "agent_timeout": 300.0,
         "min_model_families": 2,
         "strategy": "bft-weighted",
+        "conflict_resolution": "escalate",
+        "debate": {
+            "max_rounds": 3,
+            "stop_posterior": 0.8,
+            "topology": "all-to-all",
+            "sparsity": 0.5,
+            "round_timeout": 300.0,
+        },
     }
     assert settings.sources.model_dump() == {
         "min_total": 50,
@@ -208,3 +218,50 @@ def test_a_venue_url_that_is_no_url_is_refused_without_echoing_it(tmp_path: Path
     assert str(error.value) == (
         "market_sources[0].http.url: must be an http:// or https:// URL with a host"
     )
+
+
+def test_the_light_loader_knows_every_section() -> None:
+    assert set(Settings.model_fields) == SECTIONS
+
+
+def test_one_section_is_validated_with_the_same_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _write(tmp_path, "consensus:\n  threshold: 0.8\n  min_agents: 5\nchain: {bogus: 1}\n")
+    monkeypatch.setenv("ORACLE__CONSENSUS__THRESHOLD", "0.75")
+    params = load_section(path, "consensus", ConsensusParams)
+    assert (params.threshold, params.min_agents) == (0.75, 5)  # the broken chain is not read
+    monkeypatch.setenv("ORACLE__CONSENSUS__THRESHOLD", "0.3")
+    with pytest.raises(
+        ConfigError, match=r"^consensus\.threshold \(ORACLE__CONSENSUS__THRESHOLD\)"
+    ):
+        load_section(path, "consensus", ConsensusParams)
+    monkeypatch.setenv("ORACLE__CONSENUS__THRESHOLD", "0.9")
+    with pytest.raises(ConfigError, match=r"^consenus\.threshold \(ORACLE__CONSENUS__THRESHOLD\)"):
+        load_section(path, "consensus", ConsensusParams)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        (
+            "ORACLE__CHAIN__RPC__URLS",
+            '["http://a", ',
+            "chain.rpc.urls (ORACLE__CHAIN__RPC__URLS): not valid JSON",
+        ),
+        ("ORACLE__CONSENSUS____THRESHOLD", "0.7", "ORACLE__CONSENSUS____THRESHOLD: an empty key"),
+        (
+            "ORACLE__DAEMON__REPLICA_ID",
+            "[1]",
+            "daemon.replica_id (ORACLE__DAEMON__REPLICA_ID): Input should be a valid string",
+        ),
+    ],
+)
+def test_malformed_environment_values_name_their_variable(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str, message: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigError) as error:
+        load_settings()
+    assert str(error.value).startswith(message)
+    assert "http://a" not in str(error.value)  # a value is never echoed: it may be a secret

@@ -5,7 +5,8 @@
 - Settings are leaves: each package's settings.py imports only the standard library,
   pydantic, yaml, oracle.core, oracle.errors and other settings modules.
 - The command line starts light: `import oracle.cli`, and running `oracle consensus` and
-  `oracle proof verify`, leave the chain, database, HTTP and LLM libraries unloaded.
+  `oracle proof verify`, leave the chain, database, HTTP and LLM libraries unloaded;
+  `oracle consensus` validates only its two sections (`oracle.config_sources`).
 """
 
 from __future__ import annotations
@@ -101,13 +102,16 @@ def test_the_leaf_check_refuses_a_settings_module_that_reaches_up(tmp_path: Path
     ]
 
 
-def _loaded_after(script: str) -> list[str]:
-    """The heavy libraries in sys.modules after `script` runs in a fresh interpreter."""
+def _loaded_after(script: str, watched: tuple[str, ...] = HEAVY) -> list[str]:
+    """The `watched` modules (or packages) in sys.modules after `script` runs in a fresh
+    interpreter."""
     probe = f"""
 import json, sys
 {script}
-heavy = {list(HEAVY)!r}
-print(json.dumps(sorted({{name.split(".")[0] for name in sys.modules}} & set(heavy))))
+watched = {list(watched)!r}
+print(json.dumps(sorted(
+    w for w in watched if any(n == w or n.startswith(w + ".") for n in sys.modules)
+)))
 """
     done = subprocess.run(
         [sys.executable, "-c", probe],
@@ -137,6 +141,26 @@ with contextlib.redirect_stdout(io.StringIO()):
 """
     assert _loaded_after(script) == []
     assert proof.exists()
+
+
+def test_consensus_validates_only_the_sections_it_uses() -> None:
+    # The other sections' models (and the settings loader of the whole file) cost as much
+    # start-up time as the consensus itself: bench/startup.py.
+    script = f"""
+import contextlib, io
+from oracle.cli import cli
+with contextlib.redirect_stdout(io.StringIO()):
+    cli.main(["consensus", {str(EXAMPLE)!r}], standalone_mode=False)
+"""
+    others = (
+        "oracle.config",
+        "oracle.agents",
+        "oracle.chain",
+        "oracle.daemon",
+        "oracle.store",
+        "asyncio",
+    )
+    assert _loaded_after(script, others) == []
 
 
 def test_the_probe_sees_a_heavy_library_when_one_is_loaded() -> None:

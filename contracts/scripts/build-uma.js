@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Compiles UMA's real Optimistic Oracle V2 and the contracts around it from the npm package @uma/core (pinned in
+// Compiles UMA's real Optimistic Oracles V2 and V3 and the contracts around it from the npm package @uma/core (pinned in
 // package.json) with solc-js 0.8.16 (npm alias solc-0.8.16), optimizer 1,000,000 runs, EVM london, and writes one
 // artifact per contract into the Python package: oracle/chain/artifacts/uma/<Name>.json
 // ({contractName, source, compiler, settings, sources, abi, bytecode}). `sources` maps every compiled source unit
@@ -22,6 +22,7 @@ const UMA = "@uma/core/contracts/";
 // name -> source unit (the contract of that name in it).
 const CONTRACTS = {
   OptimisticOracleV2: UMA + "optimistic-oracle-v2/implementation/OptimisticOracleV2.sol",
+  OptimisticOracleV3: UMA + "optimistic-oracle-v3/implementation/OptimisticOracleV3.sol",
   Finder: UMA + "data-verification-mechanism/implementation/Finder.sol",
   IdentifierWhitelist: UMA + "data-verification-mechanism/implementation/IdentifierWhitelist.sol",
   Store: UMA + "data-verification-mechanism/implementation/Store.sol",

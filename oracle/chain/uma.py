@@ -20,7 +20,8 @@ ancillaryData))`. Its state (`RequestState`) is the contract's `getState`:
   proposed first is recorded as a SKIPPED intent and reported with their proposer and
   price, never sent (so never a reverted transaction). The bond currency's allowance is
   set once (`allowance_cap`, default the maximum), not per proposal, and the signer's
-  balance is checked against bond + final fee before anything is sent (`BondShortfall`).
+  balance is checked against bond + final fee before anything is sent (`BondShortfall`):
+  `BondAccount`, which the OOv3 asserter (`oracle.chain.uma_v3`) shares.
   `settle` settles an EXPIRED or RESOLVED request, once.
 
 The contracts are UMA's own, compiled from `@uma/core` (`contracts/scripts/build-uma.js`)
@@ -55,6 +56,7 @@ from oracle.log import emit
 logger = logging.getLogger(__name__)
 
 OPTIMISTIC_ORACLE_V2 = "uma/OptimisticOracleV2"
+OPTIMISTIC_ORACLE_V3 = "uma/OptimisticOracleV3"
 FINDER = "uma/Finder"
 STORE = "uma/Store"
 IDENTIFIER_WHITELIST = "uma/IdentifierWhitelist"
@@ -63,6 +65,7 @@ TESTNET_ERC20 = "uma/TestnetERC20"
 MOCK_ORACLE_ANCILLARY = "uma/MockOracleAncillary"
 UMA_CONTRACTS = (
     OPTIMISTIC_ORACLE_V2,
+    OPTIMISTIC_ORACLE_V3,
     FINDER,
     STORE,
     IDENTIFIER_WHITELIST,
@@ -286,7 +289,8 @@ def _request_id_of(log: DecodedLog) -> str:
     return PriceRequest.from_log(log).key.id_hex
 
 
-def _address_topic(address: str) -> str:
+def address_topic(address: str) -> str:
+    """An address as an indexed event argument's topic (for eth_getLogs filters)."""
     return "0x" + "00" * 12 + to_checksum_address(address)[2:].lower()
 
 
@@ -313,7 +317,7 @@ class RequestSource:
         )
         self.identifiers = frozenset(identifier_bytes(i) for i in identifiers)
         decoder = EventDecoder(load_artifact(OPTIMISTIC_ORACLE_V2).abi, REQUEST_EVENT)
-        topics = [] if requesters is None else [[_address_topic(r) for r in requesters]]
+        topics = [] if requesters is None else [[address_topic(r) for r in requesters]]
         self.scanner = LogScanner(
             pool,
             address=to_checksum_address(oracle_address),
@@ -370,6 +374,87 @@ def _int256(price: int) -> int:
     return price
 
 
+class BondAccount:
+    """The signer's bond currency towards one spender (an oracle that pulls bonds): the
+    balance checked before a bond is posted, the allowance set once (up to `allowance_cap`,
+    default the maximum), not per bond."""
+
+    def __init__(self, manager: TxManager, spender: str, *, allowance_cap: int | None = None):
+        if allowance_cap is not None and not 0 < allowance_cap <= MAX_UINT256:
+            raise ValueError("allowance_cap: a positive uint256, or None for the maximum")
+        self.manager = manager
+        self.spender = to_checksum_address(spender)
+        self.cap = MAX_UINT256 if allowance_cap is None else allowance_cap
+
+    async def ensure_allowance(self, token: str, needed: int) -> Intent | None:
+        """Approve the spender for the cap of `token` unless it may already take `needed`:
+        once, not per bond (None: nothing was needed)."""
+        erc20 = Erc20(self.manager.pool, token)
+        if await erc20.allowance(self.manager.address, self.spender) >= needed:
+            return None
+        if self.cap < needed:
+            raise TxError(
+                f"allowance_cap {self.cap} of token {erc20.address} is below the "
+                f"{needed} a bond needs"
+            )
+
+        async def enough() -> bool:
+            return await erc20.allowance(self.manager.address, self.spender) >= needed
+
+        base = (
+            f"{APPROVE_PREFIX}{self.manager.chain_id}:{erc20.address.lower()}:"
+            f"{self.spender.lower()}"
+        )
+        attempt = 0
+        while True:  # the first approval not yet used up: a confirmed one was spent
+            key = f"{base}:{attempt}"
+            recorded = await self.manager.intent(key)
+            if recorded is None or recorded.state in (IntentState.REVERTED, IntentState.FAILED):
+                break
+            if not recorded.final:
+                recorded = await self.manager.wait(key)
+                if await enough():
+                    return recorded
+            attempt += 1
+        intent = await self.manager.submit(
+            TxRequest(
+                key=key,
+                to=erc20.address,
+                data=erc20.encode("approve", self.spender, self.cap),
+                already_done=enough,
+            )
+        )
+        if intent.state not in (IntentState.CONFIRMED, IntentState.SKIPPED):
+            raise TxError(f"{key}: the approval ended {intent.state.value}: {intent.error}")
+        emit(
+            logger,
+            logging.INFO,
+            "uma.allowance",
+            key=key,
+            token=erc20.address,
+            spender=self.spender,
+            amount=self.cap,
+            state=intent.state,
+        )
+        return intent
+
+    async def check_balance(self, key: str, token: str, needed: int) -> int:
+        """The signer's balance of `token`; `BondShortfall` when it is below `needed`."""
+        balance = await Erc20(self.manager.pool, token).balance_of(self.manager.address)
+        if balance < needed:
+            emit(
+                logger,
+                logging.WARNING,
+                "uma.bond_shortfall",
+                key=key,
+                token=token,
+                needed=needed,
+                balance=balance,
+            )
+            raise BondShortfall(key, to_checksum_address(token), needed, balance)
+        return balance
+
+
 class UmaProposer:
     """Proposes prices on an OOv2 and settles them, through one `TxManager`."""
 
@@ -381,11 +466,9 @@ class UmaProposer:
         allowance_cap: int | None = None,
         allow_too_early: bool = False,
     ) -> None:
-        if allowance_cap is not None and not 0 < allowance_cap <= MAX_UINT256:
-            raise ValueError("allowance_cap: a positive uint256, or None for the maximum")
         self.manager = manager
         self.oracle = oracle
-        self.allowance_cap = MAX_UINT256 if allowance_cap is None else allowance_cap
+        self.bonds = BondAccount(manager, oracle.address, allowance_cap=allowance_cap)
         self.allow_too_early = allow_too_early
         # For intents found in the store after a restart (no request callback at hand).
         manager.register_precheck(PROPOSE_PREFIX, self._recorded_proposal_done)
@@ -422,76 +505,6 @@ class UmaProposer:
     async def _recorded_settle_done(self, intent: Intent) -> bool:
         oracle, request = self._recorded(intent)
         return await oracle.get_state(request) == RequestState.SETTLED
-
-    # -- bond currency ----------------------------------------------------------------------
-
-    async def ensure_allowance(self, token: str, needed: int) -> Intent | None:
-        """Approve the oracle for `allowance_cap` of `token` unless it may already take
-        `needed`: once, not per proposal (None: nothing was needed)."""
-        erc20 = Erc20(self.manager.pool, token)
-        if await erc20.allowance(self.manager.address, self.oracle.address) >= needed:
-            return None
-        if self.allowance_cap < needed:
-            raise TxError(
-                f"allowance_cap {self.allowance_cap} of token {erc20.address} is below the "
-                f"{needed} a bond needs"
-            )
-
-        async def enough() -> bool:
-            return await erc20.allowance(self.manager.address, self.oracle.address) >= needed
-
-        base = (
-            f"{APPROVE_PREFIX}{self.manager.chain_id}:{erc20.address.lower()}:"
-            f"{self.oracle.address.lower()}"
-        )
-        attempt = 0
-        while True:  # the first approval not yet used up: a confirmed one was spent
-            key = f"{base}:{attempt}"
-            recorded = await self.manager.intent(key)
-            if recorded is None or recorded.state in (IntentState.REVERTED, IntentState.FAILED):
-                break
-            if not recorded.final:
-                recorded = await self.manager.wait(key)
-                if await enough():
-                    return recorded
-            attempt += 1
-        intent = await self.manager.submit(
-            TxRequest(
-                key=key,
-                to=erc20.address,
-                data=erc20.encode("approve", self.oracle.address, self.allowance_cap),
-                already_done=enough,
-            )
-        )
-        if intent.state not in (IntentState.CONFIRMED, IntentState.SKIPPED):
-            raise TxError(f"{key}: the approval ended {intent.state.value}: {intent.error}")
-        emit(
-            logger,
-            logging.INFO,
-            "uma.allowance",
-            key=key,
-            token=erc20.address,
-            spender=self.oracle.address,
-            amount=self.allowance_cap,
-            state=intent.state,
-        )
-        return intent
-
-    async def check_balance(self, key: str, token: str, needed: int) -> int:
-        """The signer's balance of `token`; `BondShortfall` when it is below `needed`."""
-        balance = await Erc20(self.manager.pool, token).balance_of(self.manager.address)
-        if balance < needed:
-            emit(
-                logger,
-                logging.WARNING,
-                "uma.bond_shortfall",
-                key=key,
-                token=token,
-                needed=needed,
-                balance=balance,
-            )
-            raise BondShortfall(key, to_checksum_address(token), needed, balance)
-        return balance
 
     # -- proposals --------------------------------------------------------------------------
 
@@ -534,8 +547,8 @@ class UmaProposer:
                 # pre-send check records it as skipped; nothing is signed or sent.
                 intent = await self.manager.submit(tx(just_checked=False))
             else:
-                await self.check_balance(key, view.currency, view.total_bond)
-                await self.ensure_allowance(view.currency, view.total_bond)
+                await self.bonds.check_balance(key, view.currency, view.total_bond)
+                await self.bonds.ensure_allowance(view.currency, view.total_bond)
                 try:
                     intent = await self.manager.submit(tx(just_checked=True))
                 except TxReverted:

@@ -6,7 +6,8 @@
 and reward currencies it accepts, the "CollateralWhitelist"), `Store` (the final fee per
 currency), a `TestnetERC20` bond currency (unless one is given), `MockOracleAncillary`
 (UMA's test stand-in for the token-holder vote, reached only by a second dispute) and
-`OptimisticOracleV2`; registers them in the Finder under UMA's interface names,
+`OptimisticOracleV2` (and, with `deploy_optimistic_oracle_v3`, `OptimisticOracleV3`);
+registers them in the Finder under UMA's interface names,
 whitelists the identifiers and the currency, and sets the currency's final fee. Every
 transaction goes through the given `TxManager`, whose signer owns the contracts.
 """
@@ -30,12 +31,14 @@ from oracle.chain.uma import (
     IDENTIFIER_WHITELIST,
     MOCK_ORACLE_ANCILLARY,
     OPTIMISTIC_ORACLE_V2,
+    OPTIMISTIC_ORACLE_V3,
     STORE,
     TESTNET_ERC20,
     YES_OR_NO_QUERY,
     ZERO_ADDRESS,
     identifier_bytes,
 )
+from oracle.chain.uma_v3 import ASSERT_TRUTH
 from oracle.errors import DeploymentError, TxError
 
 DEFAULT_LIVENESS = 7200  # seconds: the adapter's default, OOv2's usual
@@ -145,3 +148,26 @@ async def deploy_uma_stack(
         mock_oracle=mock_oracle,
         optimistic_oracle=oracle,
     )
+
+
+async def deploy_optimistic_oracle_v3(
+    manager: TxManager, stack: UmaStack, *, liveness: int = DEFAULT_LIVENESS
+) -> str:
+    """Deploy UMA's `OptimisticOracleV3` beside a deployed stack: `ASSERT_TRUTH` (its
+    default identifier) whitelisted, the stack's currency its default bond currency (the
+    minimum bond: twice the final fee), the stack's `MockOracleAncillary` its vote."""
+    run = secrets.token_hex(6)
+    call: tuple[Any, ...] = ("addSupportedIdentifier", identifier_bytes(ASSERT_TRUTH))
+    await _call(
+        manager,
+        f"{run}:identifier:{ASSERT_TRUTH}",
+        IDENTIFIER_WHITELIST,
+        stack.identifier_whitelist,
+        call,
+    )
+    oracle = await _deploy(
+        manager, run, OPTIMISTIC_ORACLE_V3, stack.finder, stack.currency, liveness
+    )
+    call = ("changeImplementationAddress", identifier_bytes("OptimisticOracleV3"), oracle)
+    await _call(manager, f"{run}:finder:OptimisticOracleV3", FINDER, stack.finder, call)
+    return oracle

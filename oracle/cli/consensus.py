@@ -33,16 +33,20 @@ def consensus(
     input_file: str, config_path: str | None, output_format: str, proof_out: str | None
 ) -> None:
     """Compute the consensus of agent results in FILE (JSON; `-` for stdin)."""
-    from oracle.config import load_settings
+    # Only the two sections it uses: the other sections' models (daemon, chain, agents)
+    # would double the command's start-up time (bench/startup.py).
+    from oracle.config_sources import load_section
     from oracle.core import build_proof, evaluate, parse_consensus_input, render_markdown
+    from oracle.core.params import ConsensusParams, SourceThresholds
 
-    settings = load_settings(config_path)
+    params = load_section(config_path, "consensus", ConsensusParams)
+    thresholds = load_section(config_path, "sources", SourceThresholds)
     try:
         consensus_input = parse_consensus_input(read_json(input_file))
     except InputError as error:
         fail(f"{'stdin' if input_file == '-' else input_file}: {error}")
-    result = evaluate(consensus_input, settings.consensus, settings.sources)
-    proof = build_proof(consensus_input, result, settings.consensus, settings.sources)
+    result = evaluate(consensus_input, params, thresholds)
+    proof = build_proof(consensus_input, result, params, thresholds)
     if proof_out is not None:
         target = Path(proof_out)
         for path, text in (

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
-from oracle.cli._common import config_option
+from oracle.cli._common import EXIT_CHECK_FAILED, config_option
 from oracle.errors import SetupError
 
 
@@ -15,7 +17,8 @@ def run(config_path: str | None, once: bool) -> None:
     """Run the oracle daemon: poll, research, decide, submit or queue for review.
 
     The whole setup is checked first (oracle/app.py); a problem exits 2 with one
-    line naming the setting, before any job runs.
+    line naming the setting, before any job runs. With --once, a pass in which a market
+    source could not be polled exits 1, one line per source.
     """
     import asyncio
     from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +34,7 @@ def run(config_path: str | None, once: bool) -> None:
     # one line that names the problem.
     held = HeldLogs()
     listeners = []
+    unpolled: dict[str, str] = {}
     try:
         listeners = [] if once else listen(settings.metrics)  # --once serves no metrics
         assembly = assemble(settings)
@@ -45,7 +49,7 @@ def run(config_path: str | None, once: bool) -> None:
                 await assembly.daemon.start()  # each venue: its setup checked
                 held.release()
                 if once:
-                    await assembly.daemon.run_once()
+                    unpolled.update(await assembly.daemon.run_once())
                 else:
                     await run_forever(assembly.daemon, listeners)
             finally:
@@ -59,6 +63,10 @@ def run(config_path: str | None, once: bool) -> None:
         held.release()
         for sock in listeners:
             sock.close()
+    if unpolled:
+        for source, error in sorted(unpolled.items()):
+            click.echo(f"error: market_sources[{source}]: poll failed: {error}", err=True)
+        sys.exit(EXIT_CHECK_FAILED)
 
 
 @click.group()

@@ -156,22 +156,29 @@ class ConfidenceWeightedStrategy:
         )
 
 
+def bayesian_posterior(ballots: Sequence[Ballot], candidates: Sequence[str]) -> dict[str, float]:
+    """The posterior over `candidates` from a uniform prior, each ballot a likelihood ratio
+    of 1 + weight for its outcome and 1 / (1 + weight) for the others (the `bayesian`
+    strategy's measure, and a debate's stopping rule)."""
+    # Log space: hundreds of agents would overflow a product of likelihood ratios.
+    log_posterior = dict.fromkeys(candidates, 0.0)
+    for ballot in ballots:
+        evidence = math.log1p(ballot.weight)
+        for candidate in candidates:
+            log_posterior[candidate] += evidence if candidate == ballot.outcome else -evidence
+    peak = max(log_posterior.values())
+    unnormalized = {c: math.exp(v - peak) for c, v in log_posterior.items()}
+    norm = math.fsum(unnormalized.values())
+    return {c: v / norm for c, v in unnormalized.items()}
+
+
 class BayesianStrategy:
     name = "bayesian"
 
     def evaluate(
         self, ballots: Sequence[Ballot], candidates: Sequence[str], required: Fraction
     ) -> StrategyVerdict:
-        # Log space: hundreds of agents would overflow a product of likelihood ratios.
-        log_posterior = dict.fromkeys(candidates, 0.0)
-        for ballot in ballots:
-            evidence = math.log1p(ballot.weight)
-            for candidate in candidates:
-                log_posterior[candidate] += evidence if candidate == ballot.outcome else -evidence
-        peak = max(log_posterior.values())
-        unnormalized = {c: math.exp(v - peak) for c, v in log_posterior.items()}
-        norm = math.fsum(unnormalized.values())
-        posterior = {c: v / norm for c, v in unnormalized.items()}
+        posterior = bayesian_posterior(ballots, candidates)
         leader = max(candidates, key=lambda c: (posterior[c], -candidates.index(c)))
         return StrategyVerdict(
             leader=leader,

@@ -76,6 +76,19 @@ def test_the_bindings_find_what_they_use() -> None:
     } <= functions
     events = {e["name"] for e in abi if e["type"] == "event"}
     assert {"RequestPrice", "ProposePrice", "DisputePrice", "Settle"} <= events
+    v3 = load_artifact("uma/OptimisticOracleV3").abi
+    assert {
+        "assertTruth",
+        "assertTruthWithDefaults",
+        "disputeAssertion",
+        "settleAssertion",
+        "getAssertion",
+        "getMinimumBond",
+        "multicall",
+    } <= {e["name"] for e in v3 if e["type"] == "function"}
+    assert {"AssertionMade", "AssertionDisputed", "AssertionSettled"} <= {
+        e["name"] for e in v3 if e["type"] == "event"
+    }
     (request,) = [e for e in abi if e.get("name") == "RequestPrice"]
     assert [(i["name"], i["indexed"]) for i in request["inputs"]][:2] == [
         ("requester", True),

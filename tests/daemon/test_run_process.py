@@ -95,6 +95,31 @@ def test_once_makes_one_pass_and_exits(tmp_path: Path) -> None:
     assert (tmp_path / "oracle.db").exists()
 
 
+def test_once_exits_1_naming_a_source_it_could_not_poll(tmp_path: Path) -> None:
+    config = write_config(tmp_path, free_port())
+    data = yaml.safe_load(config.read_text())
+    closed = free_port()  # nothing listens: the venue is down, not misconfigured
+    data["market_sources"] = [
+        {
+            "name": "venue",
+            "kind": "http",
+            "url": f"http://127.0.0.1:{closed}/markets",
+            "result_url": f"http://127.0.0.1:{closed}/results",
+            "timeout_seconds": 2,
+        }
+    ]
+    config.write_text(yaml.safe_dump(data))
+    run = subprocess.run(
+        [sys.executable, "-m", "oracle", "run", "--config", str(config), "--once"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 1, run.stderr
+    assert run.stderr.splitlines()[-1].startswith("error: market_sources[venue]: poll failed: ")
+
+
 def test_bad_config_exits_2_naming_the_key(tmp_path: Path) -> None:
     path = tmp_path / "config.yaml"
     path.write_text("agents:\n  - name: a\n    kind: telepathy\n")

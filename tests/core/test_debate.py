@@ -1,0 +1,165 @@
+"""Debate on conflict, the pure rules: topologies, stopping, flips that count, strength."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from oracle.core.debate import (
+    Challenge,
+    ConsensusStrength,
+    DebateParams,
+    StopReason,
+    Topology,
+    challenges,
+    flips,
+    is_conflict,
+    next_standing,
+    stop_reason,
+    strength,
+)
+from oracle.core.models import UNDETERMINED
+from oracle.core.strategies import Ballot
+from oracle.testing import result
+
+AGENTS = {"a": "YES", "b": "YES", "c": "NO", "d": "NO"}
+
+
+def params(topology: Topology, **more: float) -> DebateParams:
+    return DebateParams(topology=topology, **more)  # type: ignore[arg-type]
+
+
+def test_a_conflict_needs_two_definite_outcomes_and_no_quorum() -> None:
+    assert is_conflict(["YES", "NO", "YES"], reached=False)
+    assert not is_conflict(["YES", "NO", "YES"], reached=True)
+    assert not is_conflict(["YES", UNDETERMINED, "YES"], reached=False)  # too early: no debate
+
+
+def test_all_to_all_pairs_every_opposed_agent() -> None:
+    pairs = challenges(AGENTS, params(Topology.ALL_TO_ALL), 1, "m")
+    assert pairs == [
+        Challenge(critic, target)
+        for critic in "abcd"
+        for target in "abcd"
+        if AGENTS[critic] != AGENTS[target]
+    ]
+
+
+def test_ring_and_star_follow_their_shapes() -> None:
+    positions = {"a": "YES", "b": "NO", "c": "YES", "d": "NO"}
+    ring = challenges(positions, params(Topology.RING), 1, "m")
+    assert ring == [
+        Challenge("a", "b"),
+        Challenge("b", "c"),
+        Challenge("c", "d"),
+        Challenge("d", "a"),
+    ]
+    star = challenges(positions, params(Topology.STAR), 1, "m")
+    # The hub (first by name) and each opposed spoke examine each other.
+    assert star == [
+        Challenge("a", "b"),
+        Challenge("a", "d"),
+        Challenge("b", "a"),
+        Challenge("d", "a"),
+    ]
+
+
+def test_round_robin_gives_one_partner_that_rotates() -> None:
+    positions = {f"agent-{i}": ("YES" if i % 2 else "NO") for i in range(5)}
+    seen = []
+    for round_ in (1, 2, 3):
+        pairs = challenges(positions, params(Topology.ROUND_ROBIN), round_, "m")
+        assert len({p.critic for p in pairs}) == len(pairs)  # at most one target each
+        seen.append(pairs)
+    assert seen[0] != seen[1]
+
+
+def test_sparse_is_reproducible_and_thinner() -> None:
+    positions = {f"agent-{i}": ("YES" if i % 2 else "NO") for i in range(8)}
+    full = challenges(positions, params(Topology.ALL_TO_ALL), 1, "m")
+    sparse = challenges(positions, params(Topology.SPARSE, sparsity=0.5), 1, "m")
+    assert sparse == challenges(positions, params(Topology.SPARSE, sparsity=0.5), 1, "m")
+    assert set(sparse) < set(full)
+    assert sparse != challenges(positions, params(Topology.SPARSE, sparsity=0.5), 1, "other")
+
+
+@given(
+    st.dictionaries(
+        st.text(min_size=1, max_size=5), st.sampled_from(["YES", "NO", "X"]), max_size=8
+    ),
+    st.sampled_from(list(Topology)),
+    st.integers(1, 5),
+)
+def test_challenges_only_pair_disagreeing_agents(
+    positions: dict[str, str], topology: Topology, round_: int
+) -> None:
+    pairs = challenges(positions, params(topology), round_, "seed")
+    assert all(positions[p.critic] != positions[p.target] for p in pairs)
+    assert pairs == sorted(pairs, key=lambda c: (c.critic, c.target))
+    assert challenges(dict(reversed(positions.items())), params(topology), round_, "seed") == pairs
+
+
+def test_a_round_is_counted_from_one() -> None:
+    with pytest.raises(ValueError, match="round"):
+        challenges(AGENTS, params(Topology.RING), 0, "m")
+
+
+def test_a_flip_counts_only_with_new_evidence() -> None:
+    before = {"a": result("a", "YES", 0.9, 5), "c": result("c", "NO", 0.8, 5)}
+    shown = {"a": [before["c"]], "c": [before["a"]]}
+    # a takes c's answer with c's own sources: persuaded, not informed.
+    herded = result("c", "NO", 0.9, 5).model_copy(update={"agent_id": "a"})
+    # c found sources of its own that nobody had shown it.
+    informed = result("c-new-research", "YES", 0.85, 3).model_copy(update={"agent_id": "c"})
+    after = {"a": herded, "c": informed}
+    marked = flips(before, after, shown)
+    assert [(f.agent_id, f.before, f.after, f.supported) for f in marked] == [
+        ("a", "YES", "NO", False),
+        ("c", "NO", "YES", True),
+    ]
+    assert len(marked[1].new_sources) == 3
+    # The unsupported flip keeps a's standing answer where its evidence was.
+    standing, round_flips = next_standing(before, after, shown)
+    assert round_flips == marked
+    assert standing == {"a": before["a"], "c": informed}
+    # An agent not revised this round keeps its answer; a same-outcome revision replaces it.
+    refined = before["a"].model_copy(update={"confidence": 0.95})
+    standing, round_flips = next_standing(before, {"a": refined}, {})
+    assert standing == {"a": refined, "c": before["c"]}
+    assert round_flips == []
+
+
+def ballots(*outcomes: str, weight: float = 1.0) -> list[Ballot]:
+    return [Ballot(f"agent-{i}", o, 0.9, weight) for i, o in enumerate(outcomes)]
+
+
+def test_stop_when_the_posterior_converges_the_round_stalls_or_rounds_run_out() -> None:
+    candidates = ["YES", "NO", UNDETERMINED]
+    rules = DebateParams(max_rounds=3, stop_posterior=0.8)
+    # 3 YES against 1 NO, weight 1: P(YES) = 2^3 / (2^3 + 2^-1 ... ) -> well above 0.8.
+    assert stop_reason(ballots("YES", "YES", "YES", "NO"), candidates, 1, 1, rules) == (
+        StopReason.CONVERGED
+    )
+    even = ballots("YES", "YES", "NO", "NO")
+    assert stop_reason(even, candidates, 0, 0, rules) is None  # the debate starts
+    assert stop_reason(even, candidates, 1, 2, rules) is None
+    assert stop_reason(even, candidates, 2, 0, rules) == StopReason.STALLED
+    assert stop_reason(even, candidates, 3, 2, rules) == StopReason.EXHAUSTED
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "expected"),
+    [
+        (["YES"] * 5, ConsensusStrength.UNANIMOUS),
+        (["YES"] * 9 + ["NO"], ConsensusStrength.STRONG),
+        (["YES"] * 4 + ["NO"], ConsensusStrength.MODERATE),  # exactly 80 %
+        (["YES"] * 3 + ["NO"] * 2, ConsensusStrength.MODERATE),  # 60 %
+        (["YES"] * 11 + ["NO"] * 9, ConsensusStrength.WEAK),
+        (["YES"] * 2 + ["NO"] * 2, ConsensusStrength.CONTESTED),
+        (["YES"] * 3 + ["NO"] * 1 + ["X"] * 1 + ["Y"] * 1, ConsensusStrength.SPLIT),
+        ([], ConsensusStrength.SPLIT),
+    ],
+)
+def test_strength_levels(outcomes: list[str], expected: ConsensusStrength) -> None:
+    assert strength(outcomes) == expected
