@@ -64,6 +64,7 @@ from oracle.chain.rpc import RpcPool, Web3
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager, TxRequest
+from oracle.chain.uma import address_topic
 from oracle.core.reality import (
     DEFAULT_TEMPLATES,
     NULL_HASH,
@@ -398,10 +399,6 @@ def _question_id_of(log: DecodedLog) -> str:
     return _hex(bytes(log.args["question_id"]))
 
 
-def _address_topic(address: str) -> str:
-    return "0x" + "00" * 12 + to_checksum_address(address)[2:].lower()
-
-
 class QuestionSource:
     """Questions asked on a RealityETH_v3_0 by `askers` (None: anyone) with one of
     `arbitrators` (None: any) and one of `templates`, from its `LogNewQuestion` events
@@ -433,7 +430,7 @@ class QuestionSource:
         # topics after the event's own: question_id (any), then user (the askers).
         topics: list[str | list[str] | None] = []
         if askers is not None:
-            topics = [None, [_address_topic(a) for a in askers]]
+            topics = [None, [address_topic(a) for a in askers]]
         self.scanner = LogScanner(
             pool,
             address=to_checksum_address(reality_address),
