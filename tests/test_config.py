@@ -267,6 +267,8 @@ def test_malformed_environment_values_name_their_variable(
         load_settings()
     assert str(error.value).startswith(message)
     assert "http://a" not in str(error.value)  # a value is never echoed: it may be a secret
+
+
 def test_a_uma_market_source_is_validated_up_front(tmp_path: Path) -> None:
     oracle = "0x" + "ab" * 20
     settings = load_settings(
