@@ -23,7 +23,7 @@ if [ -f contracts/package-lock.json ]; then
   fi
   export PATH="$PWD/contracts/node_modules/.bin:$PATH"
 fi
-# Prometheus (prometheus, promtool) and Alertmanager (alertmanager, amtool), for tests/deploy:
+# Prometheus (prometheus, promtool), Alertmanager (alertmanager, amtool) and podman, for tests/deploy:
 # Debian's packages, each only when its tool is missing. Without apt (or root) this warns
 # instead of failing, and those tests skip saying why.
 apt_get=(env DEBIAN_FRONTEND=noninteractive apt-get)
@@ -42,3 +42,8 @@ install_debian_package() {  # install_debian_package PACKAGE TOOL WHAT
 }
 install_debian_package prometheus promtool "promtool, prometheus"
 install_debian_package prometheus-alertmanager amtool "alertmanager, amtool"
+# podman (with runc) and debootstrap, for tests/deploy/test_image.py: deploy/Dockerfile built
+# and run for real, on a stand-in for its base image.
+install_debian_package podman podman "podman, to build and run the image"
+install_debian_package runc runc "runc, the container runtime podman uses there"
+install_debian_package debootstrap debootstrap "debootstrap, for the image's stand-in base"
