@@ -37,7 +37,8 @@ from tests.test_lock import linux_environment, pins
 STANDIN_IMAGE = "localhost/oracle-test-base:python3.11-bookworm"
 IMAGE = "localhost/oracle:test"
 UID = 10001  # the Dockerfile's user
-DEBIAN_MIRROR = os.environ.get("ORACLE_TEST_DEBIAN_MIRROR", "http://deb.debian.org/debian")
+# debootstrap's own default mirror, unless this names another.
+DEBIAN_MIRROR = os.environ.get("ORACLE_TEST_DEBIAN_MIRROR")
 CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 
 
@@ -84,7 +85,7 @@ def make_standin(tool: str) -> None:
                 "--include=python3,python3-venv,ca-certificates",
                 "bookworm",
                 str(root),
-                DEBIAN_MIRROR,
+                *([DEBIAN_MIRROR] if DEBIAN_MIRROR else []),
             ],
             timeout=1200,
         )
