@@ -151,7 +151,7 @@ def keystores(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     addresses = {}
     for name in pod_names():
         password = f"password of {name}"
-        (directory / f"{name}.password").write_text(password)
+        (directory / f"{name}.password").write_text(f"{password}\n")  # as `openssl rand` writes
         addresses[name] = create_keystore(
             directory / f"{name}.json", SecretStr(password), iterations=2
         )
