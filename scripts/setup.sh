@@ -3,10 +3,16 @@
 set -euo pipefail
 PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then "$PYTHON" -m venv .venv; fi
-stamp=.venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)
+# The packages come from the dev lock (exact versions, each file's sha256), the project itself
+# with --no-deps: nothing is resolved here, so every machine and CI get the same versions.
+# A lock older than pyproject.toml's dependencies stops here, naming the fix (scripts/lock).
+.venv/bin/python scripts/lockfile.py check dev
+stamp=.venv/.installed-$(cat pyproject.toml requirements/dev.lock | sha256sum | cut -c1-16)
 if [ ! -f "$stamp" ]; then
-  .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e '.[dev]'
+  .venv/bin/python -m pip install --quiet --require-hashes -r requirements/dev.lock
+  # setuptools' warning that an editable install can be shadowed by a folder named oracle/
+  # says nothing new here (PYTHONWARNINGS).
+  PYTHONWARNINGS=ignore .venv/bin/python -m pip install --quiet --no-deps --no-build-isolation -e .
   rm -f .venv/.installed-*; touch "$stamp"
 fi
 if [ -f contracts/package-lock.json ]; then
@@ -17,7 +23,7 @@ if [ -f contracts/package-lock.json ]; then
   fi
   export PATH="$PWD/contracts/node_modules/.bin:$PATH"
 fi
-# Prometheus (prometheus, promtool) and Alertmanager (alertmanager, amtool), for tests/deploy:
+# Prometheus (prometheus, promtool), Alertmanager (alertmanager, amtool) and podman, for tests/deploy:
 # Debian's packages, each only when its tool is missing. Without apt (or root) this warns
 # instead of failing, and those tests skip saying why.
 apt_get=(env DEBIAN_FRONTEND=noninteractive apt-get)
@@ -36,3 +42,8 @@ install_debian_package() {  # install_debian_package PACKAGE TOOL WHAT
 }
 install_debian_package prometheus promtool "promtool, prometheus"
 install_debian_package prometheus-alertmanager amtool "alertmanager, amtool"
+# podman (with runc) and debootstrap, for tests/deploy/test_image.py: deploy/Dockerfile built
+# and run for real, on a stand-in for its base image.
+install_debian_package podman podman "podman, to build and run the image"
+install_debian_package runc runc "runc, the container runtime podman uses there"
+install_debian_package debootstrap debootstrap "debootstrap, for the image's stand-in base"

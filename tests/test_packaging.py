@@ -1,5 +1,5 @@
 """The package as it is installed for real: every third-party import declared, and the page
-reader working in a venv made the way the README and deploy/Dockerfile make one."""
+reader working in a venv made the way deploy/Dockerfile makes one (wheel + runtime lock)."""
 
 from __future__ import annotations
 
@@ -115,9 +115,10 @@ def _pip(venv: Path, *args: str, timeout: float) -> subprocess.CompletedProcess[
 def test_the_page_reader_works_when_installed_as_the_dockerfile_installs_it(
     tmp_path: Path,
 ) -> None:
-    # What deploy/Dockerfile copies, installed as it installs it: `pip install .` with the
-    # pip that `python3 -m venv` brings (not upgraded; scripts/setup.sh upgrades it, which
-    # is why CI never met the missing extra).
+    # What deploy/Dockerfile does, outside a container: a wheel built with the build lock's
+    # setuptools, then a fresh virtualenv (its pip not upgraded) given the runtime lock with
+    # --require-hashes --no-deps and the wheel with --no-deps. `pip check` then fails if
+    # the lock left out anything the package or its dependencies ask for.
     source = tmp_path / "src"
     source.mkdir()
     for name in ("pyproject.toml", "README.md"):
@@ -125,16 +126,34 @@ def test_the_page_reader_works_when_installed_as_the_dockerfile_installs_it(
     shutil.copytree(
         ROOT / "oracle", source / "oracle", ignore=shutil.ignore_patterns("__pycache__")
     )
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    install = _pip(venv, "install", "--no-input", str(source), timeout=900)
-    if install.returncode != 0:
-        probe = _pip(
-            venv, "download", "--no-deps", "-d", str(tmp_path / "probe"), "idna", timeout=120
-        )
-        if probe.returncode != 0:
-            pytest.skip(f"the package registry cannot be reached: {probe.stderr.strip()[-500:]}")
-        pytest.fail(f"pip install . failed:\n{install.stdout[-3000:]}\n{install.stderr[-3000:]}")
+    build, venv = tmp_path / "build", tmp_path / "venv"
+    for path in (build, venv):
+        subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=120)
+    requirements = ROOT / "requirements"
+    steps = [
+        (build, ["install", "--require-hashes", "--no-deps", "-r", f"{requirements}/build.lock"]),
+        (
+            build,
+            ["wheel", "--no-deps", "--no-build-isolation", "-w", f"{tmp_path}/wheels", str(source)],
+        ),
+        (venv, ["install", "--require-hashes", "--no-deps", "-r", f"{requirements}/runtime.lock"]),
+    ]
+    for environment, args in steps:
+        step = _pip(environment, "--no-input", *args, timeout=900)
+        if step.returncode != 0:
+            probe = _pip(
+                venv, "download", "--no-deps", "-d", str(tmp_path / "probe"), "idna", timeout=120
+            )
+            if probe.returncode != 0:
+                pytest.skip(f"the package registry cannot be reached: {probe.stderr[-500:]}")
+            pytest.fail(
+                f"pip {' '.join(args)} failed:\n{step.stdout[-3000:]}\n{step.stderr[-3000:]}"
+            )
+    (wheel,) = (tmp_path / "wheels").glob("oracle-*.whl")
+    install = _pip(venv, "install", "--no-deps", str(wheel), timeout=300)
+    assert install.returncode == 0, install.stderr[-3000:]
+    check = _pip(venv, "check", timeout=120)
+    assert check.returncode == 0, check.stdout + check.stderr
     pip_version = _pip(venv, "--version", timeout=60).stdout
     read = subprocess.run(
         [str(venv / "bin" / "python"), "-c", READ_A_PAGE],

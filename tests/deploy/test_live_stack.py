@@ -499,7 +499,7 @@ def test_alerts_track_the_daemon(stack: Stack) -> None:
 
 
 def test_probes_of_every_deployment_answer_on_the_real_daemon(stack: Stack) -> None:
-    deployment = yaml.safe_load((DEPLOY / "kubernetes/deployment.yaml").read_text())
+    deployment = yaml.safe_load((DEPLOY / "kubernetes/statefulset.yaml").read_text())
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
     for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
         path = container[probe]["httpGet"]["path"]
