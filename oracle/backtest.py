@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from oracle.core import scoring
 from oracle.core.consensus import evaluate
 from oracle.core.inputs import parse_consensus_input
 from oracle.core.models import AgentResult, ConsensusInput
@@ -77,14 +78,8 @@ def load_recordings(directory: Path) -> list[Recording]:
 
 
 def brier(result: AgentResult, outcomes: Sequence[str], final: str) -> float:
-    """Half the multi-class Brier score of one answer (see the module docstring)."""
-    k = len(outcomes)
-    if result.outcome in outcomes:
-        rest = (1.0 - result.confidence) / (k - 1)
-        probability = {o: result.confidence if o == result.outcome else rest for o in outcomes}
-    else:
-        probability = dict.fromkeys(outcomes, 1.0 / k)
-    return math.fsum((probability[o] - (o == final)) ** 2 for o in outcomes) / 2
+    """Half the multi-class Brier score of one answer (`oracle.core.scoring.brier`)."""
+    return scoring.brier(result.outcome, result.confidence, outcomes, final)
 
 
 @dataclass(frozen=True)
