@@ -210,8 +210,8 @@ def forecaster_scores(
             briers[name].append(brier(*args))
             losses[name].append(log_loss(*args))
             if forecast.outcome in market.outcomes:
-                right = forecast.outcome == market.final_outcome
-                definite[name].append((forecast.confidence, right))
+                hit = forecast.outcome == market.final_outcome
+                definite[name].append((forecast.confidence, hit))
     scores = []
     for name in sorted(set(briers) | set(failures) | set(unscorable)):
         bins = calibration_bins(definite[name])

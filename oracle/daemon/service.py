@@ -46,6 +46,7 @@ from oracle.core.markets import MarketSpec
 from oracle.core.models import AgentFailure, AgentResult, ConsensusInput, Market
 from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.core.proof import build_decision_proof
+from oracle.core.scoring import Finality
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
     Funded,
@@ -635,15 +636,23 @@ class Daemon:
     async def _follow(self, row: MarketRow, resolution: Resolution) -> int:
         status = resolution.status
         if row.state == S.SUBMITTED and status is ResolutionStatus.FINAL:
-            await self._apply(row.id, E.WINDOW_PASSED, "challenge window passed undisputed")
+            await self._finalize(
+                row,
+                E.WINDOW_PASSED,
+                "challenge window passed undisputed",
+                resolution,
+                Finality.TIME,
+            )
         elif row.state == S.SUBMITTED and status is ResolutionStatus.DISPUTED:
             await self._apply(row.id, E.DISPUTED, "the answer was disputed")
         elif row.state == S.DISPUTED and status is ResolutionStatus.FINAL:
             upheld = resolution.outcome is not None and resolution.outcome != row.decided_outcome
-            await self._apply(
-                row.id,
+            await self._finalize(
+                row,
                 E.DISPUTE_UPHELD if upheld else E.DISPUTE_REJECTED,
                 f"arbiter settled on {resolution.outcome}",
+                resolution,
+                Finality.ARBITER,
             )
         elif status is ResolutionStatus.RESET:
             await self._apply(
@@ -661,6 +670,35 @@ class Daemon:
             return 0
         emit(logger, logging.INFO, "market.resolution", market=row.id, status=status.value)
         return 1
+
+    async def _finalize(
+        self,
+        row: MarketRow,
+        event: MarketEvent,
+        reason: str,
+        resolution: Resolution,
+        inferred: Finality,
+    ) -> None:
+        """The move to `final`, with the outcome the venue settled on and how (what the
+        venue says, else `inferred`) in the accuracy ledger, in one transaction."""
+        finality = resolution.finality or inferred
+        final = await self._db(
+            self.store.finalize,
+            row.id,
+            event,
+            actor=self.replica,
+            reason=reason,
+            outcome=resolution.outcome,
+            finality=finality,
+        )
+        emit(
+            logger,
+            logging.INFO,
+            "market.final",
+            market=row.id,
+            outcome=resolution.outcome or final.decided_outcome,
+            finality=finality.value,
+        )
 
     # -- housekeeping ----------------------------------------------------------------------
 

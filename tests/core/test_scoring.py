@@ -139,7 +139,9 @@ def test_forecasters_by_agent_by_hand() -> None:
     b = scores["b"]
     assert (b.answers, b.failures, b.definite, b.right, b.accuracy) == (2, 1, 2, 2, 1.0)
     assert b.brier == pytest.approx((0.04 + 0.16) / 2)
-    assert scores["c"].answers == 0 and scores["c"].unscorable == 1 and scores["c"].brier is None
+    assert scores["c"].answers == 0
+    assert scores["c"].unscorable == 1
+    assert scores["c"].brier is None
 
 
 def test_forecasters_by_family_name_the_unknown() -> None:
@@ -174,7 +176,8 @@ def test_report_counts_disagreements_and_renders() -> None:
     report = accuracy_report(MARKETS, disputes)
     d = report.disagreements
     assert (d.disputes, d.answer_stood, d.overturned, d.reopened, d.open) == (4, 1, 1, 1, 1)
-    assert report.overall is not None and report.overall.answers == 5
+    assert report.overall is not None
+    assert report.overall.answers == 5
     text = render_text(report)
     assert "markets with a final outcome: 4  (final by: arbiter 1, person 1, time 2)" in text
     assert "auto-submitted: 1  accuracy 100.0%  (1 right, 0 wrong)" in text
@@ -208,7 +211,8 @@ def test_rolling_figures_keep_to_their_window_and_minimum() -> None:
     assert (thirty.auto_submitted, thirty.auto_accuracy) == (5, pytest.approx(0.6))
     assert thirty.agent_brier == {"a": pytest.approx((3 * 0.04 + 2 * 0.64) / 5)}
     seven, _ = rolling_figures([*recent, *older], now, min_answers=4)
-    assert seven.auto_accuracy is None and seven.agent_brier == {}
+    assert seven.auto_accuracy is None
+    assert seven.agent_brier == {}
     assert seven.agent_answers == {"a": 3}
 
 
