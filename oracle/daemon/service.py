@@ -12,8 +12,10 @@ Jobs (scheduled by :mod:`oracle.daemon.runner`, or run in sequence by `--once`):
               disputed; final answers with a waiting callback are settled.
 - `housekeep` (every replica) refresh the state gauges: markets by state, the review
               queue and its oldest item's age, the pending transactions and the
-              oldest one's age (from the shared database), and the balance of
-              this replica's signer on each funded venue (read from the chain).
+              oldest one's age (from the shared database), the balance of
+              this replica's signer on each funded venue (read from the chain), and
+              every `metrics.accuracy_refresh_interval` the accuracy ledger's
+              rolling 7- and 30-day figures.
 
 When a scheduled poll stores new markets, those that are due are promoted and dispatched
 at once, beside the rest of the poll (`poll(start_due=True)`, `promote_then_start`),
@@ -46,7 +48,7 @@ from oracle.core.markets import MarketSpec
 from oracle.core.models import AgentFailure, AgentResult, ConsensusInput, Market
 from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.core.proof import build_decision_proof
-from oracle.core.scoring import Finality
+from oracle.core.scoring import ROLLING_WINDOWS, Finality, rolling_figures
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
     Funded,
@@ -58,7 +60,7 @@ from oracle.daemon.ports import (
     VenueClock,
 )
 from oracle.daemon.research import AgentPool
-from oracle.daemon.settings import DaemonSettings
+from oracle.daemon.settings import DaemonSettings, MetricsSettings
 from oracle.errors import IllegalTransition, LeaseLost, ResolverError, SourceError
 from oracle.log import emit
 from oracle.store.repository import Store
@@ -125,6 +127,7 @@ class Daemon:
         sources: Sequence[MarketSource],
         resolvers: Mapping[str, Resolver],
         metrics: DaemonMetrics,
+        metrics_settings: MetricsSettings | None = None,
         clock: Clock = time.time,
     ) -> None:
         self.settings = settings
@@ -134,6 +137,8 @@ class Daemon:
         self.sources = list(sources)
         self.resolvers = dict(resolvers)
         self.metrics = metrics
+        self.metrics_settings = metrics_settings or MetricsSettings()
+        self._accuracy_refreshed_at: float | None = None
         self.clock = clock
         self.replica = settings.replica_id or default_replica_id()
         self.lease_seconds = judgement.params.agent_timeout + settings.lease_margin
@@ -718,6 +723,21 @@ class Daemon:
         metrics.tx_oldest_pending_age.set(max(age, 0.0))
         metrics.show_attention(await self._db(self._awaiting_people))
         await self._read_balances()
+        await self._refresh_accuracy(now)
+
+    async def _refresh_accuracy(self, now: float) -> None:
+        """The accuracy ledger's rolling figures, every metrics.accuracy_refresh_interval
+        (they read 30 days of final outcomes, answers and verdicts)."""
+        ledger = self.metrics_settings
+        last = self._accuracy_refreshed_at
+        if last is not None and now - last < ledger.accuracy_refresh_interval:
+            return
+        longest = max(ROLLING_WINDOWS.values())
+        markets = await self._db(self.store.scored_markets, since=now - longest)
+        self.metrics.show_accuracy(
+            rolling_figures(markets, now, min_answers=ledger.accuracy_min_answers)
+        )
+        self._accuracy_refreshed_at = now
 
     async def _read_balances(self) -> None:
         venues: list[object] = [*self.sources, *self.resolvers.values()]

@@ -15,7 +15,9 @@ from oracle.app import assemble, open_store
 from oracle.config import Settings
 from oracle.core.lifecycle import MarketState
 from oracle.core.scoring import DisputeEnd, Finality
+from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import MarketRef, Receipt, Resolution, ResolutionStatus
+from oracle.daemon.settings import MetricsSettings
 from oracle.errors import StoreError
 from oracle.store.engine import make_engine
 from oracle.store.migrate import upgrade
@@ -222,3 +224,62 @@ def test_oracle_accuracy_bad_input_exits_2_with_one_line(tmp_path: Path) -> None
         )
         == "market 'nope' is not known"
     )
+
+
+def test_housekeeping_exports_the_rolling_figures_and_their_bounds(tmp_path: Path) -> None:
+    settings = ledger_scenario(f"sqlite:///{tmp_path / 'oracle.db'}", tmp_path)
+    settings = settings.model_copy(
+        update={
+            "metrics": MetricsSettings(
+                enabled=False,
+                accuracy_min_answers=2,
+                accuracy_refresh_interval=600,
+                auto_submitted_accuracy_min=0.95,
+                agent_brier_max=0.3,
+            )
+        }
+    )
+    metrics = DaemonMetrics()
+    now = [NOW + 60]
+
+    def sample(name: str, **labels: str) -> float | None:
+        return metrics.registry.get_sample_value(name, labels)
+
+    async def scenario() -> None:
+        assembly = assemble(settings, metrics=metrics, clock=lambda: now[0])
+        try:
+            await assembly.daemon.housekeep()
+            # Figures resting on fewer than 2 answers are not exported: one auto-submission.
+            assert sample("oracle_auto_submitted_final", window="7d") == 1
+            assert sample("oracle_auto_submitted_accuracy", window="7d") is None
+            assert sample("oracle_agent_scored_answers", agent="alpha", window="30d") == 2
+            assert sample("oracle_agent_brier", agent="alpha", window="7d") == pytest.approx(
+                (0.81 + 0.49) / 2
+            )
+            assert sample("oracle_agent_brier", agent="gamma", window="30d") == pytest.approx(
+                (0.16 + 0.25) / 2
+            )
+            assert sample("oracle_auto_submitted_accuracy_min") == 0.95
+            assert sample("oracle_agent_brier_max") == 0.3
+            # A person records `contest` as INVALID: its answers can no longer be scored,
+            # which shows at the next refresh, not before.
+            assembly.daemon.store.record_final_outcome(
+                "venue:contest", "INVALID", recorded_by="bob", reason="voided"
+            )
+            now[0] += 300
+            await assembly.daemon.housekeep()
+            assert sample("oracle_agent_brier", agent="alpha", window="7d") is not None
+            now[0] += 300
+            await assembly.daemon.housekeep()
+            assert sample("oracle_agent_brier", agent="alpha", window="7d") is None
+            assert sample("oracle_agent_scored_answers", agent="alpha", window="7d") == 1
+            # Eight days later the week holds nothing; the month still does.
+            now[0] += 8 * 86_400
+            await assembly.daemon.housekeep()
+            assert sample("oracle_auto_submitted_final", window="7d") == 0
+            assert sample("oracle_agent_scored_answers", agent="alpha", window="7d") is None
+            assert sample("oracle_auto_submitted_final", window="30d") == 1
+        finally:
+            await assembly.close()
+
+    run(scenario)
