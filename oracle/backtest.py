@@ -11,17 +11,17 @@ market's known answer added as `"final_outcome"` (one of the market's outcomes),
 - **wrong-submission rate**: share of *all* markets that got a wrong answer on-chain
   without a person seeing it (the figure an operator most wants near zero).
 
-Per agent and per model family it reports the Brier score of the answers (failures are
-not forecasts and are counted apart). An answer of outcome `o` with confidence `c` is read
-as probability `c` on `o` and `(1 - c)` spread evenly over the market's other outcomes;
-`UNDETERMINED` is an even spread. The score is half the multi-class Brier score, which for
-a yes/no market is the usual `(p - y)^2`: 0 is perfect, 0.25 is a coin toss.
+Per agent and per model family it reports the Brier score of the answers, the right share
+of the definite ones, the clipped log loss and the expected calibration error, as
+`oracle.core.scoring` defines them (failures are not forecasts and are counted apart). An
+answer of outcome `o` with confidence `c` is read as probability `c` on `o` and `(1 - c)`
+spread evenly over the market's other outcomes; `UNDETERMINED` is an even spread. The
+Brier score is half the multi-class one, which for a yes/no market is the usual
+`(p - y)^2`: 0 is perfect, 0.25 is a coin toss.
 """
 
 from __future__ import annotations
 
-import math
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -104,6 +104,8 @@ class ForecasterFigures:
     failures: int
     brier: float | None
     definite_accuracy: float | None  # right share of its non-UNDETERMINED answers
+    log_loss: float | None
+    calibration_error: float | None
 
 
 @dataclass(frozen=True)
@@ -146,34 +148,51 @@ def policy_figures(
     )
 
 
-def _forecasters(recordings: Sequence[Recording], by_family: bool) -> tuple[ForecasterFigures, ...]:
-    scores: dict[str, list[float]] = defaultdict(list)
-    definite: dict[str, list[bool]] = defaultdict(list)
-    failures: dict[str, int] = defaultdict(int)
-    family_of: dict[str, str] = {}
-    for recording in recordings:
-        market = recording.consensus_input.market
-        for result in recording.consensus_input.results:
-            key = (result.model_family or UNKNOWN_FAMILY) if by_family else result.agent_id
-            family_of[result.agent_id] = result.model_family or UNKNOWN_FAMILY
-            scores[key].append(brier(result, market.outcomes, recording.final_outcome))
-            if result.outcome in market.outcomes:
-                definite[key].append(result.outcome == recording.final_outcome)
-        for failure in recording.consensus_input.failures:
-            key = family_of.get(failure.agent_id, UNKNOWN_FAMILY) if by_family else failure.agent_id
-            failures[key] += 1
-    names = sorted(set(scores) | set(failures))
-    return tuple(
-        ForecasterFigures(
-            name=name,
-            answers=len(scores[name]),
-            failures=failures[name],
-            brier=math.fsum(scores[name]) / len(scores[name]) if scores[name] else None,
-            definite_accuracy=(
-                sum(definite[name]) / len(definite[name]) if definite[name] else None
+def scored_markets(recordings: Sequence[Recording]) -> list[scoring.ScoredMarket]:
+    """The recordings as `oracle.core.scoring` scores them; a failed agent is counted
+    under the model family it answers with elsewhere in the set."""
+    family_of = {
+        result.agent_id: result.model_family
+        for recording in recordings
+        for result in recording.consensus_input.results
+        if result.model_family
+    }
+    return [
+        scoring.ScoredMarket(
+            market_id=recording.consensus_input.market.id,
+            venue="backtest",
+            outcomes=recording.consensus_input.market.outcomes,
+            final_outcome=recording.final_outcome,
+            finality=scoring.Finality.TIME,
+            final_at=0.0,
+            forecasts=(
+                *(
+                    scoring.Forecast(r.agent_id, r.model_family, r.outcome, r.confidence)
+                    for r in recording.consensus_input.results
+                ),
+                *(
+                    scoring.Forecast(f.agent_id, family_of.get(f.agent_id), None, None)
+                    for f in recording.consensus_input.failures
+                ),
             ),
         )
-        for name in names
+        for recording in recordings
+    ]
+
+
+def _forecasters(recordings: Sequence[Recording], by_family: bool) -> tuple[ForecasterFigures, ...]:
+    key = scoring.by_family if by_family else scoring.by_agent
+    return tuple(
+        ForecasterFigures(
+            name=score.name,
+            answers=score.answers,
+            failures=score.failures,
+            brier=score.brier,
+            definite_accuracy=score.accuracy,
+            log_loss=score.log_loss,
+            calibration_error=score.calibration_error,
+        )
+        for score in scoring.forecaster_scores(scored_markets(recordings), key)
     )
 
 
@@ -224,11 +243,15 @@ def render_text(report: BacktestReport) -> str:
     ]
     for title, rows in (("agent", report.agents), ("model family", report.families)):
         width = max([len(title), *(len(r.name) for r in rows)])
-        lines.append(f"{title:<{width}}  answers  failures  brier   definite accuracy")
+        lines.append(
+            f"{title:<{width}}  answers  failures  brier   definite accuracy  log loss  "
+            "calibration error"
+        )
         for r in rows:
             lines.append(
                 f"{r.name:<{width}}  {r.answers:>7}  {r.failures:>8}  {_score(r.brier):>6}  "
-                f"{_percent(r.definite_accuracy):>17}"
+                f"{_percent(r.definite_accuracy):>17}  {_score(r.log_loss):>8}  "
+                f"{_score(r.calibration_error):>17}"
             )
         lines.append("")
     lines.append("threshold  min_confidence  coverage  accuracy  wrong-submission rate")
