@@ -89,3 +89,17 @@ def test_each_failure_mode_does_what_it_is_there_for() -> None:
             assert len(recording.consensus_input.market.outcomes) == 3, name
     report = run_backtest(list(recordings.values()), default, thresholds, (0.67,), (0.5,))
     assert report.policy.research_again == sum("too-early" in n for n in recordings)
+
+
+def test_the_docs_show_the_current_report_and_sweep() -> None:
+    shown = oracle(
+        "backtest",
+        str(SET),
+        "--thresholds",
+        "0.67,0.75,0.8,1",
+        "--min-confidences",
+        "0.5,0.8,0.9",
+    )
+    assert shown.returncode == 0, shown.stderr
+    docs = (ROOT / "docs" / "backtest.md").read_text(encoding="utf-8")
+    assert f"```\n{shown.stdout}```" in docs, "docs/backtest.md shows an outdated report"
