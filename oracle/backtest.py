@@ -22,7 +22,7 @@ Brier score is half the multi-class one, which for a yes/no market is the usual
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ from oracle.core.consensus import evaluate
 from oracle.core.inputs import parse_consensus_input
 from oracle.core.models import AgentResult, ConsensusInput
 from oracle.core.params import ConsensusParams, SourceThresholds
+from oracle.core.reputation import Reputation, ReputationParams, multipliers, reputations
 from oracle.errors import InputError, JsonError
 from oracle.safe_json import loads
 
@@ -114,17 +115,27 @@ class BacktestReport:
     agents: tuple[ForecasterFigures, ...]
     families: tuple[ForecasterFigures, ...]
     sweep: tuple[PolicyFigures, ...]
+    # With reputation weights (`run_backtest(reputation=...)`), walk-forward: the same
+    # figures, and each agent's reputation after the last recording.
+    reputation_policy: PolicyFigures | None = None
+    reputation_sweep: tuple[PolicyFigures, ...] = ()
+    reputations: tuple[Reputation, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def policy_figures(
-    recordings: Sequence[Recording], params: ConsensusParams, thresholds: SourceThresholds
+    recordings: Sequence[Recording],
+    params: ConsensusParams,
+    thresholds: SourceThresholds,
+    weights: Sequence[Mapping[str, float]] | None = None,
 ) -> PolicyFigures:
+    """The policy's figures; `weights`: per recording, a reputation multiplier per agent."""
     submitted = correct = reviewed = research_again = 0
-    for recording in recordings:
-        verdict = evaluate(recording.consensus_input, params, thresholds)
+    for index, recording in enumerate(recordings):
+        reputation = weights[index] if weights is not None else None
+        verdict = evaluate(recording.consensus_input, params, thresholds, reputation)
         if verdict.action == "submit":
             submitted += 1
             correct += verdict.outcome == recording.final_outcome
@@ -196,29 +207,51 @@ def _forecasters(recordings: Sequence[Recording], by_family: bool) -> tuple[Fore
     )
 
 
+def walk_forward_weights(
+    recordings: Sequence[Recording], params: ReputationParams
+) -> list[dict[str, float]]:
+    """For each recording, the reputation multipliers earned on the recordings before it
+    (in file-name order): what a live oracle would have known then, never the future."""
+    scored = scored_markets(recordings)
+    return [multipliers(reputations(scored[:index], params)) for index in range(len(scored))]
+
+
 def run_backtest(
     recordings: Sequence[Recording],
     params: ConsensusParams,
     thresholds: SourceThresholds,
     sweep_thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
     sweep_min_confidences: Sequence[float] = DEFAULT_MIN_CONFIDENCES,
+    *,
+    reputation: ReputationParams | None = None,
 ) -> BacktestReport:
-    """The report for `params`, and for each (threshold, min_confidence) of the sweep."""
+    """The report for `params`, and for each (threshold, min_confidence) of the sweep;
+    with `reputation`, also with reputation weights, to compare."""
     base = params.model_dump()
-    sweep = tuple(
-        policy_figures(
-            recordings,
-            ConsensusParams.model_validate({**base, "threshold": t, "min_confidence": c}),
-            thresholds,
-        )
+    grid = [
+        ConsensusParams.model_validate({**base, "threshold": t, "min_confidence": c})
         for t in sweep_thresholds
         for c in sweep_min_confidences
-    )
+    ]
+    weights = walk_forward_weights(recordings, reputation) if reputation is not None else None
     return BacktestReport(
         policy=policy_figures(recordings, params, thresholds),
         agents=_forecasters(recordings, by_family=False),
         families=_forecasters(recordings, by_family=True),
-        sweep=sweep,
+        sweep=tuple(policy_figures(recordings, point, thresholds) for point in grid),
+        reputation_policy=(
+            policy_figures(recordings, params, thresholds, weights) if weights else None
+        ),
+        reputation_sweep=(
+            tuple(policy_figures(recordings, point, thresholds, weights) for point in grid)
+            if weights
+            else ()
+        ),
+        reputations=(
+            tuple(reputations(scored_markets(recordings), reputation).values())
+            if reputation is not None
+            else ()
+        ),
     )
 
 
@@ -260,4 +293,38 @@ def render_text(report: BacktestReport) -> str:
             f"{s.threshold:>9g}  {s.min_confidence:>14g}  {_percent(s.coverage):>8}  "
             f"{_percent(s.accuracy):>8}  {_percent(s.wrong_submission_rate):>21}"
         )
+    if report.reputation_policy is not None:
+        lines += _render_reputation(report)
     return "\n".join(lines) + "\n"
+
+
+def _render_reputation(report: BacktestReport) -> list[str]:
+    r = report.reputation_policy
+    assert r is not None
+    lines = [
+        "",
+        "with reputation weights (walk-forward; oracle/core/reputation.py):",
+        f"auto-submitted: {r.submitted}  coverage {_percent(r.coverage)}  accuracy "
+        f"{_percent(r.accuracy)}  ({r.correct} right, {r.wrong} wrong)  wrong-submission "
+        f"rate {_percent(r.wrong_submission_rate)}",
+        "",
+        "agent                answers  rating  calibration error  multiplier",
+    ]
+    for rep in report.reputations:
+        lines.append(
+            f"{rep.agent_id:<20} {rep.answers:>7}  {rep.rating:>6.0f}  "
+            f"{_score(rep.calibration_error):>17}  {rep.multiplier:>10.3f}"
+        )
+    lines += [
+        "",
+        "threshold  min_confidence  coverage plain / reputation  accuracy plain / reputation"
+        "  wrong plain / reputation",
+    ]
+    for plain, weighted in zip(report.sweep, report.reputation_sweep, strict=True):
+        lines.append(
+            f"{plain.threshold:>9g}  {plain.min_confidence:>14g}  "
+            f"{_percent(plain.coverage):>14} / {_percent(weighted.coverage):<10}  "
+            f"{_percent(plain.accuracy):>14} / {_percent(weighted.accuracy):<10}  "
+            f"{plain.wrong:>11} / {weighted.wrong}"
+        )
+    return lines

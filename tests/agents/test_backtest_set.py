@@ -103,3 +103,30 @@ def test_the_docs_show_the_current_report_and_sweep() -> None:
     assert shown.returncode == 0, shown.stderr
     docs = (ROOT / "docs" / "backtest.md").read_text(encoding="utf-8")
     assert f"```\n{shown.stdout}```" in docs, "docs/backtest.md shows an outdated report"
+
+
+def test_reputation_weights_are_measured_against_plain_weights() -> None:
+    run = oracle("backtest", str(SET), "--reputation", "--format", "json")
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["reputation_policy"]["markets"] == 40
+    assert len(report["reputation_sweep"]) == len(report["sweep"])
+    multipliers = {r["agent_id"]: r["multiplier"] for r in report["reputations"]}
+    assert set(multipliers) == {f"{f}-researcher" for f in ("claude", "gpt", "gemini", "llama")}
+    assert all(0.5 <= m <= 1.5 for m in multipliers.values())
+    # The confidently wrong agent ends with the lowest weight.
+    assert min(multipliers, key=multipliers.__getitem__) == "llama-researcher"
+    plain = oracle("backtest", str(SET), "--format", "json")
+    assert json.loads(plain.stdout)["reputation_policy"] is None
+    shown = oracle(
+        "backtest",
+        str(SET),
+        "--reputation",
+        "--thresholds",
+        "0.67,0.75,0.8",
+        "--min-confidences",
+        "0.5",
+    )
+    docs = (ROOT / "docs" / "backtest.md").read_text(encoding="utf-8")
+    section = shown.stdout[shown.stdout.index("with reputation weights") :]
+    assert f"```\n{section}```" in docs, "docs/backtest.md shows an outdated comparison"
