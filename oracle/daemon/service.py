@@ -48,7 +48,7 @@ from oracle.core.markets import MarketSpec
 from oracle.core.models import AgentFailure, AgentResult, ConsensusInput, Market
 from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.core.proof import build_decision_proof
-from oracle.core.scoring import ROLLING_WINDOWS, Finality, rolling_figures
+from oracle.core.scoring import ROLLING_WINDOWS, Finality, RollingFigures, rolling_figures
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
     Funded,
@@ -732,11 +732,14 @@ class Daemon:
         last = self._accuracy_refreshed_at
         if last is not None and now - last < ledger.accuracy_refresh_interval:
             return
-        longest = max(ROLLING_WINDOWS.values())
-        markets = await self._db(self.store.scored_markets, since=now - longest)
-        self.metrics.show_accuracy(
-            rolling_figures(markets, now, min_answers=ledger.accuracy_min_answers)
-        )
+
+        def figures() -> tuple[RollingFigures, ...]:
+            # Read and scored off the event loop: 10,000 final markets take seconds
+            # (bench/accuracy_refresh.py).
+            markets = self.store.scored_markets(since=now - max(ROLLING_WINDOWS.values()))
+            return rolling_figures(markets, now, min_answers=ledger.accuracy_min_answers)
+
+        self.metrics.show_accuracy(await self._db(figures))
         self._accuracy_refreshed_at = now
 
     async def _read_balances(self) -> None:

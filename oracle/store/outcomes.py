@@ -26,6 +26,8 @@ from oracle.store.tables import (
 )
 
 _FINAL: Table = FinalOutcomeRow.__table__  # type: ignore[attr-defined]
+_CONSENSUS: Table = ConsensusRow.__table__  # type: ignore[attr-defined]
+_ANSWER: Table = AgentResultRow.__table__  # type: ignore[attr-defined]
 _INSERT_FINAL = insert(_FINAL)
 _LOCK_MARKET = core_select(MARKET).where(MARKET.c.id == bindparam("market_id")).with_for_update()
 # States in which the market's decided outcome is the answer the venue holds.
@@ -120,30 +122,37 @@ class Outcomes(Transactions):
         self, *, since: float | None = None, venue: str | None = None
     ) -> list[ScoredMarket]:
         """Markets final since `since` (on `venue`), each with the verdict that decided it
-        and its agents' answers: what `oracle.core.scoring` scores."""
+        and its agents' answers: what `oracle.core.scoring` scores. Column reads, not ORM
+        rows: a refresh of the rolling figures reads 30 days of them."""
+        query = core_select(
+            _FINAL.c.market_id,
+            _FINAL.c.venue,
+            _FINAL.c.outcome,
+            _FINAL.c.finality,
+            _FINAL.c.final_at,
+            _FINAL.c.delivered_outcome,
+            MARKET.c.outcomes,
+        ).join(MARKET, MARKET.c.id == _FINAL.c.market_id)
+        if since is not None:
+            query = query.where(_FINAL.c.final_at >= since)
+        if venue is not None:
+            query = query.where(_FINAL.c.venue == venue)
         with self.reading() as session:
-            query = select(FinalOutcomeRow, MarketRow.outcomes).join(
-                MarketRow, col(MarketRow.id) == col(FinalOutcomeRow.market_id)
-            )
-            if since is not None:
-                query = query.where(col(FinalOutcomeRow.final_at) >= since)
-            if venue is not None:
-                query = query.where(col(FinalOutcomeRow.venue) == venue)
-            finals = list(session.exec(query.order_by(col(FinalOutcomeRow.final_at))).all())
-            ids = [final.market_id for final, _ in finals]
+            finals = session.execute(query.order_by(_FINAL.c.final_at)).all()
+            ids = [final.market_id for final in finals]
             # Each market's consensus rows (not their proofs), oldest first.
             consensus: dict[str, list[tuple[int | None, str, str]]] = defaultdict(list)
             for chunk in _chunks(ids):
-                for market_id, run_id, action, outcome in session.exec(
-                    select(
-                        ConsensusRow.market_id,
-                        ConsensusRow.run_id,
-                        ConsensusRow.action,
-                        ConsensusRow.outcome,
+                for market_id, run_id, action, outcome in session.execute(
+                    core_select(
+                        _CONSENSUS.c.market_id,
+                        _CONSENSUS.c.run_id,
+                        _CONSENSUS.c.action,
+                        _CONSENSUS.c.outcome,
                     )
-                    .where(col(ConsensusRow.market_id).in_(chunk))
-                    .order_by(col(ConsensusRow.id))
-                ).all():
+                    .where(_CONSENSUS.c.market_id.in_(chunk))
+                    .order_by(_CONSENSUS.c.id)
+                ):
                     consensus[market_id].append((run_id, action, outcome))
             verdicts = {
                 market_id: next((r for r in reversed(rows) if r[0] is not None), None)
@@ -152,33 +161,39 @@ class Outcomes(Transactions):
             run_ids = [v[0] for v in verdicts.values() if v is not None and v[0] is not None]
             forecasts: dict[int, list[Forecast]] = defaultdict(list)
             for start in range(0, len(run_ids), _CHUNK):
-                for answer in session.exec(
-                    select(AgentResultRow)
-                    .where(col(AgentResultRow.run_id).in_(run_ids[start : start + _CHUNK]))
-                    .order_by(col(AgentResultRow.id))
-                ).all():
-                    forecasts[answer.run_id].append(
+                for run_id, agent_id, family, outcome, confidence, error in session.execute(
+                    core_select(
+                        _ANSWER.c.run_id,
+                        _ANSWER.c.agent_id,
+                        _ANSWER.c.model_family,
+                        _ANSWER.c.outcome,
+                        _ANSWER.c.confidence,
+                        _ANSWER.c.error,
+                    )
+                    .where(_ANSWER.c.run_id.in_(run_ids[start : start + _CHUNK]))
+                    .order_by(_ANSWER.c.id)
+                ):
+                    failed = error is not None
+                    forecasts[run_id].append(
                         Forecast(
-                            answer.agent_id,
-                            answer.model_family,
-                            None if answer.error is not None else answer.outcome,
-                            None if answer.error is not None else answer.confidence,
+                            agent_id,
+                            family,
+                            None if failed else outcome,
+                            None if failed else confidence,
                         )
                     )
         scored = []
-        for final, outcomes in finals:
+        for final in finals:
             verdict = verdicts.get(final.market_id)
-            latest = consensus[final.market_id][-1] if consensus[final.market_id] else None
+            rows = consensus.get(final.market_id)
             answered_by = None
             if final.delivered_outcome is not None:
-                answered_by = (
-                    "person" if latest is not None and latest[1] == "decided" else "policy"
-                )
+                answered_by = "person" if rows and rows[-1][1] == "decided" else "policy"
             scored.append(
                 ScoredMarket(
                     market_id=final.market_id,
                     venue=final.venue,
-                    outcomes=tuple(outcomes),
+                    outcomes=tuple(final.outcomes),
                     final_outcome=final.outcome,
                     finality=final.finality,
                     final_at=final.final_at,
