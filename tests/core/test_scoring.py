@@ -244,5 +244,6 @@ def test_calibration_bins_keep_every_answer(answers: list[tuple[float, bool]]) -
     bins = calibration_bins(answers)
     assert sum(b.answers for b in bins) == len(answers)
     for b in bins:
-        assert b.low <= b.mean_confidence <= b.high
+        # The mean of equal floats may round a hair below them: (0.7 + 0.7 + 0.7) / 3.
+        assert b.low - 1e-12 <= b.mean_confidence <= b.high + 1e-12
         assert 0.0 <= b.right_share <= 1.0
