@@ -489,6 +489,8 @@ def assemble(
     )
     metrics.signer_min_balance.set(settings.chain.signer.min_balance_wei)
     metrics.llm_budget_per_day.set(settings.metrics.llm_budget_usd_per_day)
+    metrics.auto_submitted_accuracy_min.set(settings.metrics.auto_submitted_accuracy_min)
+    metrics.agent_brier_max.set(settings.metrics.agent_brier_max)
     agents = build_agents(settings.agents, metrics.agents)
     prepare_proofs_dir(settings.daemon.proofs_dir)
     store = open_store(settings)
@@ -524,6 +526,7 @@ def assemble(
         sources=sources,
         resolvers=resolvers,
         metrics=metrics,
+        metrics_settings=settings.metrics,
         clock=clock,
     )
 

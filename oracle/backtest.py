@@ -11,26 +11,28 @@ market's known answer added as `"final_outcome"` (one of the market's outcomes),
 - **wrong-submission rate**: share of *all* markets that got a wrong answer on-chain
   without a person seeing it (the figure an operator most wants near zero).
 
-Per agent and per model family it reports the Brier score of the answers (failures are
-not forecasts and are counted apart). An answer of outcome `o` with confidence `c` is read
-as probability `c` on `o` and `(1 - c)` spread evenly over the market's other outcomes;
-`UNDETERMINED` is an even spread. The score is half the multi-class Brier score, which for
-a yes/no market is the usual `(p - y)^2`: 0 is perfect, 0.25 is a coin toss.
+Per agent and per model family it reports the Brier score of the answers, the right share
+of the definite ones, the clipped log loss and the expected calibration error, as
+`oracle.core.scoring` defines them (failures are not forecasts and are counted apart). An
+answer of outcome `o` with confidence `c` is read as probability `c` on `o` and `(1 - c)`
+spread evenly over the market's other outcomes; `UNDETERMINED` is an even spread. The
+Brier score is half the multi-class one, which for a yes/no market is the usual
+`(p - y)^2`: 0 is perfect, 0.25 is a coin toss.
 """
 
 from __future__ import annotations
 
-import math
-from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from oracle.core import scoring
 from oracle.core.consensus import evaluate
 from oracle.core.inputs import parse_consensus_input
 from oracle.core.models import AgentResult, ConsensusInput
 from oracle.core.params import ConsensusParams, SourceThresholds
+from oracle.core.reputation import Reputation, ReputationParams, multipliers, reputations
 from oracle.errors import InputError, JsonError
 from oracle.safe_json import loads
 
@@ -77,14 +79,8 @@ def load_recordings(directory: Path) -> list[Recording]:
 
 
 def brier(result: AgentResult, outcomes: Sequence[str], final: str) -> float:
-    """Half the multi-class Brier score of one answer (see the module docstring)."""
-    k = len(outcomes)
-    if result.outcome in outcomes:
-        rest = (1.0 - result.confidence) / (k - 1)
-        probability = {o: result.confidence if o == result.outcome else rest for o in outcomes}
-    else:
-        probability = dict.fromkeys(outcomes, 1.0 / k)
-    return math.fsum((probability[o] - (o == final)) ** 2 for o in outcomes) / 2
+    """Half the multi-class Brier score of one answer (`oracle.core.scoring.brier`)."""
+    return scoring.brier(result.outcome, result.confidence, outcomes, final)
 
 
 @dataclass(frozen=True)
@@ -109,6 +105,8 @@ class ForecasterFigures:
     failures: int
     brier: float | None
     definite_accuracy: float | None  # right share of its non-UNDETERMINED answers
+    log_loss: float | None
+    calibration_error: float | None
 
 
 @dataclass(frozen=True)
@@ -117,17 +115,27 @@ class BacktestReport:
     agents: tuple[ForecasterFigures, ...]
     families: tuple[ForecasterFigures, ...]
     sweep: tuple[PolicyFigures, ...]
+    # With reputation weights (`run_backtest(reputation=...)`), walk-forward: the same
+    # figures, and each agent's reputation after the last recording.
+    reputation_policy: PolicyFigures | None = None
+    reputation_sweep: tuple[PolicyFigures, ...] = ()
+    reputations: tuple[Reputation, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def policy_figures(
-    recordings: Sequence[Recording], params: ConsensusParams, thresholds: SourceThresholds
+    recordings: Sequence[Recording],
+    params: ConsensusParams,
+    thresholds: SourceThresholds,
+    weights: Sequence[Mapping[str, float]] | None = None,
 ) -> PolicyFigures:
+    """The policy's figures; `weights`: per recording, a reputation multiplier per agent."""
     submitted = correct = reviewed = research_again = 0
-    for recording in recordings:
-        verdict = evaluate(recording.consensus_input, params, thresholds)
+    for index, recording in enumerate(recordings):
+        reputation = weights[index] if weights is not None else None
+        verdict = evaluate(recording.consensus_input, params, thresholds, reputation)
         if verdict.action == "submit":
             submitted += 1
             correct += verdict.outcome == recording.final_outcome
@@ -151,35 +159,61 @@ def policy_figures(
     )
 
 
-def _forecasters(recordings: Sequence[Recording], by_family: bool) -> tuple[ForecasterFigures, ...]:
-    scores: dict[str, list[float]] = defaultdict(list)
-    definite: dict[str, list[bool]] = defaultdict(list)
-    failures: dict[str, int] = defaultdict(int)
-    family_of: dict[str, str] = {}
-    for recording in recordings:
-        market = recording.consensus_input.market
-        for result in recording.consensus_input.results:
-            key = (result.model_family or UNKNOWN_FAMILY) if by_family else result.agent_id
-            family_of[result.agent_id] = result.model_family or UNKNOWN_FAMILY
-            scores[key].append(brier(result, market.outcomes, recording.final_outcome))
-            if result.outcome in market.outcomes:
-                definite[key].append(result.outcome == recording.final_outcome)
-        for failure in recording.consensus_input.failures:
-            key = family_of.get(failure.agent_id, UNKNOWN_FAMILY) if by_family else failure.agent_id
-            failures[key] += 1
-    names = sorted(set(scores) | set(failures))
-    return tuple(
-        ForecasterFigures(
-            name=name,
-            answers=len(scores[name]),
-            failures=failures[name],
-            brier=math.fsum(scores[name]) / len(scores[name]) if scores[name] else None,
-            definite_accuracy=(
-                sum(definite[name]) / len(definite[name]) if definite[name] else None
+def scored_markets(recordings: Sequence[Recording]) -> list[scoring.ScoredMarket]:
+    """The recordings as `oracle.core.scoring` scores them; a failed agent is counted
+    under the model family it answers with elsewhere in the set."""
+    family_of = {
+        result.agent_id: result.model_family
+        for recording in recordings
+        for result in recording.consensus_input.results
+        if result.model_family
+    }
+    return [
+        scoring.ScoredMarket(
+            market_id=recording.consensus_input.market.id,
+            venue="backtest",
+            outcomes=recording.consensus_input.market.outcomes,
+            final_outcome=recording.final_outcome,
+            finality=scoring.Finality.TIME,
+            final_at=0.0,
+            forecasts=(
+                *(
+                    scoring.Forecast(r.agent_id, r.model_family, r.outcome, r.confidence)
+                    for r in recording.consensus_input.results
+                ),
+                *(
+                    scoring.Forecast(f.agent_id, family_of.get(f.agent_id), None, None)
+                    for f in recording.consensus_input.failures
+                ),
             ),
         )
-        for name in names
+        for recording in recordings
+    ]
+
+
+def _forecasters(recordings: Sequence[Recording], by_family: bool) -> tuple[ForecasterFigures, ...]:
+    key = scoring.by_family if by_family else scoring.by_agent
+    return tuple(
+        ForecasterFigures(
+            name=score.name,
+            answers=score.answers,
+            failures=score.failures,
+            brier=score.brier,
+            definite_accuracy=score.accuracy,
+            log_loss=score.log_loss,
+            calibration_error=score.calibration_error,
+        )
+        for score in scoring.forecaster_scores(scored_markets(recordings), key)
     )
+
+
+def walk_forward_weights(
+    recordings: Sequence[Recording], params: ReputationParams
+) -> list[dict[str, float]]:
+    """For each recording, the reputation multipliers earned on the recordings before it
+    (in file-name order): what a live oracle would have known then, never the future."""
+    scored = scored_markets(recordings)
+    return [multipliers(reputations(scored[:index], params)) for index in range(len(scored))]
 
 
 def run_backtest(
@@ -188,23 +222,36 @@ def run_backtest(
     thresholds: SourceThresholds,
     sweep_thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
     sweep_min_confidences: Sequence[float] = DEFAULT_MIN_CONFIDENCES,
+    *,
+    reputation: ReputationParams | None = None,
 ) -> BacktestReport:
-    """The report for `params`, and for each (threshold, min_confidence) of the sweep."""
+    """The report for `params`, and for each (threshold, min_confidence) of the sweep;
+    with `reputation`, also with reputation weights, to compare."""
     base = params.model_dump()
-    sweep = tuple(
-        policy_figures(
-            recordings,
-            ConsensusParams.model_validate({**base, "threshold": t, "min_confidence": c}),
-            thresholds,
-        )
+    grid = [
+        ConsensusParams.model_validate({**base, "threshold": t, "min_confidence": c})
         for t in sweep_thresholds
         for c in sweep_min_confidences
-    )
+    ]
+    weights = walk_forward_weights(recordings, reputation) if reputation is not None else None
     return BacktestReport(
         policy=policy_figures(recordings, params, thresholds),
         agents=_forecasters(recordings, by_family=False),
         families=_forecasters(recordings, by_family=True),
-        sweep=sweep,
+        sweep=tuple(policy_figures(recordings, point, thresholds) for point in grid),
+        reputation_policy=(
+            policy_figures(recordings, params, thresholds, weights) if weights else None
+        ),
+        reputation_sweep=(
+            tuple(policy_figures(recordings, point, thresholds, weights) for point in grid)
+            if weights
+            else ()
+        ),
+        reputations=(
+            tuple(reputations(scored_markets(recordings), reputation).values())
+            if reputation is not None
+            else ()
+        ),
     )
 
 
@@ -229,11 +276,15 @@ def render_text(report: BacktestReport) -> str:
     ]
     for title, rows in (("agent", report.agents), ("model family", report.families)):
         width = max([len(title), *(len(r.name) for r in rows)])
-        lines.append(f"{title:<{width}}  answers  failures  brier   definite accuracy")
+        lines.append(
+            f"{title:<{width}}  answers  failures  brier   definite accuracy  log loss  "
+            "calibration error"
+        )
         for r in rows:
             lines.append(
                 f"{r.name:<{width}}  {r.answers:>7}  {r.failures:>8}  {_score(r.brier):>6}  "
-                f"{_percent(r.definite_accuracy):>17}"
+                f"{_percent(r.definite_accuracy):>17}  {_score(r.log_loss):>8}  "
+                f"{_score(r.calibration_error):>17}"
             )
         lines.append("")
     lines.append("threshold  min_confidence  coverage  accuracy  wrong-submission rate")
@@ -242,4 +293,38 @@ def render_text(report: BacktestReport) -> str:
             f"{s.threshold:>9g}  {s.min_confidence:>14g}  {_percent(s.coverage):>8}  "
             f"{_percent(s.accuracy):>8}  {_percent(s.wrong_submission_rate):>21}"
         )
+    if report.reputation_policy is not None:
+        lines += _render_reputation(report)
     return "\n".join(lines) + "\n"
+
+
+def _render_reputation(report: BacktestReport) -> list[str]:
+    r = report.reputation_policy
+    assert r is not None
+    lines = [
+        "",
+        "with reputation weights (walk-forward; oracle/core/reputation.py):",
+        f"auto-submitted: {r.submitted}  coverage {_percent(r.coverage)}  accuracy "
+        f"{_percent(r.accuracy)}  ({r.correct} right, {r.wrong} wrong)  wrong-submission "
+        f"rate {_percent(r.wrong_submission_rate)}",
+        "",
+        "agent                answers  rating  calibration error  multiplier",
+    ]
+    for rep in report.reputations:
+        lines.append(
+            f"{rep.agent_id:<20} {rep.answers:>7}  {rep.rating:>6.0f}  "
+            f"{_score(rep.calibration_error):>17}  {rep.multiplier:>10.3f}"
+        )
+    lines += [
+        "",
+        "threshold  min_confidence  coverage plain / reputation  accuracy plain / reputation"
+        "  wrong plain / reputation",
+    ]
+    for plain, weighted in zip(report.sweep, report.reputation_sweep, strict=True):
+        lines.append(
+            f"{plain.threshold:>9g}  {plain.min_confidence:>14g}  "
+            f"{_percent(plain.coverage):>14} / {_percent(weighted.coverage):<10}  "
+            f"{_percent(plain.accuracy):>14} / {_percent(weighted.accuracy):<10}  "
+            f"{plain.wrong:>11} / {weighted.wrong}"
+        )
+    return lines

@@ -13,6 +13,7 @@ consensus` and `oracle proof verify` start without web3, SQLAlchemy or the LLM c
     oracle.cli.daemon      run, db upgrade
     oracle.cli.review      review list | show | decide
     oracle.cli.backtest    backtest
+    oracle.cli.accuracy    accuracy [record]
     oracle.cli.keys        keys new | import | address
     oracle.cli.chain       chain deploy | ask | status
 """
@@ -25,6 +26,7 @@ import click
 
 from oracle import __version__
 from oracle.cli._common import EXIT_BAD_INPUT, fail
+from oracle.cli.accuracy import accuracy
 from oracle.cli.backtest import backtest
 from oracle.cli.chain import chain
 from oracle.cli.config import config
@@ -43,7 +45,7 @@ def cli() -> None:
     """AI-agent oracle for prediction markets."""
 
 
-for command in (config, consensus, proof, run, db, review, backtest, keys, chain):
+for command in (config, consensus, proof, run, db, review, backtest, accuracy, keys, chain):
     cli.add_command(command)
 
 

@@ -33,12 +33,27 @@ def _numbers(option: str, text: str | None) -> tuple[float, ...] | None:
 @click.option(
     "--min-confidences", default=None, help="Sweep of consensus.min_confidence, e.g. 0.5,0.8."
 )
+@click.option(
+    "--reputation",
+    is_flag=True,
+    help="Also with reputation weights (oracle/core/reputation.py), walk-forward, to compare.",
+)
+@click.option(
+    "--reputation-min-history",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="Scored answers an agent needs before its reputation counts.",
+)
 def backtest(
     directory: str,
     config_path: str | None,
     output_format: str,
     thresholds: str | None,
     min_confidences: str | None,
+    *,
+    reputation: bool,
+    reputation_min_history: int,
 ) -> None:
     """Run recorded answers with known outcomes (`final_outcome`) in DIR through the policy."""
     from pydantic import ValidationError
@@ -52,6 +67,7 @@ def backtest(
         run_backtest,
     )
     from oracle.config import load_settings
+    from oracle.core.reputation import ReputationParams
 
     settings = load_settings(config_path)
     recordings = load_recordings(Path(directory))
@@ -62,6 +78,7 @@ def backtest(
             settings.sources,
             _numbers("--thresholds", thresholds) or DEFAULT_THRESHOLDS,
             _numbers("--min-confidences", min_confidences) or DEFAULT_MIN_CONFIDENCES,
+            reputation=ReputationParams(min_history=reputation_min_history) if reputation else None,
         )
     except ValidationError as error:
         fail("sweep: " + "; ".join(describe(error, "consensus")))

@@ -8,7 +8,7 @@ the configured strategy find the leading outcome; then apply the decision policy
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from oracle.core import decision
 from oracle.core.models import (
@@ -67,9 +67,16 @@ def final_confidence(agreeing: Sequence[AgentResult]) -> float:
 
 
 def evaluate(
-    consensus_input: ConsensusInput, params: ConsensusParams, thresholds: SourceThresholds
+    consensus_input: ConsensusInput,
+    params: ConsensusParams,
+    thresholds: SourceThresholds,
+    reputation: Mapping[str, float] | None = None,
 ) -> ConsensusResult:
-    """The verdict on one market; deterministic and independent of agent order."""
+    """The verdict on one market; deterministic and independent of agent order.
+
+    `reputation`: a weight multiplier per agent (`oracle.core.reputation`; an agent not
+    in it, 1.0); the votes' weights, and so the proof, carry it."""
+    reputation = reputation or {}
     market = consensus_input.market
     results = sorted(
         (
@@ -86,7 +93,8 @@ def evaluate(
                 agent_id=result.agent_id,
                 outcome=result.outcome,
                 confidence=result.confidence,
-                weight=vote_weight(result.confidence, result.sources, thresholds.min_total),
+                weight=vote_weight(result.confidence, result.sources, thresholds.min_total)
+                * reputation.get(result.agent_id, 1.0),
                 source_quality=source_quality(result.sources),
                 source_count=len(result.sources),
                 counted=not shortfalls,

@@ -9,6 +9,9 @@ most ATTENTION_LIMIT, so that an alert can name the market and link its proof. L
 never carry a secret: RPC endpoints are their redacted URLs, signers their public
 addresses, and the configuration shows only as a checksum of its masked form.
 
+The accuracy ledger's rolling 7- and 30-day figures (`oracle_auto_submitted_accuracy`,
+`oracle_agent_brier`) and their configured bounds are refreshed by the `housekeep` job.
+
 The process's own metrics (`process_*`: CPU, memory, open files; `python_info`) are on the
 registry too, and `oracle_build_info` says which version, commit and configuration run.
 
@@ -32,6 +35,7 @@ from prometheus_client import (
 from oracle.agents.metrics import AgentMetrics
 from oracle.core.decision import REVIEW_CODES
 from oracle.core.lifecycle import MarketState
+from oracle.core.scoring import RollingFigures
 
 ERROR_STAGES = ("process", "watch", "settle", "poll", "promote", "dispatch", "housekeep", "clock")
 # Why the daemon itself (not a verdict) hands a market to a person.
@@ -246,6 +250,49 @@ class DaemonMetrics:
             ["version", "commit", "config_checksum"],
             registry=r,
         )
+        # The accuracy ledger's rolling figures (`housekeep`, every
+        # metrics.accuracy_refresh_interval), over markets final in the last 7 and 30 days;
+        # each replica reads the shared database, so rules combine them with `max`.
+        self.auto_submitted_accuracy = Gauge(
+            "oracle_auto_submitted_accuracy",
+            "Share of the answers the policy submitted by itself that turned out right, over "
+            "markets final in the window (7d, 30d); absent while fewer than "
+            "metrics.accuracy_min_answers.",
+            ["window"],
+            registry=r,
+        )
+        self.auto_submitted_final = Gauge(
+            "oracle_auto_submitted_final",
+            "Answers the policy submitted by itself whose market became final in the window.",
+            ["window"],
+            registry=r,
+        )
+        self.agent_brier = Gauge(
+            "oracle_agent_brier",
+            "An agent's mean Brier score over markets final in the window (0 perfect, 0.25 a "
+            "coin toss); absent while it rests on fewer than metrics.accuracy_min_answers.",
+            ["agent", "window"],
+            registry=r,
+        )
+        self.agent_scored_answers = Gauge(
+            "oracle_agent_scored_answers",
+            "An agent's answers scored against the final outcomes of the window's markets.",
+            ["agent", "window"],
+            registry=r,
+        )
+        self.auto_submitted_accuracy_min = Gauge(
+            "oracle_auto_submitted_accuracy_min",
+            "The auto-submitted accuracy below which an alert fires "
+            "(metrics.auto_submitted_accuracy_min; 0: no alert).",
+            registry=r,
+        )
+        self.agent_brier_max = Gauge(
+            "oracle_agent_brier_max",
+            "The Brier score above which an agent is reported (metrics.agent_brier_max; "
+            "0: no alert).",
+            registry=r,
+        )
+        self._accuracy_series: dict[Gauge, set[tuple[str, ...]]] = {}
         ProcessCollector(registry=r)
         PlatformCollector(registry=r)
 
@@ -267,6 +314,30 @@ class DaemonMetrics:
         for item in sorted(items, key=lambda i: float(i["since"]))[:ATTENTION_LIMIT]:
             labels = {name: _label(item.get(name, "")) for name in ATTENTION_LABELS}
             self.attention.labels(**labels).set(float(item["since"]))
+
+    def show_accuracy(self, figures: Iterable[RollingFigures]) -> None:
+        """The rolling figures of each window; a series a refresh no longer has is removed
+        (never cleared first: a scrape in between would see the alerts' series vanish)."""
+        values: dict[Gauge, dict[tuple[str, ...], float]] = {
+            self.auto_submitted_accuracy: {},
+            self.auto_submitted_final: {},
+            self.agent_brier: {},
+            self.agent_scored_answers: {},
+        }
+        for window in figures:
+            values[self.auto_submitted_final][(window.window,)] = window.auto_submitted
+            if window.auto_accuracy is not None:
+                values[self.auto_submitted_accuracy][(window.window,)] = window.auto_accuracy
+            for agent, count in window.agent_answers.items():
+                values[self.agent_scored_answers][(agent, window.window)] = count
+            for agent, score in window.agent_brier.items():
+                values[self.agent_brier][(agent, window.window)] = score
+        for gauge, series in values.items():
+            for labels in self._accuracy_series.get(gauge, set()) - set(series):
+                gauge.remove(*labels)
+            for labels, value in series.items():
+                gauge.labels(*labels).set(value)
+            self._accuracy_series[gauge] = set(series)
 
     def prime(self, agents: Iterable[str], sources: Iterable[str]) -> None:
         """Create every known label combination at zero, so the first event shows in rate()."""

@@ -49,6 +49,7 @@ from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 from oracle.core.markets import MarketSpec
+from oracle.core.scoring import Finality
 
 
 class ResolutionStatus(StrEnum):
@@ -86,9 +87,15 @@ class Receipt:
 
 @dataclass(frozen=True)
 class Resolution:
+    """What a venue says about a market now. Once FINAL: `outcome` the venue settled on
+    (None: the answer given stood) and `finality`, how it became final (an
+    `oracle.core.scoring.Finality`; None: the daemon infers it, by time when the window
+    passed, by the arbiter after a dispute)."""
+
     status: ResolutionStatus
     outcome: str | None = None
     final_after: float | None = None
+    finality: Finality | None = None
 
 
 @dataclass(frozen=True)

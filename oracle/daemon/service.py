@@ -12,8 +12,10 @@ Jobs (scheduled by :mod:`oracle.daemon.runner`, or run in sequence by `--once`):
               disputed; final answers with a waiting callback are settled.
 - `housekeep` (every replica) refresh the state gauges: markets by state, the review
               queue and its oldest item's age, the pending transactions and the
-              oldest one's age (from the shared database), and the balance of
-              this replica's signer on each funded venue (read from the chain).
+              oldest one's age (from the shared database), the balance of
+              this replica's signer on each funded venue (read from the chain), and
+              every `metrics.accuracy_refresh_interval` the accuracy ledger's
+              rolling 7- and 30-day figures.
 
 When a scheduled poll stores new markets, those that are due are promoted and dispatched
 at once, beside the rest of the poll (`poll(start_due=True)`, `promote_then_start`),
@@ -53,6 +55,7 @@ from oracle.core.models import (
 )
 from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.core.proof import build_decision_proof
+from oracle.core.scoring import ROLLING_WINDOWS, Finality, RollingFigures, rolling_figures
 from oracle.daemon.debate import run_debate
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
@@ -65,7 +68,7 @@ from oracle.daemon.ports import (
     VenueClock,
 )
 from oracle.daemon.research import AgentPool
-from oracle.daemon.settings import DaemonSettings
+from oracle.daemon.settings import DaemonSettings, MetricsSettings
 from oracle.errors import IllegalTransition, LeaseLost, ResolverError, SourceError
 from oracle.log import emit
 from oracle.store.repository import Store
@@ -132,6 +135,7 @@ class Daemon:
         sources: Sequence[MarketSource],
         resolvers: Mapping[str, Resolver],
         metrics: DaemonMetrics,
+        metrics_settings: MetricsSettings | None = None,
         clock: Clock = time.time,
     ) -> None:
         self.settings = settings
@@ -141,6 +145,8 @@ class Daemon:
         self.sources = list(sources)
         self.resolvers = dict(resolvers)
         self.metrics = metrics
+        self.metrics_settings = metrics_settings or MetricsSettings()
+        self._accuracy_refreshed_at: float | None = None
         self.clock = clock
         self.replica = settings.replica_id or default_replica_id()
         self.lease_seconds = judgement.params.agent_timeout + settings.lease_margin
@@ -692,26 +698,24 @@ class Daemon:
 
     async def _follow(self, row: MarketRow, resolution: Resolution) -> int:
         status = resolution.status
-        # The outcome the venue settled on, beside ours (they differ when someone else's
-        # answer stood, or the arbiter overturned ours).
-        final = (
-            {"submission": {**row.submission, "final_outcome": resolution.outcome}}
-            if resolution.outcome is not None
-            else None
-        )
         if row.state == S.SUBMITTED and status is ResolutionStatus.FINAL:
-            await self._apply(
-                row.id, E.WINDOW_PASSED, "challenge window passed undisputed", updates=final
+            await self._finalize(
+                row,
+                E.WINDOW_PASSED,
+                "challenge window passed undisputed",
+                resolution,
+                Finality.TIME,
             )
         elif row.state == S.SUBMITTED and status is ResolutionStatus.DISPUTED:
             await self._apply(row.id, E.DISPUTED, "the answer was disputed")
         elif row.state == S.DISPUTED and status is ResolutionStatus.FINAL:
             upheld = resolution.outcome is not None and resolution.outcome != row.decided_outcome
-            await self._apply(
-                row.id,
+            await self._finalize(
+                row,
                 E.DISPUTE_UPHELD if upheld else E.DISPUTE_REJECTED,
                 f"arbiter settled on {resolution.outcome}",
-                updates=final,
+                resolution,
+                Finality.ARBITER,
             )
         elif status is ResolutionStatus.RESET:
             await self._apply(
@@ -739,6 +743,35 @@ class Daemon:
         emit(logger, logging.INFO, "market.resolution", market=row.id, status=status.value)
         return 1
 
+    async def _finalize(
+        self,
+        row: MarketRow,
+        event: MarketEvent,
+        reason: str,
+        resolution: Resolution,
+        inferred: Finality,
+    ) -> None:
+        """The move to `final`, with the outcome the venue settled on and how (what the
+        venue says, else `inferred`) in the accuracy ledger, in one transaction."""
+        finality = resolution.finality or inferred
+        final = await self._db(
+            self.store.finalize,
+            row.id,
+            event,
+            actor=self.replica,
+            reason=reason,
+            outcome=resolution.outcome,
+            finality=finality,
+        )
+        emit(
+            logger,
+            logging.INFO,
+            "market.final",
+            market=row.id,
+            outcome=resolution.outcome or final.decided_outcome,
+            finality=finality.value,
+        )
+
     # -- housekeeping ----------------------------------------------------------------------
 
     async def housekeep(self) -> None:
@@ -757,6 +790,24 @@ class Daemon:
         metrics.tx_oldest_pending_age.set(max(age, 0.0))
         metrics.show_attention(await self._db(self._awaiting_people))
         await self._read_balances()
+        await self._refresh_accuracy(now)
+
+    async def _refresh_accuracy(self, now: float) -> None:
+        """The accuracy ledger's rolling figures, every metrics.accuracy_refresh_interval
+        (they read 30 days of final outcomes, answers and verdicts)."""
+        ledger = self.metrics_settings
+        last = self._accuracy_refreshed_at
+        if last is not None and now - last < ledger.accuracy_refresh_interval:
+            return
+
+        def figures() -> tuple[RollingFigures, ...]:
+            # Read and scored off the event loop: 10,000 final markets take seconds
+            # (bench/accuracy_refresh.py).
+            markets = self.store.scored_markets(since=now - max(ROLLING_WINDOWS.values()))
+            return rolling_figures(markets, now, min_answers=ledger.accuracy_min_answers)
+
+        self.metrics.show_accuracy(await self._db(figures))
+        self._accuracy_refreshed_at = now
 
     async def _read_balances(self) -> None:
         venues: list[object] = [*self.sources, *self.resolvers.values()]

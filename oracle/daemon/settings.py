@@ -58,6 +58,33 @@ class MetricsSettings(BaseModel):
     # Exported as oracle_llm_budget_usd_per_day, so the spend alert and the config agree;
     # 0 turns the alert off.
     llm_budget_usd_per_day: float = Field(0.0, ge=0.0, allow_inf_nan=False)
+    # The accuracy ledger's bounds, exported as oracle_auto_submitted_accuracy_min and
+    # oracle_agent_brier_max for the alerts on the rolling 7- and 30-day figures; 0 turns
+    # the alert off.
+    auto_submitted_accuracy_min: float = Field(
+        0.9,
+        ge=0.0,
+        le=1.0,
+        description="Below this share of right auto-submitted answers, an alert fires.",
+    )
+    agent_brier_max: float = Field(
+        0.2,
+        ge=0.0,
+        le=1.0,
+        description="Above this Brier score of an agent (0.25: a coin toss), an alert fires.",
+    )
+    accuracy_min_answers: int = Field(
+        10,
+        ge=1,
+        description="Answers a rolling figure must rest on before it is exported.",
+    )
+    accuracy_refresh_interval: float = Field(
+        600.0,
+        ge=0.0,
+        allow_inf_nan=False,
+        description="Seconds between refreshes of the rolling accuracy figures (housekeeping "
+        "reads 30 days of final outcomes for them; 0: at every housekeeping).",
+    )
 
 
 class HttpFieldMap(BaseModel):

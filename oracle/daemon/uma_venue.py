@@ -68,6 +68,7 @@ from oracle.core.ancillary import (
 )
 from oracle.core.bonds import BondCaps, check_bond, gas_cost_in_currency, to_units
 from oracle.core.markets import MarketSpec
+from oracle.core.scoring import Finality
 from oracle.daemon.chain_venue import latest_block, pool_problem
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
@@ -540,7 +541,7 @@ class UmaVenue:
             outcome = outcome_of_price(key.question(), price)
         except AncillaryDataError:
             outcome = f"price:{price}"
-        return Resolution(ResolutionStatus.FINAL, outcome, expiration)
+        return Resolution(ResolutionStatus.FINAL, outcome, expiration, Finality.UMA_SETTLEMENT)
 
     async def settle(self, market: MarketRef) -> str | None:
         """Settle the request once its price is final: the settling transaction (or None

@@ -10,6 +10,8 @@ and the tests use:
   a person's decisions.
 - `Deliveries` (deliveries.py): a decision on its way to the venue; settlement.
 - `Checkpoints` (checkpoints.py): where a job left off.
+- `Outcomes` (outcomes.py): the accuracy ledger: final outcomes and how each became
+  final, stored with the move to `final`; read back with verdicts and answers to score.
 - `PendingTransactions` (intents.py): the chain's unfinished transaction intents, counted
   (the intents themselves are read and written by `DatabaseIntentStore`, same module).
 
@@ -35,11 +37,21 @@ from oracle.store.deliveries import Deliveries
 from oracle.store.intents import PendingTransactions
 from oracle.store.leases import Leases
 from oracle.store.markets import Markets
+from oracle.store.outcomes import Outcomes
 from oracle.store.research import ResearchRuns
 from oracle.store.verdicts import Verdicts
 
 __all__ = ["Store"]
 
 
-class Store(Markets, Leases, ResearchRuns, Verdicts, Deliveries, Checkpoints, PendingTransactions):
+class Store(
+    Markets,
+    Leases,
+    ResearchRuns,
+    Verdicts,
+    Deliveries,
+    Checkpoints,
+    PendingTransactions,
+    Outcomes,
+):
     """Every aggregate of the daemon's database, on one engine and clock."""

@@ -204,3 +204,20 @@ class CheckpointRow(SQLModel, table=True):
     name: str = Field(primary_key=True, max_length=200)
     value: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
     updated_at: float
+
+
+class FinalOutcomeRow(SQLModel, table=True):
+    """A market's outcome once final on its venue, how it became final (`finality`: an
+    `oracle.core.scoring.Finality`), and the answer the oracle had given by then: what
+    the accuracy ledger scores the agents and the policy on."""
+
+    __tablename__ = "final_outcome"
+
+    market_id: str = Field(foreign_key="market.id", primary_key=True, max_length=200)
+    venue: str = Field(max_length=100, index=True)
+    outcome: str = Field(max_length=300)
+    finality: str = Field(max_length=32)
+    final_at: float = Field(index=True)  # when the daemon (or a person) saw it final
+    delivered_outcome: str | None = Field(default=None, max_length=300)
+    recorded_by: str = Field(max_length=100)
+    reason: str = ""

@@ -247,6 +247,13 @@ def world(anvil: Anvil, tmp_path: Path) -> UmaWorld:
     return UmaWorld(anvil, tmp_path)
 
 
+def assert_settled_as(store: Store, market_id: str, outcome: str) -> None:
+    """The accuracy ledger holds what UMA settled on, and how it became final."""
+    ledger = store.final_outcome(market_id)
+    assert ledger is not None
+    assert (ledger.outcome, ledger.finality) == (outcome, "uma-settlement")
+
+
 def test_a_request_is_proposed_on_settled_and_final_a_review_posts_no_bond_a_cap_refuses(
     world: UmaWorld, database_url: str
 ) -> None:
@@ -294,7 +301,7 @@ def test_a_request_is_proposed_on_settled_and_final_a_review_posts_no_bond_a_cap
 
     final = store.get_market(agreed)
     assert final.state == MarketState.FINAL
-    assert final.submission["final_outcome"] == "YES"
+    assert_settled_as(store, agreed, "YES")
     view = world.view(agreed)
     assert view.state == RequestState.SETTLED
     assert view.resolved_price == PRICE_SCALE
@@ -377,7 +384,7 @@ def test_another_proposers_contradicting_price_is_recorded_and_opens_a_review_it
     one_pass(settings)
     final = store.get_market(market_id)
     assert final.state == MarketState.FINAL
-    assert final.submission["final_outcome"] == "NO"
+    assert_settled_as(store, market_id, "NO")
     # The disagreement can change nothing now: its item is closed, saying how it ended.
     assert store.reviews() == []
     [closed] = store.reviews("closed")

@@ -48,6 +48,9 @@ REQUIRED_PANELS = {
     "Process memory": "process_resident_memory_bytes",
     "Open files": "process_open_fds",
     "Build": "oracle_build_info",
+    # The accuracy ledger's rolling figures.
+    "Auto-submitted accuracy (7d / 30d)": "oracle_auto_submitted_accuracy",
+    "Agent Brier score (7d / 30d)": "oracle_agent_brier",
 }
 
 

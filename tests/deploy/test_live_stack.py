@@ -203,7 +203,13 @@ def daemon_config(tmp: Path, port: int, venues_url: str) -> Path:
             "retry_backoff": 600,
             "drain_timeout": 5,
         },
-        "metrics": {"host": "127.0.0.1", "port": port},
+        # The accuracy ledger's rolling figures from the first final answer, every housekeeping.
+        "metrics": {
+            "host": "127.0.0.1",
+            "port": port,
+            "accuracy_min_answers": 1,
+            "accuracy_refresh_interval": 0,
+        },
         "agents": [
             {
                 "name": name,
@@ -427,6 +433,19 @@ def test_every_dashboard_query_succeeds_and_shows_the_run(stack: Stack) -> None:
     assert (build["version"], build["commit"]) == (oracle.__version__, "unknown")
     assert re.fullmatch(r"[0-9a-f]{12}", build["config_checksum"])
     assert [d["outcome"] for d in stack.venues.delivered] == ["YES", "YES"]
+    # The accuracy ledger: both delivered answers became final at once (the webhook venue
+    # has no challenge window) and stood; the bound is the default setting.
+    accuracy = {
+        r["metric"].get("window", "bound"): float(r["value"][1])
+        for r in results["Auto-submitted accuracy (7d / 30d)"]
+    }
+    assert accuracy == {"7d": 1.0, "30d": 1.0, "bound": 0.9}
+    brier = {
+        (r["metric"]["agent"], r["metric"]["window"]): float(r["value"][1])
+        for r in results["Agent Brier score (7d / 30d)"]
+        if "agent" in r["metric"]
+    }
+    assert brier[("alpha", "7d")] == pytest.approx(0.01)  # YES at 0.9, twice, right
 
 
 def test_grafana_variable_queries_find_the_daemon(stack: Stack) -> None:
@@ -494,7 +513,13 @@ def test_alerts_track_the_daemon(stack: Stack) -> None:
     assert ("OracleDaemonAbsent", "") not in active
     assert ("OracleMarketsStalled", "") not in active
     # The new operations alerts stay quiet: reviews are seconds old, no chain venue.
-    for quiet in ("OracleReviewSlaMissed", "OracleTransactionStuck", "OracleSignerBalanceLow"):
+    for quiet in (
+        "OracleReviewSlaMissed",
+        "OracleTransactionStuck",
+        "OracleSignerBalanceLow",
+        "OracleAutoSubmitAccuracyLow",
+        "OracleAgentBrierHigh",
+    ):
         assert (quiet, "") not in active
 
 

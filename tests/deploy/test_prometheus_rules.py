@@ -32,6 +32,8 @@ REQUIRED_ALERTS = {
     "OracleTransactionStuck",
     "OracleReviewSlaMissed",
     "OracleRpcErrorRatioHigh",  # per endpoint
+    "OracleAutoSubmitAccuracyLow",  # the accuracy ledger, under its configured bound
+    "OracleAgentBrierHigh",  # per agent, over its configured bound
 }
 # Alerts about one market: they carry what a person needs to act (deploy/alertmanager).
 MARKET_LABELS = {"market", "venue", "question", "answer", "answers", "proof"}

@@ -1,0 +1,259 @@
+"""The accuracy ledger: each market's final outcome with how it became final, stored in
+the transaction of the move that makes the market final (or by a person, for a market
+whose venue settles elsewhere), and read back as `oracle.core.scoring` scores it."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from sqlalchemy import Connection, Table, bindparam, delete, insert
+from sqlalchemy import select as core_select
+from sqlmodel import col, select
+
+from oracle.core.lifecycle import MarketEvent, MarketState
+from oracle.core.models import INVALID
+from oracle.core.scoring import Disagreement, DisputeEnd, Finality, Forecast, ScoredMarket
+from oracle.errors import StoreError
+from oracle.store._transaction import MARKET, Transactions
+from oracle.store.tables import (
+    AgentResultRow,
+    AuditRow,
+    ConsensusRow,
+    FinalOutcomeRow,
+    MarketRow,
+)
+
+_FINAL: Table = FinalOutcomeRow.__table__  # type: ignore[attr-defined]
+_CONSENSUS: Table = ConsensusRow.__table__  # type: ignore[attr-defined]
+_ANSWER: Table = AgentResultRow.__table__  # type: ignore[attr-defined]
+_INSERT_FINAL = insert(_FINAL)
+_LOCK_MARKET = core_select(MARKET).where(MARKET.c.id == bindparam("market_id")).with_for_update()
+# States in which the market's decided outcome is the answer the venue holds.
+_ANSWERED = (MarketState.SUBMITTED, MarketState.DISPUTED, MarketState.FINAL)
+_DISPUTE_EVENTS = (
+    MarketEvent.DISPUTED,
+    MarketEvent.DISPUTE_UPHELD,
+    MarketEvent.DISPUTE_REJECTED,
+    MarketEvent.PROPOSAL_RESET,
+)
+_CHUNK = 500  # ids per IN (...) list
+
+
+def _chunks(ids: Sequence[str]) -> Iterator[list[str]]:
+    for start in range(0, len(ids), _CHUNK):
+        yield list(ids[start : start + _CHUNK])
+
+
+class Outcomes(Transactions):
+    def _write_final(self, connection: Connection, **values: Any) -> None:
+        """Insert or replace a market's final outcome (a person may correct it)."""
+        connection.execute(delete(_FINAL).where(_FINAL.c.market_id == values["market_id"]))
+        connection.execute(_INSERT_FINAL, values)
+
+    def finalize(
+        self,
+        market_id: str,
+        event: MarketEvent,
+        *,
+        actor: str,
+        reason: str,
+        outcome: str | None,
+        finality: Finality,
+    ) -> MarketRow:
+        """Move a market to `final` by `event` and record its final outcome (`outcome`,
+        else the answer it was given, which stood) with `finality`: one transaction."""
+        with self._writing() as connection:
+            row = self._transition(
+                connection, market_id, event, actor=actor, reason=reason, lease_owner=None
+            )
+            final = outcome or row.decided_outcome
+            if final is not None:
+                self._write_final(
+                    connection,
+                    market_id=market_id,
+                    venue=row.source,
+                    outcome=final,
+                    finality=finality.value,
+                    final_at=self.clock(),
+                    delivered_outcome=row.decided_outcome,
+                    recorded_by=actor,
+                    reason=reason,
+                )
+            return row
+
+    def record_final_outcome(
+        self, market_id: str, outcome: str, *, recorded_by: str, reason: str
+    ) -> FinalOutcomeRow:
+        """A person records (or corrects) the outcome a market's venue settled on, for a
+        venue the daemon cannot read it from. The outcome must be one of the market's, or
+        INVALID."""
+        with self._writing() as connection:
+            row = connection.execute(_LOCK_MARKET, {"market_id": market_id}).mappings().first()
+            if row is None:
+                raise StoreError(f"market {market_id!r} is not known")
+            allowed = [*row["outcomes"], INVALID]
+            if outcome not in allowed:
+                raise StoreError(
+                    f"outcome {outcome!r} is not one of this market's outcomes: "
+                    f"{', '.join(allowed)}"
+                )
+            values = {
+                "market_id": market_id,
+                "venue": row["source"],
+                "outcome": outcome,
+                "finality": Finality.PERSON.value,
+                "final_at": self.clock(),
+                "delivered_outcome": (
+                    row["decided_outcome"] if row["state"] in _ANSWERED else None
+                ),
+                "recorded_by": recorded_by,
+                "reason": reason,
+            }
+            self._write_final(connection, **values)
+            return FinalOutcomeRow.model_validate(values)
+
+    def final_outcome(self, market_id: str) -> FinalOutcomeRow | None:
+        with self.reading() as session:
+            return session.get(FinalOutcomeRow, market_id)
+
+    def scored_markets(
+        self, *, since: float | None = None, venue: str | None = None
+    ) -> list[ScoredMarket]:
+        """Markets final since `since` (on `venue`), each with the verdict that decided it
+        and its agents' answers: what `oracle.core.scoring` scores. Column reads, not ORM
+        rows: a refresh of the rolling figures reads 30 days of them."""
+        query = core_select(
+            _FINAL.c.market_id,
+            _FINAL.c.venue,
+            _FINAL.c.outcome,
+            _FINAL.c.finality,
+            _FINAL.c.final_at,
+            _FINAL.c.delivered_outcome,
+            MARKET.c.outcomes,
+        ).join(MARKET, MARKET.c.id == _FINAL.c.market_id)
+        if since is not None:
+            query = query.where(_FINAL.c.final_at >= since)
+        if venue is not None:
+            query = query.where(_FINAL.c.venue == venue)
+        with self.reading() as session:
+            finals = session.execute(query.order_by(_FINAL.c.final_at)).all()
+            ids = [final.market_id for final in finals]
+            # Each market's consensus rows (not their proofs), oldest first.
+            consensus: dict[str, list[tuple[int | None, str, str]]] = defaultdict(list)
+            for chunk in _chunks(ids):
+                for market_id, run_id, action, outcome in session.execute(
+                    core_select(
+                        _CONSENSUS.c.market_id,
+                        _CONSENSUS.c.run_id,
+                        _CONSENSUS.c.action,
+                        _CONSENSUS.c.outcome,
+                    )
+                    .where(_CONSENSUS.c.market_id.in_(chunk))
+                    .order_by(_CONSENSUS.c.id)
+                ):
+                    consensus[market_id].append((run_id, action, outcome))
+            verdicts = {
+                market_id: next((r for r in reversed(rows) if r[0] is not None), None)
+                for market_id, rows in consensus.items()
+            }
+            run_ids = [v[0] for v in verdicts.values() if v is not None and v[0] is not None]
+            forecasts: dict[int, list[Forecast]] = defaultdict(list)
+            for start in range(0, len(run_ids), _CHUNK):
+                for run_id, agent_id, family, outcome, confidence, error in session.execute(
+                    core_select(
+                        _ANSWER.c.run_id,
+                        _ANSWER.c.agent_id,
+                        _ANSWER.c.model_family,
+                        _ANSWER.c.outcome,
+                        _ANSWER.c.confidence,
+                        _ANSWER.c.error,
+                    )
+                    .where(_ANSWER.c.run_id.in_(run_ids[start : start + _CHUNK]))
+                    .order_by(_ANSWER.c.id)
+                ):
+                    failed = error is not None
+                    forecasts[run_id].append(
+                        Forecast(
+                            agent_id,
+                            family,
+                            None if failed else outcome,
+                            None if failed else confidence,
+                        )
+                    )
+        scored = []
+        for final in finals:
+            verdict = verdicts.get(final.market_id)
+            rows = consensus.get(final.market_id)
+            answered_by = None
+            if final.delivered_outcome is not None:
+                answered_by = "person" if rows and rows[-1][1] == "decided" else "policy"
+            scored.append(
+                ScoredMarket(
+                    market_id=final.market_id,
+                    venue=final.venue,
+                    outcomes=tuple(final.outcomes),
+                    final_outcome=final.outcome,
+                    finality=final.finality,
+                    final_at=final.final_at,
+                    forecasts=tuple(forecasts[verdict[0]]) if verdict and verdict[0] else (),
+                    verdict=verdict[1] if verdict else None,
+                    verdict_outcome=verdict[2] if verdict else None,
+                    delivered_outcome=final.delivered_outcome,
+                    answered_by=answered_by,
+                )
+            )
+        return scored
+
+    def disagreements(
+        self, *, since: float | None = None, venue: str | None = None
+    ) -> list[Disagreement]:
+        """Every dispute of an answer the oracle gave (seen since `since`, on `venue`), and
+        how it ended, from the audit trail: the only disagreement with other proposers the
+        daemon records (a rival's proposal on a question it has not answered is not)."""
+        with self.reading() as session:
+            query = (
+                select(AuditRow, MarketRow.source, MarketRow.decided_outcome)
+                .join(MarketRow, col(MarketRow.id) == col(AuditRow.market_id))
+                .where(col(AuditRow.event).in_([e.value for e in _DISPUTE_EVENTS]))
+                .order_by(col(AuditRow.id))
+            )
+            if venue is not None:
+                query = query.where(col(MarketRow.source) == venue)
+            rows = list(session.exec(query).all())
+            finals = {
+                f.market_id: f
+                for chunk in _chunks(sorted({a.market_id for a, _, _ in rows}))
+                for f in session.exec(
+                    select(FinalOutcomeRow).where(col(FinalOutcomeRow.market_id).in_(chunk))
+                ).all()
+            }
+        found: list[Disagreement] = []
+        open_disputes: dict[str, tuple[float, str | None]] = {}
+        for audit, _, decided in rows:
+            market_id = audit.market_id
+            final = finals.get(market_id)
+            ours = final.delivered_outcome if final is not None else decided
+            if audit.event == MarketEvent.DISPUTED:
+                open_disputes[market_id] = (audit.at, ours)
+                continue
+            if audit.event == MarketEvent.PROPOSAL_RESET and audit.from_state == "submitted":
+                # Disputed and reopened within the window, before the watch job looked.
+                open_disputes.setdefault(market_id, (audit.at, None))
+            if market_id not in open_disputes:
+                continue
+            seen_at, ours_then = open_disputes.pop(market_id)
+            if audit.event == MarketEvent.DISPUTE_UPHELD:
+                ended = DisputeEnd.OVERTURNED
+                theirs = final.outcome if final is not None else None
+            elif audit.event == MarketEvent.DISPUTE_REJECTED:
+                ended, theirs = DisputeEnd.ANSWER_STOOD, None
+            else:
+                ended, theirs = DisputeEnd.REOPENED, None
+            if since is None or seen_at >= since:
+                found.append(Disagreement(market_id, ours_then or ours, theirs, ended))
+        for market_id, (seen_at, ours_then) in open_disputes.items():
+            if since is None or seen_at >= since:
+                found.append(Disagreement(market_id, ours_then, None, DisputeEnd.OPEN))
+        return found
