@@ -223,6 +223,13 @@ class DaemonMetrics:
             ["venue", "token"],
             registry=r,
         )
+        self.bond_min_balance = Gauge(
+            "oracle_bond_min_balance",
+            "The bond balance below which OracleBondBalanceLow fires (risk.min_bond_balance, "
+            "in the currency's smallest unit; 0: no alert), by venue and token.",
+            ["venue", "token"],
+            registry=r,
+        )
         self.bond_allowance = Gauge(
             "oracle_bond_allowance",
             "What the venue's oracle may still take of the signer's bond currency, in its "

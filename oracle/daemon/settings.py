@@ -173,6 +173,12 @@ class UmaRiskSettings(BaseModel):
     proposal_gas: int = Field(
         150_000, gt=0, description="Gas a proposal is taken to use when weighing its cost."
     )
+    min_bond_balance: Amount = Field(
+        Decimal(0),
+        ge=0,
+        description="Alert (OracleBondBalanceLow) when the signer holds less of a bond "
+        "currency than this; 0: no alert.",
+    )
 
 
 class UmaSourceConfig(BaseModel):

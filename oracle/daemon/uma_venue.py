@@ -283,6 +283,9 @@ class UmaVenue:
                 erc20 = Erc20(parts.pool, token)
                 us, oracle = parts.manager.address, parts.oracle.address
                 self._metrics.bond_balance.labels(self.name, token).set(await erc20.balance_of(us))
+                decimals = await self._currency_decimals(parts, token)
+                floor = to_units(self.config.risk.min_bond_balance, decimals)
+                self._metrics.bond_min_balance.labels(self.name, token).set(floor)
                 allowance = await erc20.allowance(us, oracle)
                 self._metrics.bond_allowance.labels(self.name, token).set(allowance)
                 self._metrics.bonds_at_risk.labels(self.name, token).set(at_risk.get(token, 0))

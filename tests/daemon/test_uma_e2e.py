@@ -261,7 +261,7 @@ def test_a_request_is_proposed_on_settled_and_final_a_review_posts_no_bond_a_cap
     contested = world.ask("Who won the local chess final?", CONTESTED)
     costly = world.ask("Did the costly event happen?", AGREED, bond=5 * BOND)
     too_soon = world.ask("Has the future event happened yet?", TOO_SOON)
-    settings = world.config(database_url, max_bond_per_request=300)
+    settings = world.config(database_url, max_bond_per_request=300, min_bond_balance=2.5)
     before = world.balance(OURS)
     metrics = DaemonMetrics()
 
@@ -325,6 +325,8 @@ def assert_bond_gauges(metrics: DaemonMetrics, world: UmaWorld, *, balance: int)
         MAX_UINT256 - BOND - FINAL_FEE
     )
     assert gauge(metrics, "oracle_bond_balance", **labels) == balance
+    # risk.min_bond_balance (2.5 units) in the currency's smallest unit, for the alert.
+    assert gauge(metrics, "oracle_bond_min_balance", **labels) == 25 * 10**17
 
 
 def _intent_keys(store: Store) -> list[str]:
