@@ -468,6 +468,10 @@ class Daemon:
         review = await self._db(self.store.decided_review, row.id)
         if review is None or review.decided_outcome is None:
             raise RuntimeError("market is reviewed but has no decided review item")
+        if review.approval_reason is not None and review.approved_by is None:
+            # Four-eyes: the store keeps such a market in review until it is approved;
+            # this holds the rule even against a row written around the store.
+            raise RuntimeError(f"review {review.id} awaits approval: {review.approval_reason}")
         base = await self._db(self.store.latest_consensus, row.id)
         proof = build_decision_proof(
             base.proof
