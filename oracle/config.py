@@ -29,6 +29,7 @@ from pydantic_settings import (
 from oracle._pydantic_errors import describe
 from oracle.agents.settings import AgentConfig
 from oracle.chain.settings import ChainSettings
+from oracle.console.settings import ConsoleSettings
 from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.core.urls import redact_url
 from oracle.daemon.settings import (
@@ -69,6 +70,7 @@ class Settings(BaseSettings):
     log: LogSettings = LogSettings()
     daemon: DaemonSettings = DaemonSettings()
     metrics: MetricsSettings = MetricsSettings()
+    console: ConsoleSettings = ConsoleSettings()
     agents: tuple[AgentConfig, ...] = ()
     market_sources: tuple[MarketSourceConfig, ...] = ()
 
