@@ -12,6 +12,7 @@ consensus` and `oracle proof verify` start without web3, SQLAlchemy or the LLM c
     oracle.cli.consensus   consensus, proof verify
     oracle.cli.daemon      run, db upgrade
     oracle.cli.review      review list | show | decide
+    oracle.cli.console     console serve | user add | token create | audit export | verify
     oracle.cli.backtest    backtest
     oracle.cli.keys        keys new | import | address
     oracle.cli.chain       chain deploy | ask | status
@@ -29,6 +30,7 @@ from oracle.cli.backtest import backtest
 from oracle.cli.chain import chain
 from oracle.cli.config import config
 from oracle.cli.consensus import consensus, proof
+from oracle.cli.console import console
 from oracle.cli.daemon import db, run
 from oracle.cli.keys import keys
 from oracle.cli.review import review
@@ -43,7 +45,7 @@ def cli() -> None:
     """AI-agent oracle for prediction markets."""
 
 
-for command in (config, consensus, proof, run, db, review, backtest, keys, chain):
+for command in (config, consensus, proof, run, db, review, console, backtest, keys, chain):
     cli.add_command(command)
 
 
