@@ -29,10 +29,13 @@ install_debian_package() {  # install_debian_package PACKAGE TOOL WHAT
     && { [ -n "$apt_updated" ] || "${apt_get[@]}" update -qq >/dev/null 2>&1; } \
     && apt_updated=1 \
     && "${apt_get[@]}" install -y -qq --no-install-recommends "$1" >/dev/null 2>&1; then
-    echo "installed Debian's $1 package ($3) for tests/deploy"
+    echo "installed Debian's $1 package ($3) for the tests that need it"
   else
-    echo "warning: could not install Debian's $1 package; tests/deploy that need $2 will skip" >&2
+    echo "warning: could not install Debian's $1 package; the tests that need $2 will skip" >&2
   fi
 }
 install_debian_package prometheus promtool "promtool, prometheus"
 install_debian_package prometheus-alertmanager amtool "alertmanager, amtool"
+# Debian's chromium, which Playwright drives in the review console's browser test
+# (tests/console/test_browser.py; Playwright cannot download its own browsers here).
+install_debian_package chromium chromium "chromium"

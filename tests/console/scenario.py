@@ -44,6 +44,7 @@ def escalate(
     failures: Sequence[AgentFailure] = (),
     *,
     question: str | None = None,
+    resolve_after: float = 500.0,
     force_review: bool = False,
 ) -> int:
     """Research `external_id` with `answers` and record the verdict; with `force_review`
@@ -54,7 +55,7 @@ def escalate(
         external_id=external_id,
         question=question or f"Did event {external_id} happen?",
         criteria="Per the official record.",
-        resolve_after=500.0,
+        resolve_after=resolve_after,
         details={"question_id": external_id},
     )
     market_id = spec.market_id
