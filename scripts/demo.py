@@ -184,7 +184,11 @@ def show(
     print(f"   proofs:   {home / 'proofs'}/<market>/<checksum>.json and .md")
     print(f"   reviews:  .venv/bin/oracle review list --config {config}")
     print(
-        f"   decide:   .venv/bin/oracle review decide ID --outcome X --reason WHY --config {config}"
+        f"   decide:   .venv/bin/oracle console user add NAME --role admin "
+        f"--config {config}, then\n"
+        f"             .venv/bin/oracle review decide ID --outcome X --reason WHY --as NAME "
+        f"--config {config}\n"
+        f"   console:  .venv/bin/oracle console serve --config {config} (docs/console.md)"
     )
     print("   verify:   .venv/bin/oracle proof verify FILE")
 
