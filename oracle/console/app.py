@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib.resources import files
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import jinja2
 from aiohttp import web
@@ -153,7 +153,9 @@ def _refuse(request: web.Request, status: int, message: str) -> web.StreamRespon
     if _wants_json(request):
         return web.json_response({"error": message}, status=status)
     if status == 401:
-        raise web.HTTPSeeOther(f"/login?next={request.path}")
+        # Back to the page after signing in; a refused POST goes back to the queue.
+        target = request.path if request.method == "GET" else "/"
+        raise web.HTTPSeeOther(f"/login?next={quote(target)}")
     return _page(request, "error.html", status=status, message=message)
 
 
