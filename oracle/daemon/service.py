@@ -481,6 +481,8 @@ class Daemon:
             reason=review.decided_reason or "",
             decided_by=review.decided_by or "unknown",
             decided_at=review.decided_at or self.clock(),
+            approved_by=review.approved_by,
+            approved_at=review.approved_at,
         )
         self._write_proof(row.id, proof)  # on disk before the market moves on with it
         return await self._db(

@@ -254,6 +254,11 @@ def test_a_decision_awaiting_approval_is_not_delivered_until_another_person_appr
     assert states == [MarketState.NEEDS_REVIEW, MarketState.FINAL]
     [answer] = venue.answers
     assert answer["outcome"] == "INVALID"
+    proof = json.loads(
+        (tmp_path / "proofs" / "venue_contest" / f"{answer['proof_checksum']}.json").read_text()
+    )
+    assert (proof["decision"]["decided_by"], proof["decision"]["approved_by"]) == ("alice", "bob")
+    assert verify_proof(proof)[0]
 
 
 def test_failed_delivery_is_retried_without_new_research(database_url: str, tmp_path: Path) -> None:
