@@ -61,6 +61,8 @@ class Console:
     settings: ConsoleSettings
     metrics: ConsoleMetrics
     templates: jinja2.Environment
+    # Set on shutdown: the event streams end instead of holding the server open.
+    closing: asyncio.Event
 
 
 CONSOLE = web.AppKey("console", Console)
@@ -485,6 +487,39 @@ async def unassign(request: web.Request) -> web.StreamResponse:
     return _done(request, review_id, {"claimed_by": None})
 
 
+# --- live updates -----------------------------------------------------------------------
+
+
+async def queue_events(request: web.Request) -> web.StreamResponse:
+    """Server-sent events: `queue` with the counts whenever the open queue changes (an
+    item opened, claimed, decided, approved ...); the page's script reloads on it."""
+    console = request.app[CONSOLE]
+    response = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"}
+    )
+    await response.prepare(request)
+    last: object = None
+    quiet = 0.0
+    while not console.closing.is_set():
+        rows = await _db(console.store.review_queue, ["open", "needs_approval"])
+        state = tuple((item.id, item.status, item.claimed_by) for item, _ in rows)
+        if state != last:
+            last, quiet = state, 0.0
+            counts = {
+                status: sum(1 for item, _ in rows if item.status == status)
+                for status in ("open", "needs_approval")
+            }
+            await response.write(f"event: queue\ndata: {json.dumps(counts)}\n\n".encode())
+        elif quiet >= 15.0:  # a comment now and then keeps proxies from closing the stream
+            quiet = 0.0
+            await response.write(b": still here\n\n")
+        try:
+            await asyncio.wait_for(console.closing.wait(), console.settings.queue_poll_seconds)
+        except TimeoutError:
+            quiet += console.settings.queue_poll_seconds
+    return response
+
+
 # --- operations -------------------------------------------------------------------------
 
 
@@ -522,6 +557,7 @@ ROUTES: tuple[tuple[str, str, Handler, Action | None], ...] = (
     ("POST", "/logout", logout, Action.VIEW),
     ("GET", "/", queue, Action.VIEW),
     ("GET", "/approvals", approvals, Action.APPROVE),
+    ("GET", "/events/queue", queue_events, Action.VIEW),
     ("GET", "/reviews/{review_id}", review_page, Action.VIEW),
     ("GET", "/proofs/{consensus_id}.json", proof_json, Action.VIEW),
     ("POST", "/reviews/{review_id}/decide", decide, Action.DECIDE),
@@ -558,7 +594,12 @@ async def _headers(request: web.Request, handler: Handler) -> web.StreamResponse
 def make_app(store: Store, settings: ConsoleSettings) -> web.Application:
     """The console over `store`; its metrics are on `app[CONSOLE].metrics.registry`."""
     app = web.Application(middlewares=[_headers], client_max_size=256 * 1024)
-    app[CONSOLE] = Console(store, settings, ConsoleMetrics(), templates())
+    app[CONSOLE] = Console(store, settings, ConsoleMetrics(), templates(), asyncio.Event())
+
+    async def end_streams(app: web.Application) -> None:
+        app[CONSOLE].closing.set()
+
+    app.on_shutdown.append(end_streams)
     for method, path, handler, action in ROUTES:
         app.router.add_route(method, path, handler if action is None else _guard(action, handler))
     app.router.add_static("/static/", _static_dir(), append_version=True)

@@ -24,6 +24,8 @@ class ConsoleSettings(BaseModel):
     login_max_failures: int = Field(5, ge=1, le=1000)
     login_window_seconds: float = Field(900.0, gt=0, allow_inf_nan=False)
     login_lockout_seconds: float = Field(900.0, gt=0, allow_inf_nan=False)
+    # How often each open queue page's event stream looks for changes in the queue.
+    queue_poll_seconds: float = Field(2.0, ge=0.05, le=300, allow_inf_nan=False)
 
     @model_validator(mode="after")
     def _secure_unless_local(self) -> Self:

@@ -108,6 +108,7 @@ def console(tmp_path: Path) -> Iterator[tuple[str, Store, int]]:
         "ORACLE__DATABASE__URL": url,
         "ORACLE__CONSOLE__PORT": str(port),
         "ORACLE__CONSOLE__SECURE_COOKIES": "false",  # plain http on 127.0.0.1
+        "ORACLE__CONSOLE__QUEUE_POLL_SECONDS": "0.2",
     }
     server = subprocess.Popen(
         [sys.executable, "-m", "oracle", "console", "serve"],
@@ -164,6 +165,12 @@ def test_a_reviewer_decides_and_an_approver_approves_in_a_browser(
         page.wait_for_selector("table.queue")
         assert QUESTION in page.inner_text("table.queue")
         page.screenshot(path=str(SCREENSHOTS / "queue.png"), full_page=True)
+        # Live updates: a claim made elsewhere shows without touching the page.
+        page.wait_for_timeout(1000)  # the stream's first event (the queue as loaded)
+        store.claim_review(review_id, "ann", assignee="ann")
+        page.wait_for_selector("table.queue td:has-text('ann')", timeout=15_000)
+        store.claim_review(review_id, "ann", assignee=None)
+        page.wait_for_selector("table.queue button:has-text('Claim')", timeout=15_000)
 
         page.click(f"text={QUESTION}")
         page.wait_for_selector("form.decide")

@@ -4,6 +4,7 @@ stale decisions and the audit chain."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 
@@ -366,3 +367,28 @@ def test_health_and_metrics(store: Store) -> None:
         assert 'oracle_console_open_reviews{status="open"} 1.0' in metrics
 
     run(store, scenario)
+
+
+def test_the_queue_streams_its_changes_to_signed_in_people_only(store: Store) -> None:
+    review_id = escalate(store, "q1")
+
+    async def next_event(response) -> str:  # type: ignore[no-untyped-def]
+        raw = await asyncio.wait_for(response.content.readuntil(b"\n\n"), timeout=10)
+        return str(raw.decode())
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        response = await client.get("/events/queue", allow_redirects=False)
+        assert response.status == 303  # strangers get no stream
+        await sign_in(client, "val")
+        response = await client.get("/events/queue")
+        assert response.headers["Content-Type"] == "text/event-stream"
+        first = await next_event(response)
+        assert first == 'event: queue\ndata: {"open": 1, "needs_approval": 0}\n\n'
+        await asyncio.to_thread(store.claim_review, review_id, "rita", assignee="rita")
+        assert (await next_event(response)).startswith("event: queue\n")
+        await asyncio.to_thread(store.decide_review, review_id, "INVALID", "unclear", "rita")
+        second = await next_event(response)
+        assert second == 'event: queue\ndata: {"open": 0, "needs_approval": 1}\n\n'
+        response.close()
+
+    run(store, scenario, local_settings(queue_poll_seconds=0.1))
