@@ -13,7 +13,8 @@ from sqlalchemy import text
 
 from oracle.console.app import CSP, LOGIN_CSRF_COOKIE, ROUTES, SESSION_COOKIE
 from oracle.console.settings import ConsoleSettings
-from oracle.core.lifecycle import MarketState
+from oracle.core.lifecycle import MarketEvent, MarketState
+from oracle.core.markets import MarketSpec
 from oracle.core.models import AgentFailure
 from oracle.store.repository import Store
 from oracle.testing import result
@@ -147,6 +148,10 @@ def test_signing_in_never_keeps_a_planted_session(store: Store) -> None:
         signed_in = store.session_person(fresh)
         assert signed_in is not None
         assert signed_in.person.name == "rita"
+        csrf = await page_csrf(client)
+        response = await client.post("/logout", data={"csrf_token": csrf}, allow_redirects=False)
+        assert response.status == 303
+        assert store.session_person(fresh) is None  # signing out ends the session
         # A made-up session id is simply not signed in.
         client.session.cookie_jar.clear()
         client.session.cookie_jar.update_cookies({SESSION_COOKIE: "made-up"})
@@ -392,3 +397,30 @@ def test_the_queue_streams_its_changes_to_signed_in_people_only(store: Store) ->
         response.close()
 
     run(store, scenario, local_settings(queue_poll_seconds=0.1))
+
+
+def test_an_item_without_a_consensus_is_shown_and_decided(store: Store) -> None:
+    spec = MarketSpec(source="chain", external_id="q9", question="Q9 <b>?</b>", resolve_after=1.0)
+    store.add_discovered([spec], actor="poller")
+    store.apply_event(spec.market_id, MarketEvent.DUE, actor="s")
+    store.apply_event(spec.market_id, MarketEvent.RESEARCH_STARTED, actor="s")
+    store.apply_event(spec.market_id, MarketEvent.FAILED, actor="s")
+    _, review_id = store.hand_to_person(
+        spec.market_id, MarketEvent.RETRIES_EXHAUSTED, actor="s", reasons=["every attempt failed"]
+    )
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        await sign_in(client, "rita")
+        html = await (await client.get(f"/reviews/{review_id}")).text()
+        assert "No consensus was recorded" in html
+        assert "Q9 &lt;b&gt;?&lt;/b&gt;" in html
+        csrf = await page_csrf(client, f"/reviews/{review_id}")
+        response = await client.post(
+            f"/api/reviews/{review_id}/decide",
+            json={"outcome": "YES", "reason": "checked by hand", "confirm": True},
+            headers={"X-CSRF-Token": csrf},
+        )
+        assert (await response.json())["status"] == "decided"
+
+    run(store, scenario)
+    assert store.get_market(spec.market_id).state == MarketState.REVIEWED
