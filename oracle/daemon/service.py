@@ -113,6 +113,10 @@ def _core_market(row: MarketRow) -> Market:
     )
 
 
+# Review items a person must still act on: open ones, and decisions awaiting approval.
+AWAITING_PEOPLE = ("open", "needs_approval")
+
+
 class Daemon:
     def __init__(
         self,
@@ -675,7 +679,9 @@ class Daemon:
         counts = await self._db(self.store.count_by_state)
         for state in MarketState:
             metrics.markets.labels(state.value).set(counts.get(state.value, 0))
-        reviews = await self._db(self.store.reviews, "open")
+        # A decision awaiting approval (four-eyes) still waits for a person.
+        queue = await self._db(self.store.review_queue, AWAITING_PEOPLE)
+        reviews = [item for item, _ in queue]
         now = self.clock()
         metrics.reviews_open.set(len(reviews))
         oldest_review = min((review.created_at for review in reviews), default=now)
@@ -711,8 +717,7 @@ class Daemon:
         """Each market a person must act on, with what an alert about it shows: open review
         items (since they opened) and disputed answers (since the dispute was seen)."""
         items = []
-        for review in self.store.reviews("open"):
-            row = self.store.get_market(review.market_id)
+        for review, row in self.store.review_queue(AWAITING_PEOPLE):
             consensus = (
                 self.store.consensus(review.consensus_id)
                 if review.consensus_id is not None
