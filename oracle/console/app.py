@@ -356,8 +356,11 @@ async def _evidence(request: web.Request) -> dict[str, Any]:
 
 
 async def review_page(request: web.Request) -> web.StreamResponse:
+    console = request.app[CONSOLE]
     evidence = await _evidence(request)
-    return _page(request, "review.html", e=evidence, error=request.query.get("error", ""))
+    people = await _db(console.store.people)
+    reviewers = [p.name for p in people if may(p.role, Action.DECIDE)]
+    return _page(request, "review.html", e=evidence, reviewers=reviewers)
 
 
 async def review_json(request: web.Request) -> web.StreamResponse:
@@ -480,6 +483,23 @@ async def claim(request: web.Request) -> web.StreamResponse:
     return _done(request, review_id, {"claimed_by": name})
 
 
+async def assign(request: web.Request) -> web.StreamResponse:
+    console = request.app[CONSOLE]
+    review_id = _review_id(request)
+    fields = await _fields(request)
+    assignee = str(fields.get("assignee", "")).strip()
+    if not assignee:
+        raise StoreError("choose whom to assign the item to")
+    await _db(
+        console.store.claim_review,
+        review_id,
+        request[PERSON].name,
+        assignee=assignee,
+        reassign=True,
+    )
+    return _done(request, review_id, {"claimed_by": assignee})
+
+
 async def unassign(request: web.Request) -> web.StreamResponse:
     console = request.app[CONSOLE]
     review_id = _review_id(request)
@@ -566,6 +586,7 @@ ROUTES: tuple[tuple[str, str, Handler, Action | None], ...] = (
     ("POST", "/reviews/{review_id}/send-back", send_back, Action.DECIDE),
     ("POST", "/reviews/{review_id}/claim", claim, Action.DECIDE),
     ("POST", "/reviews/{review_id}/unassign", unassign, Action.DECIDE),
+    ("POST", "/reviews/{review_id}/assign", assign, Action.APPROVE),
     ("GET", "/api/reviews", queue_json, Action.VIEW),
     ("GET", "/api/reviews/{review_id}", review_json, Action.VIEW),
     ("POST", "/api/reviews/{review_id}/decide", decide, Action.DECIDE),

@@ -120,6 +120,14 @@ class ConsoleRecords(Transactions):
             raise AccessDenied(f"no active console account named {name!r}")
         return _person(row)
 
+    def people(self) -> list[Person]:
+        """Every active account, by name."""
+        with self.reading() as session:
+            rows = session.connection().execute(
+                core_select(_USER).where(_USER.c.active.is_(True)).order_by(_USER.c.name)
+            )
+            return [_person(row) for row in rows.mappings()]
+
     def authenticate(self, name: str, password: str) -> Person | None:
         """The account if the password is right, else None (same work either way)."""
         with self.reading() as session:

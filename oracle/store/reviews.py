@@ -396,14 +396,22 @@ class Reviews(ConsoleRecords, Transactions):
             )
             return market
 
-    def claim_review(self, review_id: int, actor: str, *, assignee: str | None = None) -> None:
-        """Mark who works on an open item (`assignee`, default `actor`); None unassigns.
-        Claiming an item someone else holds is refused: unassign it first."""
+    def claim_review(
+        self, review_id: int, actor: str, *, assignee: str | None = None, reassign: bool = False
+    ) -> None:
+        """Mark who works on an open item (`assignee`; None unassigns). Claiming an item
+        someone else holds is refused unless `reassign` (a lead handing work out); an
+        assignee must be an active account that may decide."""
+        if assignee is not None and assignee != actor:
+            person = self.person(assignee)
+            if not may(person.role, Action.DECIDE):
+                raise StoreError(f"{assignee} ({person.role.value}) cannot decide reviews")
         with self._writing() as connection:
             item = self._lock_item(connection, review_id)
             if item["status"] != "open":
                 raise StoreError(f"review {review_id} is not open ({item['status']})")
-            if assignee is not None and item["claimed_by"] not in (None, assignee):
+            held = item["claimed_by"] not in (None, assignee)
+            if assignee is not None and held and not reassign:
                 raise StoreError(f"review {review_id} is claimed by {item['claimed_by']}")
             self._set_item(connection, review_id, claimed_by=assignee)
             action = "review.claimed" if assignee is not None else "review.unassigned"

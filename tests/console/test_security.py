@@ -426,3 +426,38 @@ def test_an_item_without_a_consensus_is_shown_and_decided(store: Store) -> None:
 
     run(store, scenario)
     assert store.get_market(spec.market_id).state == MarketState.REVIEWED
+
+
+def test_an_approver_hands_an_item_to_a_reviewer_and_a_reviewer_cannot(store: Store) -> None:
+    review_id = escalate(store, "q1")
+    store.claim_review(review_id, "rita", assignee="rita")
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        await sign_in(client, "rita")
+        csrf = await page_csrf(client, f"/reviews/{review_id}")
+        response = await client.post(
+            f"/reviews/{review_id}/assign", data={"csrf_token": csrf, "assignee": "adam"}
+        )
+        assert response.status == 403
+        await client.post("/logout", data={"csrf_token": csrf})
+        await sign_in(client, "ann")
+        html = await (await client.get(f"/reviews/{review_id}")).text()
+        assert '<option value="rita" selected>rita</option>' in html
+        assert '<option value="val"' not in html  # a viewer cannot be handed work
+        csrf = await page_csrf(client, f"/reviews/{review_id}")
+        response = await client.post(
+            f"/reviews/{review_id}/assign", data={"csrf_token": csrf, "assignee": "val"}
+        )
+        assert response.status == 400
+        assert "val (viewer) cannot decide reviews" in await response.text()
+        response = await client.post(
+            f"/reviews/{review_id}/assign",
+            data={"csrf_token": csrf, "assignee": "adam"},
+            allow_redirects=False,
+        )
+        assert response.status == 303
+
+    run(store, scenario)
+    assert store.review(review_id).claimed_by == "adam"
+    assert [e["details"]["assignee"] for e in store.audit_entries("market:chain:q1")
+            if e["action"] == "review.claimed"] == ["rita", "adam"]  # fmt: skip
