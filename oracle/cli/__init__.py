@@ -12,7 +12,8 @@ consensus` and `oracle proof verify` start without web3, SQLAlchemy or the LLM c
     oracle.cli.consensus   consensus, proof verify
     oracle.cli.daemon      run, db upgrade
     oracle.cli.review      review list | show | decide
-    oracle.cli.console     console serve | user add | token create | audit export | verify
+    oracle.cli.console     console serve | user add | disable | token create | revoke |
+                           audit export | verify
     oracle.cli.backtest    backtest
     oracle.cli.keys        keys new | import | address
     oracle.cli.chain       chain deploy | ask | status

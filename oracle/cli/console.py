@@ -67,6 +67,16 @@ def user_add(name: str, role: str, password_file: str | None, config_path: str |
     click.echo(f"added {person.name} ({person.role.value})")
 
 
+@user.command("disable")
+@click.argument("name")
+@config_option
+def user_disable(name: str, config_path: str | None) -> None:
+    """Take NAME's access away now: no sign-in, sessions ended, API tokens revoked."""
+    with _review_store(config_path) as store:
+        store.disable_user(name, "admin")
+    click.echo(f"disabled {name}: signed out, tokens revoked")
+
+
 @console.group("token")
 def token() -> None:
     """API tokens for scripts and `oracle review decide`."""
@@ -138,3 +148,13 @@ def audit_verify(exported: str | None, config_path: str | None) -> None:
     if problems:
         sys.exit(EXIT_CHECK_FAILED)
     click.echo(f"audit chain verifies: {count} entries")
+
+
+@token.command("revoke")
+@click.argument("name")
+@config_option
+def token_revoke(name: str, config_path: str | None) -> None:
+    """Revoke every API token of account NAME."""
+    with _review_store(config_path) as store:
+        count = store.revoke_tokens(name, "admin")
+    click.echo(f"revoked {count} token{'' if count == 1 else 's'} of {name}")

@@ -107,6 +107,34 @@ class ConsoleRecords(Transactions):
             raise StoreError(f"user {name!r} already exists") from None
         return Person(id=user_id, name=name, role=parsed)
 
+    def disable_user(self, name: str, actor: str) -> None:
+        """Take an account's access away at once: it can no longer sign in, its sessions
+        end and its API tokens are revoked (its past decisions and audit entries stay)."""
+        person = self.person(name)
+        with self._writing() as connection:
+            connection.execute(update(_USER).where(_USER.c.id == person.id).values(active=False))
+            connection.execute(delete(_SESSION).where(_SESSION.c.user_id == person.id))
+            self._revoke_tokens(connection, person.id)
+            self._append_audit(connection, actor, "user.disabled", f"user:{name}", {})
+
+    def revoke_tokens(self, name: str, actor: str) -> int:
+        """Revoke every API token of account `name`; returns how many were live."""
+        person = self.person(name)
+        with self._writing() as connection:
+            count = self._revoke_tokens(connection, person.id)
+            self._append_audit(
+                connection, actor, "token.revoked", f"user:{name}", {"tokens": count}
+            )
+        return count
+
+    def _revoke_tokens(self, connection: Connection, user_id: int) -> int:
+        result = connection.execute(
+            update(_TOKEN)
+            .where(_TOKEN.c.user_id == user_id, _TOKEN.c.revoked_at.is_(None))
+            .values(revoked_at=self.clock())
+        )
+        return int(result.rowcount)
+
     def person(self, name: str) -> Person:
         """An active account by name, or AccessDenied."""
         with self.reading() as session:

@@ -142,3 +142,19 @@ def test_audit_export_and_verify(setup: tuple[Path, dict[str, str], Store]) -> N
     run = run_oracle("console", "audit", "verify", cwd=cwd, env=env)
     assert run.returncode == 1
     assert "entry 1: hash does not match its content" in run.stdout
+
+
+def test_revoking_tokens_and_disabling_an_account(
+    setup: tuple[Path, dict[str, str], Store],
+) -> None:
+    cwd, env, store = setup
+    store.add_user("rita", "reviewer", PASSWORD)
+    token = store.create_token("rita")
+    run = run_oracle("console", "token", "revoke", "rita", cwd=cwd, env=env)
+    assert run.stdout == "revoked 1 token of rita\n", run.stderr
+    decide = ("review", "decide", "1", "--outcome", "YES", "--reason", "r")
+    line = one_error_line(run_oracle(*decide, cwd=cwd, env={**env, "ORACLE_CONSOLE_TOKEN": token}))
+    assert line == "the API token is not valid (unknown or revoked)"
+    run = run_oracle("console", "user", "disable", "rita", cwd=cwd, env=env)
+    assert run.stdout == "disabled rita: signed out, tokens revoked\n", run.stderr
+    assert store.authenticate("rita", PASSWORD) is None

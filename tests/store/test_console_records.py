@@ -228,3 +228,23 @@ def test_claims_and_the_queue_in_one_query(store: Store) -> None:
         (first, "chain:q1", "ann"),
         (second, "chain:q2", None),
     ]
+
+
+def test_disabling_an_account_ends_its_sessions_and_tokens(store: Store) -> None:
+    rita = store.person("rita")
+    session, _ = store.start_session(rita, ttl_seconds=600)
+    first, second = store.create_token("rita"), store.create_token("rita")
+    assert store.revoke_tokens("rita", "adam") == 2
+    with pytest.raises(AccessDenied):
+        store.token_person(first)
+    third = store.create_token("rita")
+    store.disable_user("rita", "adam")
+    assert store.session_person(session) is None
+    assert store.authenticate("rita", PASSWORD) is None
+    for token in (second, third):
+        with pytest.raises(AccessDenied):
+            store.token_person(token)
+    with pytest.raises(AccessDenied, match="no active console account named 'rita'"):
+        store.person("rita")
+    actions = [e["action"] for e in store.audit_entries("user:rita")]
+    assert actions[-3:] == ["token.revoked", "token.created", "user.disabled"]
