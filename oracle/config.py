@@ -25,6 +25,7 @@ from oracle.config_sources import (
     load_data,
     validation_error,
 )
+from oracle.console.settings import ConsoleSettings
 from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.core.urls import redact_url
 from oracle.daemon.settings import (
@@ -64,6 +65,7 @@ class Settings(BaseModel):
     log: LogSettings = LogSettings()
     daemon: DaemonSettings = DaemonSettings()
     metrics: MetricsSettings = MetricsSettings()
+    console: ConsoleSettings = ConsoleSettings()
     agents: tuple[AgentConfig, ...] = ()
     market_sources: tuple[MarketSourceConfig, ...] = ()
 

@@ -42,6 +42,7 @@ SECTIONS = frozenset(
         "agents",
         "market_sources",
         "chain",
+        "console",
     }
 )
 

@@ -17,7 +17,9 @@ The tree::
     ├── IllegalTransition        an event the market lifecycle does not allow in a state
     ├── IllegalIntentTransition  an event a transaction intent's states do not allow
     ├── StoreError               a request the store cannot honour (names the record)
+    │   ├── StaleDecision        a review decision made on evidence newer research replaced
     │   └── LeaseLost            another replica holds (or took over) the market's lease
+    ├── AccessDenied             a person is not who they claim, or their role may not act
     ├── SourceError              a market source could not be read (names the source)
     ├── ResolverError            an answer could not be delivered (`retryable`)
     ├── AgentError               an agent could not answer (recorded as its failure)
@@ -137,6 +139,16 @@ class StoreError(OracleError):
 
 class LeaseLost(StoreError):
     """Another replica holds (or took over) the market's lease."""
+
+
+class StaleDecision(StoreError):
+    """A review decision bound to evidence (consensus id, proof checksum) that newer
+    research has replaced: the person must look again before deciding."""
+
+
+class AccessDenied(OracleError):
+    """A person could not be identified (bad password, token or session), or their role
+    may not do what they asked; the message never repeats a secret."""
 
 
 class SourceError(OracleError):

@@ -3,14 +3,17 @@
 A local anvil chain, the contracts deployed, sample questions asked on-chain, `replay`
 agents answering from the bundled recordings, the daemon deciding, proposing, watching
 the challenge windows pass, and sending the contested question to review. Everything
-lives under data/demo/; the metrics endpoint stays live until Ctrl-C (or, with --exit,
-the demo stops by itself once it has shown everything).
+lives under data/demo/; the metrics endpoint and the review console (two demo accounts)
+stay live until Ctrl-C (or, with --exit, the demo stops by itself once it has shown
+everything).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -94,6 +97,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--exit", action="store_true", help="stop once everything was shown")
     parser.add_argument("--metrics-port", type=int, default=9464)
+    parser.add_argument("--console-port", type=int, default=8480)
     parser.add_argument("--home", type=Path, default=ROOT / "data" / "demo")
     args = parser.parse_args()
     home: Path = args.home
@@ -105,6 +109,7 @@ def main() -> None:
     chain = Anvil(binary, [], None)
     chain.start()
     daemon: Daemon | None = None
+    console: subprocess.Popen[bytes] | None = None
     try:
         config, asked = prepare(home, chain, args.metrics_port)
         log = home / "daemon.log"
@@ -116,15 +121,58 @@ def main() -> None:
         daemon = Daemon(process, log)
         print(f"4. daemon started with replay agents; log: {log}")
         show(home, chain, config, asked, args.metrics_port, daemon=daemon)
+        console = start_console(home, config, args.console_port)
         if args.exit:
             return
-        print("\nThe daemon and the chain keep running; Ctrl-C stops both.")
+        print("\nThe daemon, the console and the chain keep running; Ctrl-C stops them.")
         signal.sigwait({signal.SIGINT, signal.SIGTERM})
     finally:
+        if console is not None and console.poll() is None:
+            console.send_signal(signal.SIGTERM)
+            console.wait(timeout=60)
         if daemon is not None and daemon.process.poll() is None:
             daemon.process.send_signal(signal.SIGTERM)
             daemon.process.wait(timeout=60)
         chain.stop(signal.SIGKILL)
+
+
+def start_console(home: Path, config: Path, port: int) -> subprocess.Popen[bytes]:
+    """The review console over the demo's database, with two demo accounts (a reviewer
+    and an approver, for the four-eyes rule) sharing a password written to a file."""
+    password_file = home / "console-password"
+    password_file.write_text(secrets.token_urlsafe(12) + "\n")
+    password_file.chmod(0o600)
+    for name, role in (("demo-reviewer", "reviewer"), ("demo-approver", "approver")):
+        oracle(config, "console", "user", "add", name, "--role", role,
+               "--password-file", str(password_file))  # fmt: skip
+    log = home / "console.log"
+    environment = {
+        **os.environ,
+        "ORACLE__CONSOLE__PORT": str(port),
+        "ORACLE__CONSOLE__SECURE_COOKIES": "false",  # plain http on 127.0.0.1 only
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "oracle", "console", "serve", "--config", str(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("wb"),
+        env=environment,
+    )
+    address = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            with urllib.request.urlopen(f"{address}healthz", timeout=2) as response:
+                if response.status == 200:
+                    break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                sys.exit(f"demo: the review console did not start: {last_error(log)} ({log})")
+            time.sleep(0.2)
+    print(
+        f"   console:  {address}  (sign in as demo-reviewer or demo-approver, "
+        f"password in {password_file}; docs/console.md)"
+    )
+    return process
 
 
 def prepare(home: Path, chain: Anvil, metrics_port: int) -> tuple[Path, dict[str, str]]:
@@ -184,7 +232,10 @@ def show(
     print(f"   proofs:   {home / 'proofs'}/<market>/<checksum>.json and .md")
     print(f"   reviews:  .venv/bin/oracle review list --config {config}")
     print(
-        f"   decide:   .venv/bin/oracle review decide ID --outcome X --reason WHY --config {config}"
+        f"   decide:   .venv/bin/oracle console user add NAME --role admin "
+        f"--config {config}, then\n"
+        f"             .venv/bin/oracle review decide ID --outcome X --reason WHY --as NAME "
+        f"--config {config}"
     )
     print("   verify:   .venv/bin/oracle proof verify FILE")
 

@@ -35,9 +35,9 @@ install_debian_package() {  # install_debian_package PACKAGE TOOL WHAT
     && { [ -n "$apt_updated" ] || "${apt_get[@]}" update -qq >/dev/null 2>&1; } \
     && apt_updated=1 \
     && "${apt_get[@]}" install -y -qq --no-install-recommends "$1" >/dev/null 2>&1; then
-    echo "installed Debian's $1 package ($3) for tests/deploy"
+    echo "installed Debian's $1 package ($3) for the tests that need it"
   else
-    echo "warning: could not install Debian's $1 package; tests/deploy that need $2 will skip" >&2
+    echo "warning: could not install Debian's $1 package; the tests that need $2 will skip" >&2
   fi
 }
 install_debian_package prometheus promtool "promtool, prometheus"
@@ -47,3 +47,6 @@ install_debian_package prometheus-alertmanager amtool "alertmanager, amtool"
 install_debian_package podman podman "podman, to build and run the image"
 install_debian_package runc runc "runc, the container runtime podman uses there"
 install_debian_package debootstrap debootstrap "debootstrap, for the image's stand-in base"
+# Debian's chromium, which Playwright drives in the review console's browser test
+# (tests/console/test_browser.py; Playwright cannot download its own browsers here).
+install_debian_package chromium chromium "chromium"

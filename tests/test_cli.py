@@ -387,8 +387,13 @@ def test_review_decide_into_a_database_that_refuses_writes(tmp_path: Path) -> No
     for event in ("due", "research_started", "research_finished", "consensus_review"):
         store.apply_event(spec.market_id, MarketEvent(event), actor="test")
     review_id = store.open_review(spec.market_id, None, ["contested"])
+    store.add_user("rita", "reviewer", "correct horse battery")
+    token = store.create_token("rita")
     store.engine.dispose()
-    env = {"ORACLE__DATABASE__URL": f"sqlite:///file:{path}?mode=ro&uri=true"}
+    env = {
+        "ORACLE__DATABASE__URL": f"sqlite:///file:{path}?mode=ro&uri=true",
+        "ORACLE_CONSOLE_TOKEN": token,
+    }
     decide = ("review", "decide", str(review_id), "--outcome", "YES", "--reason", "checked")
     line = one_error_line(run_oracle(*decide, cwd=tmp_path, env=env))
     assert line == (

@@ -27,6 +27,8 @@ def test_demo_shows_answers_final_a_review_and_live_metrics(tmp_path: Path) -> N
             str(tmp_path),
             "--metrics-port",
             str(free_port()),
+            "--console-port",
+            str(console_port := free_port()),
         ],
         capture_output=True,
         text=True,
@@ -34,6 +36,7 @@ def test_demo_shows_answers_final_a_review_and_live_metrics(tmp_path: Path) -> N
         check=False,
     )
     assert run.returncode == 0, run.stdout + run.stderr
+    assert f"console:  http://127.0.0.1:{console_port}/  (sign in as demo-reviewer" in run.stdout
     assert "3 questions asked on-chain" in run.stdout
     assert "1 final, 2 needs_review" in run.stdout
     assert "on-chain FINAL     outcome=YES" in run.stdout

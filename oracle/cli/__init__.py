@@ -12,6 +12,8 @@ consensus` and `oracle proof verify` start without web3, SQLAlchemy or the LLM c
     oracle.cli.consensus   consensus, proof verify
     oracle.cli.daemon      run, db upgrade
     oracle.cli.review      review list | show | decide
+    oracle.cli.console     console serve | user add | disable | token create | revoke |
+                           audit export | verify
     oracle.cli.backtest    backtest
     oracle.cli.accuracy    accuracy [record]
     oracle.cli.keys        keys new | import | address
@@ -31,6 +33,7 @@ from oracle.cli.backtest import backtest
 from oracle.cli.chain import chain
 from oracle.cli.config import config
 from oracle.cli.consensus import consensus, proof
+from oracle.cli.console import console
 from oracle.cli.daemon import db, run
 from oracle.cli.keys import keys
 from oracle.cli.review import review
@@ -45,7 +48,19 @@ def cli() -> None:
     """AI-agent oracle for prediction markets."""
 
 
-for command in (config, consensus, proof, run, db, review, backtest, accuracy, keys, chain):
+for command in (
+    config,
+    consensus,
+    proof,
+    run,
+    db,
+    review,
+    console,
+    backtest,
+    accuracy,
+    keys,
+    chain,
+):
     cli.add_command(command)
 
 

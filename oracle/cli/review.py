@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -45,64 +45,228 @@ def _review_store(config_path: str | None) -> Iterator[Store]:
         store.engine.dispose()
 
 
+def _when(epoch: float | None) -> str:
+    from datetime import UTC, datetime
+
+    if epoch is None:
+        return "-"
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _age(seconds: float) -> str:
+    hours, minutes = divmod(int(seconds // 60), 60)
+    return f"{hours}h{minutes:02d}m"
+
+
 @review.command("list")
 @config_option
-@click.option("--all", "show_all", is_flag=True, help="Include decided items.")
-def review_list(config_path: str | None, show_all: bool) -> None:
-    """Review items, oldest first."""
+@click.option("--all", "show_all", is_flag=True, help="Include decided and closed items.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (one object per item).")
+def review_list(config_path: str | None, show_all: bool, as_json: bool) -> None:
+    """Review items, oldest first, with age, deadline and reasons (one query)."""
+    import json
+
+    from oracle.console.evidence import review_summary
+
     with _review_store(config_path) as store:
-        items = store.reviews(None if show_all else "open")
-        markets = {item.market_id: store.get_market(item.market_id) for item in items}
-    if not items:
+        rows = store.review_queue(None if show_all else ["open", "needs_approval"])
+        now = store.clock()
+    summaries = [review_summary(item, market, now) for item, market in rows]
+    if as_json:
+        click.echo(json.dumps({"reviews": summaries}, indent=2))
+        return
+    if not summaries:
         click.echo("no review items" if show_all else "no open review items")
-    for item in items:
-        market = markets[item.market_id]
-        decided = f" -> {item.decided_outcome} by {item.decided_by}" if item.decided_outcome else ""
-        click.echo(f"{item.id:>5}  {item.status:<8} {market.id}  {market.question}{decided}")
-        for reason in item.reasons:
+    for s in summaries:
+        decision = s["decision"]
+        decided = f" -> {decision['outcome']} by {decision['by']}" if decision else ""
+        click.echo(f"{s['id']:>5}  {s['status']:<14} {s['market_id']}  {s['question']}{decided}")
+        click.echo(
+            f"       venue {s['venue']}, waiting {_age(s['age_seconds'])}, "
+            f"resolve after {_when(s['resolve_after'])}"
+            + (f", claimed by {s['claimed_by']}" if s["claimed_by"] else "")
+        )
+        for reason in s["reasons"]:
             click.echo(f"       - {reason}")
 
 
 @review.command("show")
 @click.argument("review_id", type=int)
 @config_option
-def review_show(review_id: int, config_path: str | None) -> None:
-    """One review item: the market, the reasons, and the proof's report."""
-    from oracle.core.proof import render_markdown
+@click.option("--json", "as_json", is_flag=True, help="Print the full evidence as JSON.")
+def review_show(review_id: int, config_path: str | None, as_json: bool) -> None:
+    """One review item with its full evidence: the question, every agent's answer and
+    reasoning, the sources grouped by the outcome they support, failures, the proof and
+    the history. `decide` binds to the consensus and checksum shown here."""
+    import json
+
+    from oracle.console.evidence import gather
 
     with _review_store(config_path) as store:
-        item = store.review(review_id)
-        market = store.get_market(item.market_id)
-        consensus = store.consensus(item.consensus_id) if item.consensus_id is not None else None
-    click.echo(f"review {item.id} ({item.status}) for market {market.id}")
-    click.echo(f"question: {market.question}")
-    click.echo(f"outcomes: {', '.join(market.outcomes)} (or INVALID)")
+        evidence = gather(store, review_id)
+    if as_json:
+        click.echo(json.dumps(evidence, indent=2))
+        return
+    _print_evidence(evidence)
+
+
+def _print_evidence(e: dict[str, Any]) -> None:
+    r, m, c = e["review"], e["market"], e["consensus"]
+    click.echo(f"review {r['id']} ({r['status']}) for market {m['id']} on {m['venue']}")
+    click.echo(f"question: {m['question']}")
+    click.echo(f"criteria: {m['criteria'] or '(none)'}")
+    click.echo(f"outcomes: {', '.join(m['outcomes'])}")
+    click.echo(f"waiting {_age(r['age_seconds'])}; resolve after {_when(m['resolve_after'])}")
     click.echo("reasons:")
-    for reason in item.reasons:
+    for reason in r["reasons"]:
         click.echo(f"  - {reason}")
-    if item.decided_outcome:
-        click.echo(f"decided: {item.decided_outcome} by {item.decided_by}: {item.decided_reason}")
-    if consensus is not None:
+    if r["decision"]:
+        d = r["decision"]
+        click.echo(f"decided: {d['outcome']} by {d['by']}: {d['reason']}")
+        if d["approval_reason"]:
+            approved = f"approved by {d['approved_by']}" if d["approved_by"] else "awaiting"
+            click.echo(f"four-eyes: {d['approval_reason']} ({approved})")
+    if c is None:
+        click.echo("consensus: none recorded")
+    else:
+        verifies = "verifies" if c["proof_verifies"] else "DOES NOT VERIFY"
+        click.echo(
+            f"consensus {c['id']}: {c['outcome']} (quorum "
+            f"{'reached' if c['reached'] else 'not reached'}): {c['explanation']}"
+        )
+        click.echo(f"proof checksum: {c['checksum']} ({verifies})")
+    for group in e["outcomes"]:
         click.echo("")
-        click.echo(render_markdown(consensus.proof), nl=False)
+        click.echo(f"== {group['outcome']}: {len(group['agents'])} agents")
+        for a in group["agents"]:
+            click.echo(
+                f"-- {a['agent_id']} ({a['provider'] or '?'}, family {a['model_family'] or '?'}, "
+                f"confidence {a['confidence']:.0%}{'' if a['counted'] else ', not counted'})"
+            )
+            click.echo(a["reasoning"])
+        for s in group["sources"]:
+            mark = "  [only this side]" if s["only_this_side"] else ""
+            click.echo(
+                f"   * {s['title'] or s['url']} <{s['url']}> {s['category']}, credibility "
+                f"{s['credibility']:.0%}, cited by {', '.join(s['cited_by'])}{mark}"
+            )
+    for f in e["failures"]:
+        click.echo(f"failed: {f['agent_id']}: {f['error']}")
+    for x in e["excluded"]:
+        click.echo(f"excluded: {x}")
+    click.echo("")
+    click.echo("history:")
+    for h in e["history"]:
+        click.echo(f"  {_when(h['at'])} {h['actor']}: {h['from']} -> {h['to']} ({h['reason']})")
+    for h in e["console_history"]:
+        click.echo(f"  {_when(h['at'])} {h['actor']}: {h['action']}")
+
+
+TOKEN_ENV = "ORACLE_CONSOLE_TOKEN"
+
+
+def _read_secret_file(path: str, what: str) -> str:
+    from pathlib import Path
+
+    try:
+        value = Path(path).read_text(encoding="utf-8").strip()
+    except OSError as error:
+        fail(f"{what} {path}: cannot be read ({error.strerror})")
+    if not value:
+        fail(f"{what} {path}: is empty")
+    return value
 
 
 @review.command("decide")
 @click.argument("review_id", type=int)
 @click.option("--outcome", required=True, help="One of the market's outcomes, or INVALID.")
 @click.option("--reason", required=True, help="Why; recorded with the decision.")
-@click.option("--by", "decided_by", default=None, help="Who decides (default: the OS user).")
+@click.option(
+    "--token-file",
+    default=None,
+    help=f"A file holding the console API token to act as (or ${TOKEN_ENV}).",
+)
+@click.option(
+    "--as",
+    "account",
+    default=None,
+    help="An admin console account to act as; its password is asked for (or --password-file).",
+)
+@click.option("--password-file", default=None, help="The --as account's password, from a file.")
+@click.option(
+    "--checksum",
+    default=None,
+    help="The proof checksum `review show` printed: refused as stale if newer research "
+    "arrived since (default: the latest consensus now).",
+)
 @config_option
-def review_decide(
-    review_id: int, outcome: str, reason: str, decided_by: str | None, config_path: str | None
+def review_decide(  # click passes every option by name
+    *,
+    review_id: int,
+    outcome: str,
+    reason: str,
+    token_file: str | None,
+    account: str | None,
+    password_file: str | None,
+    checksum: str | None,
+    config_path: str | None,
 ) -> None:
-    """Decide a review item; the daemon then delivers the answer."""
-    import getpass
+    """Decide a review item as a console account (an API token, or an admin account and
+    its password). The four-eyes rule holds here too: an INVALID decision, or one
+    overriding a consensus that reached quorum, waits for an approver's approval."""
+    import os
+
+    from oracle.core.review_rules import Action, may
+    from oracle.errors import AccessDenied
+    from oracle.store.reviews import Seen
 
     if not reason.strip():
         fail("--reason: must not be empty")
+    token = (
+        _read_secret_file(token_file, "--token-file") if token_file else os.environ.get(TOKEN_ENV)
+    )
+    if account is not None and token:
+        fail("--as: give either an API token or --as, not both")
     with _review_store(config_path) as store:
-        market = store.decide_review(
-            review_id, outcome, reason.strip(), decided_by or getpass.getuser()
+        if account is not None:
+            password = (
+                _read_secret_file(password_file, "--password-file")
+                if password_file
+                else click.prompt(f"password of {account}", hide_input=True)
+            )
+            person = store.authenticate(account, password)
+            if person is None:
+                raise AccessDenied(f"--as {account}: wrong account name or password")
+            if not may(person.role, Action.ADMINISTER):
+                raise AccessDenied(
+                    f"--as {account}: only an admin account decides without a token "
+                    f"({account} is {person.role.value}); use an API token"
+                )
+        elif token:
+            person = store.token_person(token)
+        else:
+            fail(f"who decides? give --token-file (or ${TOKEN_ENV}), or --as an admin account")
+        if not may(person.role, Action.DECIDE):
+            raise AccessDenied(f"{person.name} ({person.role.value}) may not decide")
+        item = store.review(review_id)
+        latest = store.latest_consensus(item.market_id)
+        if checksum is not None and (latest is None or latest.checksum != checksum):
+            from oracle.errors import StaleDecision
+
+            raise StaleDecision(
+                f"review {review_id}: the consensus shown (proof {checksum}) is no longer the "
+                f"latest ({latest.checksum if latest else 'none'}): run `review show` again"
+            )
+        seen = Seen(latest.id, latest.checksum) if latest is not None else Seen(None, None)
+        market = store.decide_review(review_id, outcome, reason.strip(), person.name, seen=seen)
+        status = store.review(review_id).status
+    if status == "needs_approval":
+        click.echo(
+            f"review {review_id}: {market.id} decided {outcome} by {person.name}; "
+            "it needs an approver's approval before the daemon submits it"
         )
-    click.echo(f"review {review_id}: {market.id} decided {outcome}; the daemon will submit it")
+    else:
+        click.echo(
+            f"review {review_id}: {market.id} decided {outcome} by {person.name}; "
+            "the daemon will submit it"
+        )

@@ -11,6 +11,8 @@ records each transition (time, from, event, to, reason) in the audit log.
     consensus --consensus_submit--> submitting --proposal_confirmed--> submitted
     consensus --consensus_review--> needs_review --review_decided--> reviewed
     reviewed --submission_started--> submitting
+    reviewed --review_reopened--> needs_review      (a decision taken back before delivery)
+    needs_review --research_requested--> due         (a person sends it back for research)
     submitted --window_passed--> final          submitted --disputed--> disputed
     disputed --dispute_upheld / dispute_rejected--> final
     disputed --proposal_reset--> due      submitted --proposal_reset--> due
@@ -71,6 +73,8 @@ class MarketEvent(StrEnum):
     RETRIES_EXHAUSTED = "retries_exhausted"
     RESEARCH_AGAIN = "research_again"
     DEFERRALS_EXHAUSTED = "deferrals_exhausted"
+    REVIEW_REOPENED = "review_reopened"
+    RESEARCH_REQUESTED = "research_requested"
 
 
 S, E = MarketState, MarketEvent
@@ -85,7 +89,9 @@ TRANSITIONS: dict[tuple[MarketState, MarketEvent], MarketState] = {
     (S.CONSENSUS, E.CONSENSUS_RESEARCH_AGAIN): S.DEFERRED,
     (S.CONSENSUS, E.FAILED): S.FAILED_RETRY,
     (S.NEEDS_REVIEW, E.REVIEW_DECIDED): S.REVIEWED,
+    (S.NEEDS_REVIEW, E.RESEARCH_REQUESTED): S.DUE,
     (S.REVIEWED, E.SUBMISSION_STARTED): S.SUBMITTING,
+    (S.REVIEWED, E.REVIEW_REOPENED): S.NEEDS_REVIEW,
     (S.SUBMITTING, E.PROPOSAL_CONFIRMED): S.SUBMITTED,
     (S.SUBMITTING, E.FAILED): S.FAILED_RETRY,
     (S.SUBMITTED, E.WINDOW_PASSED): S.FINAL,

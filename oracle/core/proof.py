@@ -349,20 +349,26 @@ def build_decision_proof(
     reason: str,
     decided_by: str,
     decided_at: float,
+    approved_by: str | None = None,
+    approved_at: float | None = None,
 ) -> dict[str, Any]:
     """The proof for an answer a person decided: their decision, with the consensus proof
-    they decided on embedded whole, so both can be checked from one document."""
+    they decided on embedded whole, so both can be checked from one document. A decision
+    that needed a second person (four-eyes) names them too (`approved_by`, `approved_at`)."""
+    decision: dict[str, Any] = {
+        "outcome": outcome,
+        "reason": reason,
+        "decided_by": decided_by,
+        "decided_at": decided_at,
+    }
+    if approved_by is not None:
+        decision |= {"approved_by": approved_by, "approved_at": approved_at}
     body: dict[str, Any] = _canonical_values(
         {
             "version": PROOF_VERSION,
             "kind": "human_decision",
             "market": consensus_proof["market"],
-            "decision": {
-                "outcome": outcome,
-                "reason": reason,
-                "decided_by": decided_by,
-                "decided_at": decided_at,
-            },
+            "decision": decision,
             "consensus": consensus_proof,
         }
     )

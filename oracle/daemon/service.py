@@ -124,6 +124,10 @@ def _core_market(row: MarketRow) -> Market:
     )
 
 
+# Review items a person must still act on: open ones, and decisions awaiting approval.
+AWAITING_PEOPLE = ("open", "needs_approval")
+
+
 class Daemon:
     def __init__(
         self,
@@ -519,6 +523,10 @@ class Daemon:
         review = await self._db(self.store.decided_review, row.id)
         if review is None or review.decided_outcome is None:
             raise RuntimeError("market is reviewed but has no decided review item")
+        if review.approval_reason is not None and review.approved_by is None:
+            # Four-eyes: the store keeps such a market in review until it is approved;
+            # this holds the rule even against a row written around the store.
+            raise RuntimeError(f"review {review.id} awaits approval: {review.approval_reason}")
         base = await self._db(self.store.latest_consensus, row.id)
         proof = build_decision_proof(
             base.proof
@@ -528,6 +536,8 @@ class Daemon:
             reason=review.decided_reason or "",
             decided_by=review.decided_by or "unknown",
             decided_at=review.decided_at or self.clock(),
+            approved_by=review.approved_by,
+            approved_at=review.approved_at,
         )
         self._write_proof(row.id, proof)  # on disk before the market moves on with it
         return await self._db(
@@ -779,7 +789,9 @@ class Daemon:
         counts = await self._db(self.store.count_by_state)
         for state in MarketState:
             metrics.markets.labels(state.value).set(counts.get(state.value, 0))
-        reviews = await self._db(self.store.reviews, "open")
+        # A decision awaiting approval (four-eyes) still waits for a person.
+        queue = await self._db(self.store.review_queue, AWAITING_PEOPLE)
+        reviews = [item for item, _ in queue]
         now = self.clock()
         metrics.reviews_open.set(len(reviews))
         oldest_review = min((review.created_at for review in reviews), default=now)
@@ -833,8 +845,7 @@ class Daemon:
         """Each market a person must act on, with what an alert about it shows: open review
         items (since they opened) and disputed answers (since the dispute was seen)."""
         items = []
-        for review in self.store.reviews("open"):
-            row = self.store.get_market(review.market_id)
+        for review, row in self.store.review_queue(AWAITING_PEOPLE):
             consensus = (
                 self.store.consensus(review.consensus_id)
                 if review.consensus_id is not None

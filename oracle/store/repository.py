@@ -9,6 +9,8 @@ and the tests use:
   person opens its item in the review queue, `Reviews` (reviews.py), which also holds
   a person's decisions.
 - `Deliveries` (deliveries.py): a decision on its way to the venue; settlement.
+- `ConsoleRecords` (console.py, under `Reviews`): the review console's accounts,
+  sessions, API tokens, sign-in throttling and hash-chained audit log.
 - `Checkpoints` (checkpoints.py): where a job left off.
 - `Outcomes` (outcomes.py): the accuracy ledger: final outcomes and how each became
   final, stored with the move to `final`; read back with verdicts and answers to score.

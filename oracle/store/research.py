@@ -192,6 +192,29 @@ class ResearchRuns(Transactions):
             )
         return results, failures
 
+    def run_records(
+        self, run_id: int
+    ) -> tuple[list[AgentResultRow], dict[int, list[AgentSourceRow]]]:
+        """A run's answers as stored, not validated again (the review console shows
+        them even when a row would no longer pass today's checks), with each answer's
+        sources by answer id: two queries."""
+        with self.reading() as session:
+            rows = list(
+                session.exec(
+                    select(AgentResultRow)
+                    .where(col(AgentResultRow.run_id) == run_id)
+                    .order_by(col(AgentResultRow.agent_id))
+                ).all()
+            )
+            sources: dict[int, list[AgentSourceRow]] = {r.id: [] for r in rows if r.id is not None}
+            for source in session.exec(
+                select(AgentSourceRow)
+                .where(col(AgentSourceRow.agent_result_id).in_(list(sources)))
+                .order_by(col(AgentSourceRow.id))
+            ).all():
+                sources[source.agent_result_id].append(source)
+        return rows, sources
+
     def latest_run(self, market_id: str, status: str | None = None) -> ResearchRunRow | None:
         with self.reading() as session:
             query = (

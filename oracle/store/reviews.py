@@ -1,37 +1,73 @@
 """The review queue: markets handed to a person, each with the item that shows it, and
-the person's decision, which moves the market on through the lifecycle table."""
+the person's decision, which moves the market on through the lifecycle table.
+
+A decision made through the console or the command line is bound to the evidence the
+person saw (`Seen`: the consensus id and its proof checksum); if newer research has been
+recorded since, it is refused as `StaleDecision`. A decision that needs a second person
+(`oracle.core.review_rules.approval_reason`: INVALID, or overriding a consensus that
+reached quorum) waits as `needs_approval` and the market stays in `needs_review`, so
+the daemon delivers nothing until an approver other than the decider approves it.
+
+Item statuses: open -> decided | needs_approval | sent_back;
+needs_approval -> decided (approved) | open (reopened); decided -> open (reopened,
+while the market is still `reviewed`, before its delivery starts).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Connection, Table, bindparam, insert, update
 from sqlalchemy import select as core_select
 from sqlmodel import col, select
 
-from oracle.core.lifecycle import MarketEvent
-from oracle.errors import StoreError
-from oracle.store._transaction import MARKET, Transactions
-from oracle.store.tables import MarketRow, ReviewItemRow
+from oracle.core.lifecycle import MarketEvent, MarketState
+from oracle.core.review_rules import Action, approval_reason, may
+from oracle.errors import AccessDenied, StaleDecision, StoreError
+from oracle.store._transaction import MARKET, Transactions, market_row
+from oracle.store.console import ConsoleRecords
+from oracle.store.tables import ConsensusRow, MarketRow, ReviewItemRow
 
 _REVIEW: Table = ReviewItemRow.__table__  # type: ignore[attr-defined]
+_CONSENSUS: Table = ConsensusRow.__table__  # type: ignore[attr-defined]
 _INSERT_REVIEW = insert(_REVIEW).returning(_REVIEW.c.id)
 _LOCK_REVIEW = core_select(_REVIEW).where(_REVIEW.c.id == bindparam("review_id")).with_for_update()
 _MARKET_OUTCOMES = core_select(MARKET.c.outcomes).where(MARKET.c.id == bindparam("market_id"))
-_DECIDE_REVIEW = (
-    update(_REVIEW)
-    .where(_REVIEW.c.id == bindparam("review_id"))
-    .values(
-        status="decided",
-        decided_outcome=bindparam("v_outcome"),
-        decided_reason=bindparam("v_reason"),
-        decided_by=bindparam("v_by"),
-        decided_at=bindparam("v_at"),
-    )
+_LATEST_CONSENSUS = (
+    core_select(_CONSENSUS.c.id, _CONSENSUS.c.checksum, _CONSENSUS.c.reached, _CONSENSUS.c.outcome)
+    .where(_CONSENSUS.c.market_id == bindparam("market_id"))
+    .order_by(_CONSENSUS.c.id.desc())
+    .limit(1)
 )
+_CLEARED_DECISION: dict[str, Any] = {
+    "decided_outcome": None,
+    "decided_reason": None,
+    "decided_by": None,
+    "decided_at": None,
+    "seen_consensus_id": None,
+    "seen_checksum": None,
+    "approval_reason": None,
+    "approved_by": None,
+    "approved_at": None,
+}
 
 
-class Reviews(Transactions):
+@dataclass(frozen=True)
+class Seen:
+    """The evidence a person decided on: the consensus shown and its proof checksum
+    (both None when the market had no consensus to show)."""
+
+    consensus_id: int | None
+    checksum: str | None
+
+
+def _subject(market_id: str) -> str:
+    return f"market:{market_id}"
+
+
+class Reviews(ConsoleRecords, Transactions):
     def _insert_review(
         self,
         connection: Connection,
@@ -47,10 +83,8 @@ class Reviews(Transactions):
                 "consensus_id": consensus_id,
                 "reasons": list(reasons),
                 "status": "open",
-                "decided_outcome": None,
-                "decided_reason": None,
-                "decided_by": None,
-                "decided_at": None,
+                **_CLEARED_DECISION,
+                "claimed_by": None,
                 "created_at": self.clock(),
             },
         ).scalar_one()
@@ -101,6 +135,20 @@ class Reviews(Transactions):
                 query = query.where(col(ReviewItemRow.status) == status)
             return list(session.exec(query).all())
 
+    def review_queue(
+        self, statuses: Sequence[str] | None = ("open",)
+    ) -> list[tuple[ReviewItemRow, MarketRow]]:
+        """Review items with their markets, oldest first, in one query."""
+        with self.reading() as session:
+            query = (
+                select(ReviewItemRow, MarketRow)
+                .join(MarketRow, col(MarketRow.id) == col(ReviewItemRow.market_id))
+                .order_by(col(ReviewItemRow.id))
+            )
+            if statuses is not None:
+                query = query.where(col(ReviewItemRow.status).in_(list(statuses)))
+            return [(item, market) for item, market in session.exec(query).all()]
+
     def decided_review(self, market_id: str) -> ReviewItemRow | None:
         """The latest decided review item of a market."""
         with self.reading() as session:
@@ -118,20 +166,52 @@ class Reviews(Transactions):
                 raise StoreError(f"review {review_id} does not exist")
             return row
 
+    def _lock_item(self, connection: Connection, review_id: int) -> dict[str, Any]:
+        item = connection.execute(_LOCK_REVIEW, {"review_id": review_id}).mappings().first()
+        if item is None:
+            raise StoreError(f"review {review_id} does not exist")
+        return dict(item)
+
+    def _set_item(self, connection: Connection, review_id: int, **values: Any) -> None:
+        connection.execute(update(_REVIEW).where(_REVIEW.c.id == review_id).values(**values))
+
+    def _check_fresh(
+        self, connection: Connection, review_id: int, market_id: str, seen: Seen
+    ) -> Any:
+        """The market's latest consensus, or StaleDecision unless it is the one seen."""
+        latest = connection.execute(_LATEST_CONSENSUS, {"market_id": market_id}).first()
+        latest_id = None if latest is None else latest.id
+        latest_checksum = None if latest is None else latest.checksum
+        if (latest_id, latest_checksum) != (seen.consensus_id, seen.checksum):
+            raise StaleDecision(
+                f"review {review_id}: newer research replaced the evidence shown "
+                f"(consensus {seen.consensus_id}, proof {seen.checksum}); now consensus "
+                f"{latest_id}, proof {latest_checksum}: look again before deciding"
+            )
+        return latest
+
     def decide_review(
-        self, review_id: int, outcome: str, reason: str, decided_by: str
+        self,
+        review_id: int,
+        outcome: str,
+        reason: str,
+        decided_by: str,
+        *,
+        seen: Seen | None = None,
     ) -> MarketRow:
-        """Record a person's decision and move the market to `reviewed` by the lifecycle
-        table, atomically: a market not awaiting review gets IllegalTransition, and
-        neither it nor the item changes."""
+        """Record a person's decision. Bound to `seen`, it is refused as StaleDecision when
+        newer research exists. Four-eyes: a decision that needs approval waits as
+        `needs_approval` (the market unchanged); any other moves the market to
+        `reviewed` by the lifecycle table, atomically: a market not awaiting review gets
+        IllegalTransition, and neither it nor the item changes."""
+        if not reason.strip():
+            raise StoreError(f"review {review_id}: a decision needs a reason")
         with self._writing() as connection:
-            item = connection.execute(_LOCK_REVIEW, {"review_id": review_id}).mappings().first()
-            if item is None:
-                raise StoreError(f"review {review_id} does not exist")
+            item = self._lock_item(connection, review_id)
             if item["status"] != "open":
                 raise StoreError(
                     f"review {review_id} was already decided by {item['decided_by']} "
-                    f"({item['decided_outcome']})"
+                    f"({item['decided_outcome']}, {item['status']})"
                 )
             market_id = item["market_id"]
             outcomes = connection.execute(_MARKET_OUTCOMES, {"market_id": market_id}).scalar_one()
@@ -141,6 +221,50 @@ class Reviews(Transactions):
                     f"outcome {outcome!r} is not one of this market's outcomes: "
                     f"{', '.join(allowed)}"
                 )
+            if seen is not None:
+                consensus = self._check_fresh(connection, review_id, market_id, seen)
+            else:
+                consensus = connection.execute(_LATEST_CONSENSUS, {"market_id": market_id}).first()
+            needs = approval_reason(
+                outcome,
+                None if consensus is None else consensus.reached,
+                None if consensus is None else consensus.outcome,
+            )
+            decision = {
+                "decided_outcome": outcome,
+                "decided_reason": reason,
+                "decided_by": decided_by,
+                "decided_at": self.clock(),
+                "seen_consensus_id": None if seen is None else seen.consensus_id,
+                "seen_checksum": None if seen is None else seen.checksum,
+                "approval_reason": needs,
+            }
+            details = {
+                "review": review_id,
+                "outcome": outcome,
+                "reason": reason,
+                "consensus": decision["seen_consensus_id"],
+                "checksum": decision["seen_checksum"],
+            }
+            if needs is not None:
+                self._set_item(connection, review_id, status="needs_approval", **decision)
+                self._append_audit(
+                    connection,
+                    decided_by,
+                    "review.decided",
+                    _subject(market_id),
+                    {**details, "needs_approval": needs},
+                )
+                current = dict(
+                    connection.execute(core_select(MARKET).where(MARKET.c.id == market_id))
+                    .mappings()
+                    .one()
+                )
+                if current["state"] != MarketState.NEEDS_REVIEW.value:
+                    raise StoreError(
+                        f"market {market_id!r} is not awaiting review ({current['state']})"
+                    )
+                return market_row(current)
             market = self._transition(
                 connection,
                 market_id,
@@ -150,14 +274,169 @@ class Reviews(Transactions):
                 lease_owner=None,
                 updates={"decided_outcome": outcome, "next_attempt_at": 0.0},
             )
-            connection.execute(
-                _DECIDE_REVIEW,
-                {
-                    "review_id": review_id,
-                    "v_outcome": outcome,
-                    "v_reason": reason,
-                    "v_by": decided_by,
-                    "v_at": self.clock(),
-                },
+            self._set_item(connection, review_id, status="decided", **decision)
+            self._append_audit(
+                connection, decided_by, "review.decided", _subject(market_id), details
             )
             return market
+
+    def approve_review(self, review_id: int, approver: str) -> MarketRow:
+        """A second person approves a decision awaiting approval: the market moves to
+        `reviewed` for delivery. AccessDenied unless `approver` is an active account with
+        the approver (or admin) role and is not the person who decided; StaleDecision if
+        research newer than the evidence decided on arrived meanwhile."""
+        person = self.person(approver)
+        if not may(person.role, Action.APPROVE):
+            raise AccessDenied(f"{approver} ({person.role.value}) may not approve decisions")
+        with self._writing() as connection:
+            item = self._lock_item(connection, review_id)
+            if item["status"] != "needs_approval":
+                raise StoreError(f"review {review_id} is not awaiting approval ({item['status']})")
+            if item["decided_by"] == approver:
+                raise AccessDenied(
+                    f"review {review_id}: {approver} decided it, so another person must approve"
+                )
+            market_id = item["market_id"]
+            if item["seen_consensus_id"] is not None or item["seen_checksum"] is not None:
+                self._check_fresh(
+                    connection,
+                    review_id,
+                    market_id,
+                    Seen(item["seen_consensus_id"], item["seen_checksum"]),
+                )
+            outcome = item["decided_outcome"]
+            market = self._transition(
+                connection,
+                market_id,
+                MarketEvent.REVIEW_DECIDED,
+                actor=approver,
+                reason=(
+                    f"review {review_id}: {outcome} ({item['decided_reason']}), decided by "
+                    f"{item['decided_by']}, approved by {approver}"
+                ),
+                lease_owner=None,
+                updates={"decided_outcome": outcome, "next_attempt_at": 0.0},
+            )
+            self._set_item(
+                connection,
+                review_id,
+                status="decided",
+                approved_by=approver,
+                approved_at=self.clock(),
+            )
+            self._append_audit(
+                connection,
+                approver,
+                "review.approved",
+                _subject(market_id),
+                {"review": review_id, "outcome": outcome, "decided_by": item["decided_by"]},
+            )
+            return market
+
+    def reopen_review(self, review_id: int, actor: str) -> None:
+        """Take a decision back before its delivery starts: the item is open again (and
+        a `reviewed` market back in `needs_review`); StoreError once delivery started."""
+        with self._writing() as connection:
+            item = self._lock_item(connection, review_id)
+            market_id = item["market_id"]
+            if item["status"] == "decided":
+                state = connection.execute(
+                    core_select(MARKET.c.state).where(MARKET.c.id == market_id)
+                ).scalar_one()
+                if (
+                    state != MarketState.REVIEWED.value
+                    or self.decided_review_id(connection, market_id) != review_id
+                ):
+                    raise StoreError(
+                        f"review {review_id}: its delivery has started ({state}): "
+                        "too late to reopen"
+                    )
+                self._transition(
+                    connection,
+                    market_id,
+                    MarketEvent.REVIEW_REOPENED,
+                    actor=actor,
+                    reason=f"review {review_id} reopened by {actor}",
+                    lease_owner=None,
+                    updates={"decided_outcome": None},
+                )
+            elif item["status"] != "needs_approval":
+                raise StoreError(f"review {review_id} has no decision to reopen ({item['status']})")
+            self._set_item(connection, review_id, status="open", **_CLEARED_DECISION)
+            self._append_audit(
+                connection,
+                actor,
+                "review.reopened",
+                _subject(market_id),
+                {"review": review_id, "was": item["decided_outcome"]},
+            )
+
+    def decided_review_id(self, connection: Connection, market_id: str) -> int | None:
+        return connection.execute(
+            core_select(_REVIEW.c.id)
+            .where(_REVIEW.c.market_id == market_id, _REVIEW.c.status == "decided")
+            .order_by(_REVIEW.c.id.desc())
+            .limit(1)
+        ).scalar()
+
+    def send_back_for_research(self, review_id: int, actor: str, reason: str) -> MarketRow:
+        """The person wants more research: the item closes as `sent_back` and the market
+        goes back to `due`, to be researched again at once."""
+        if not reason.strip():
+            raise StoreError(f"review {review_id}: sending back needs a reason")
+        with self._writing() as connection:
+            item = self._lock_item(connection, review_id)
+            if item["status"] != "open":
+                raise StoreError(f"review {review_id} is not open ({item['status']})")
+            market = self._transition(
+                connection,
+                item["market_id"],
+                MarketEvent.RESEARCH_REQUESTED,
+                actor=actor,
+                reason=f"review {review_id} sent back for research: {reason}",
+                lease_owner=None,
+                updates={"next_attempt_at": 0.0},
+            )
+            self._set_item(
+                connection,
+                review_id,
+                status="sent_back",
+                decided_by=actor,
+                decided_reason=reason,
+                decided_at=self.clock(),
+            )
+            self._append_audit(
+                connection,
+                actor,
+                "review.sent_back",
+                _subject(item["market_id"]),
+                {"review": review_id, "reason": reason},
+            )
+            return market
+
+    def claim_review(
+        self, review_id: int, actor: str, *, assignee: str | None = None, reassign: bool = False
+    ) -> None:
+        """Mark who works on an open item (`assignee`; None unassigns). Claiming an item
+        someone else holds is refused unless `reassign` (a lead handing work out); an
+        assignee must be an active account that may decide."""
+        if assignee is not None and assignee != actor:
+            person = self.person(assignee)
+            if not may(person.role, Action.DECIDE):
+                raise StoreError(f"{assignee} ({person.role.value}) cannot decide reviews")
+        with self._writing() as connection:
+            item = self._lock_item(connection, review_id)
+            if item["status"] != "open":
+                raise StoreError(f"review {review_id} is not open ({item['status']})")
+            held = item["claimed_by"] not in (None, assignee)
+            if assignee is not None and held and not reassign:
+                raise StoreError(f"review {review_id} is claimed by {item['claimed_by']}")
+            self._set_item(connection, review_id, claimed_by=assignee)
+            action = "review.claimed" if assignee is not None else "review.unassigned"
+            self._append_audit(
+                connection,
+                actor,
+                action,
+                _subject(item["market_id"]),
+                {"review": review_id, "assignee": assignee, "was": item["claimed_by"]},
+            )

@@ -131,6 +131,15 @@ class ReviewItemRow(SQLModel, table=True):
     decided_by: str | None = Field(default=None, max_length=100)
     decided_at: float | None = None
     created_at: float
+    # Who is working on it (the console's claim; None: nobody).
+    claimed_by: str | None = Field(default=None, max_length=100)
+    # The evidence the decision was made on: the consensus shown and its proof checksum.
+    seen_consensus_id: int | None = None
+    seen_checksum: str | None = Field(default=None, max_length=64)
+    # Why a second person must approve the decision (four-eyes), None when not needed.
+    approval_reason: str | None = None
+    approved_by: str | None = Field(default=None, max_length=100)
+    approved_at: float | None = None
 
 
 class AuditRow(SQLModel, table=True):
@@ -221,3 +230,68 @@ class FinalOutcomeRow(SQLModel, table=True):
     delivered_outcome: str | None = Field(default=None, max_length=300)
     recorded_by: str = Field(max_length=100)
     reason: str = ""
+
+
+class ConsoleUserRow(SQLModel, table=True):
+    """A person who may use the review console, with a role and an argon2 password hash."""
+
+    __tablename__ = "console_user"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(max_length=100, unique=True)
+    role: str = Field(max_length=16)
+    password_hash: str
+    active: bool = True
+    created_at: float
+
+
+class ConsoleSessionRow(SQLModel, table=True):
+    """A signed-in browser: only the SHA-256 of its random token is stored."""
+
+    __tablename__ = "console_session"
+
+    token_hash: str = Field(primary_key=True, max_length=64)
+    user_id: int = Field(foreign_key="console_user.id", index=True)
+    csrf_token: str = Field(max_length=64)
+    created_at: float
+    expires_at: float
+
+
+class ApiTokenRow(SQLModel, table=True):
+    """A token for scripts and the command line, acting as its user (stored hashed)."""
+
+    __tablename__ = "console_api_token"
+
+    id: int | None = Field(default=None, primary_key=True)
+    token_hash: str = Field(max_length=64, unique=True)
+    user_id: int = Field(foreign_key="console_user.id", index=True)
+    created_at: float
+    revoked_at: float | None = None
+
+
+class LoginThrottleRow(SQLModel, table=True):
+    """Failed sign-ins per account and address, shared by every console replica."""
+
+    __tablename__ = "console_login_throttle"
+
+    key: str = Field(primary_key=True, max_length=300)
+    failures: int = 0
+    first_failure_at: float
+    locked_until: float = 0.0
+
+
+class ConsoleAuditRow(SQLModel, table=True):
+    """One entry of the console's append-only, hash-chained audit log: `hash` is the
+    SHA-256 of the RFC 8785 JSON of the entry without it (`oracle.core.audit`); a
+    `prev_hash` is unique, so the chain never forks."""
+
+    __tablename__ = "console_audit"
+
+    id: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    at: float
+    actor: str = Field(max_length=100)
+    action: str = Field(max_length=64)
+    subject: str = Field(max_length=200, index=True)
+    details: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    prev_hash: str = Field(max_length=64, unique=True)
+    hash: str = Field(max_length=64)

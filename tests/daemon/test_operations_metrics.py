@@ -190,7 +190,12 @@ def test_the_oldest_open_review_items_age(tmp_path: Path) -> None:
         asyncio.run(daemon.housekeep())
         assert value(metrics, "oracle_reviews_open") == 2
         assert value(metrics, "oracle_review_oldest_open_age_seconds") == 3_600
-        store.decide_review(first, "YES", "seen it", "alice")  # the oldest is decided
+        store.decide_review(first, "INVALID", "unclear", "alice")  # awaits an approver
+        asyncio.run(daemon.housekeep())
+        assert value(metrics, "oracle_reviews_open") == 2  # still waits for a person
+        assert value(metrics, "oracle_review_oldest_open_age_seconds") == 3_600
+        store.add_user("bob", "approver", "correct horse battery")
+        store.approve_review(first, "bob")  # the oldest is decided
         asyncio.run(daemon.housekeep())
         assert value(metrics, "oracle_review_oldest_open_age_seconds") == 3_000
 

@@ -225,6 +225,42 @@ def test_review_decision_is_delivered_with_a_decision_proof(
     assert verify_proof(proof)[0]
 
 
+def test_a_decision_awaiting_approval_is_not_delivered_until_another_person_approves(
+    database_url: str, tmp_path: Path
+) -> None:
+    replays = recordings(tmp_path / "replays")
+
+    async def scenario() -> tuple[Venue, Settings, list[MarketState]]:
+        async with serve(Venue(venue_markets()[1:2])) as venue:
+            settings = settings_for(database_url, tmp_path, venue, replays)
+            await one_pass(settings)
+            assembly = assemble(settings)
+            store = assembly.daemon.store
+            store.add_user("bob", "approver", "correct horse battery")
+            [item] = store.reviews()
+            store.decide_review(item.id, "INVALID", "the question is ambiguous", "alice")
+            await assembly.close()
+            await one_pass(settings)  # four-eyes: nothing to deliver yet
+            states = [market(settings, "venue:contest").state]
+            assert venue.answers == []
+            assembly = assemble(settings)
+            assembly.daemon.store.approve_review(item.id, "bob")
+            await assembly.close()
+            await one_pass(settings)
+            states.append(market(settings, "venue:contest").state)
+            return venue, settings, states
+
+    venue, _, states = run(scenario)
+    assert states == [MarketState.NEEDS_REVIEW, MarketState.FINAL]
+    [answer] = venue.answers
+    assert answer["outcome"] == "INVALID"
+    proof = json.loads(
+        (tmp_path / "proofs" / "venue_contest" / f"{answer['proof_checksum']}.json").read_text()
+    )
+    assert (proof["decision"]["decided_by"], proof["decision"]["approved_by"]) == ("alice", "bob")
+    assert verify_proof(proof)[0]
+
+
 def test_failed_delivery_is_retried_without_new_research(database_url: str, tmp_path: Path) -> None:
     replays = recordings(tmp_path / "replays")
 

@@ -1,0 +1,631 @@
+"""The review console's web app: aiohttp with server-rendered Jinja2 pages (autoescaped:
+everything agents and web pages wrote is untrusted), a JSON API over the same checks,
+`/healthz` and `/metrics`.
+
+Security, in one place:
+- every route is declared in `ROUTES` with the action its role must allow
+  (`oracle.core.review_rules`); `_guard` checks it before the handler runs, for the
+  pages and the JSON endpoints alike;
+- a session is a random token in a Secure, HttpOnly, SameSite=Strict cookie, stored
+  hashed; signing in always starts a new one (no fixation);
+- every POST made with a session carries its CSRF token (a form field, or the
+  X-CSRF-Token header), compared in constant time; API tokens (Authorization: Bearer)
+  are never sent by a browser on its own, so they need none;
+- sign-in failures are counted per account and client address in the database and lock
+  both out for a while;
+- a strict Content-Security-Policy (`default-src 'self'`, no inline script or style);
+  links are made only of http(s) URLs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import math
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib.resources import files
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import jinja2
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from oracle.console.evidence import gather, review_summary
+from oracle.console.metrics import ConsoleMetrics
+from oracle.console.settings import ConsoleSettings
+from oracle.core.review_rules import Action, may
+from oracle.errors import AccessDenied, StaleDecision, StoreError
+from oracle.store.console import Person
+from oracle.store.repository import Store
+from oracle.store.reviews import Seen
+
+SESSION_COOKIE = "oracle_console_session"
+LOGIN_CSRF_COOKIE = "oracle_console_login"
+CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+STATUSES = ("open", "needs_approval", "decided", "sent_back")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclass
+class Console:
+    store: Store
+    settings: ConsoleSettings
+    metrics: ConsoleMetrics
+    templates: jinja2.Environment
+    # Set on shutdown: the event streams end instead of holding the server open.
+    closing: asyncio.Event
+
+
+CONSOLE = web.AppKey("console", Console)
+PERSON = web.RequestKey("person", Person)
+CSRF = web.RequestKey("csrf", str)
+
+
+# --- template helpers -------------------------------------------------------------------
+
+
+def safe_href(url: object) -> str | None:
+    """`url` if a browser may follow it (http or https), else None: a `javascript:`,
+    `data:` or relative URL is shown as text, never as a link."""
+    if not isinstance(url, str):
+        return None
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return None
+    if parts.scheme.lower() in ("http", "https") and parts.netloc:
+        return url.strip()
+    return None
+
+
+def _when(epoch: float | None) -> str:
+    if epoch is None:
+        return "-"
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    sign = "-" if seconds < 0 else ""
+    minutes = int(abs(seconds) // 60)
+    days, rest = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(rest, 60)
+    if days:
+        return f"{sign}{days}d {hours}h"
+    if hours:
+        return f"{sign}{hours}h {minutes}m"
+    return f"{sign}{minutes}m"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def templates() -> jinja2.Environment:
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("oracle.console", "templates"),
+        autoescape=True,  # every template, whatever its name
+        undefined=jinja2.StrictUndefined,
+    )
+    environment.filters.update(href=safe_href, when=_when, duration=_duration, pct=_pct)
+    return environment
+
+
+# --- identity and guards ----------------------------------------------------------------
+
+
+async def _db(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    return await asyncio.to_thread(function, *args, **kwargs)
+
+
+def _wants_json(request: web.Request) -> bool:
+    return request.path.startswith("/api/")
+
+
+async def _identify(request: web.Request) -> tuple[Person | None, str | None, bool]:
+    """(the person, the session's CSRF token, whether by API token)."""
+    console = request.app[CONSOLE]
+    authorization = request.headers.get("Authorization", "")
+    if authorization.startswith("Bearer "):
+        try:
+            person = await _db(console.store.token_person, authorization[7:].strip())
+        except AccessDenied:
+            return None, None, True
+        return person, None, True
+    token = request.cookies.get(SESSION_COOKIE)
+    if not token:
+        return None, None, False
+    signed_in = await _db(console.store.session_person, token)
+    if signed_in is None:
+        return None, None, False
+    return signed_in.person, signed_in.csrf_token, False
+
+
+def _refuse(request: web.Request, status: int, message: str) -> web.StreamResponse:
+    if _wants_json(request):
+        return web.json_response({"error": message}, status=status)
+    if status == 401:
+        # Back to the page after signing in; a refused POST goes back to the queue.
+        target = request.path if request.method == "GET" else "/"
+        raise web.HTTPSeeOther(f"/login?next={quote(target)}")
+    return _page(request, "error.html", status=status, message=message)
+
+
+def _guard(action: Action, handler: Handler) -> Handler:
+    """Run `handler` only for a person whose role allows `action`; a POST made with a
+    session must carry the session's CSRF token."""
+
+    async def guarded(request: web.Request) -> web.StreamResponse:
+        person, csrf, by_token = await _identify(request)
+        if person is None:
+            return _refuse(request, 401, "sign in first (or send a valid API token)")
+        request[PERSON], request[CSRF] = person, csrf or ""
+        if request.method == "POST" and not by_token:
+            sent = request.headers.get("X-CSRF-Token")
+            if sent is None and request.content_type == "application/x-www-form-urlencoded":
+                sent = (await request.post()).get("csrf_token")  # type: ignore[assignment]
+            if not isinstance(sent, str) or csrf is None or not hmac.compare_digest(sent, csrf):
+                return _refuse(request, 403, "the form's CSRF token is missing or wrong")
+        if not may(person.role, action):
+            return _refuse(
+                request, 403, f"{person.name} ({person.role.value}) may not {action.value}"
+            )
+        try:
+            return await handler(request)
+        except StaleDecision as error:
+            return _refuse(request, 409, str(error))
+        except AccessDenied as error:
+            return _refuse(request, 403, str(error))
+        except StoreError as error:
+            return _refuse(request, 400, str(error))
+
+    return guarded
+
+
+def _page(request: web.Request, name: str, *, status: int = 200, **context: Any) -> web.Response:
+    console = request.app[CONSOLE]
+    person = request.get(PERSON)
+    text = console.templates.get_template(name).render(
+        person=person,
+        csrf_token=request.get(CSRF) or "",
+        may=lambda action: person is not None and may(person.role, Action(action)),
+        **context,
+    )
+    return web.Response(text=text, status=status, content_type="text/html", charset="utf-8")
+
+
+# --- sign-in ----------------------------------------------------------------------------
+
+
+def _cookie_options(console: Console) -> dict[str, Any]:
+    return {
+        "httponly": True,
+        "secure": console.settings.secure_cookies,
+        "samesite": "Strict",
+        "path": "/",
+    }
+
+
+async def login_form(request: web.Request, *, message: str = "", status: int = 200) -> web.Response:
+    console = request.app[CONSOLE]
+    nonce = request.cookies.get(LOGIN_CSRF_COOKIE) or secrets.token_urlsafe(32)
+    response = _page(
+        request,
+        "login.html",
+        status=status,
+        message=message,
+        login_csrf=nonce,
+        next=_local_path(request.query.get("next", "/")),
+    )
+    response.set_cookie(LOGIN_CSRF_COOKIE, nonce, max_age=3600, **_cookie_options(console))
+    return response
+
+
+def _local_path(target: str) -> str:
+    """A redirect target on this site only (no open redirect)."""
+    if target.startswith("/") and not target.startswith("//") and "\\" not in target:
+        return target
+    return "/"
+
+
+async def login(request: web.Request) -> web.StreamResponse:
+    console = request.app[CONSOLE]
+    form = await request.post()
+    nonce = request.cookies.get(LOGIN_CSRF_COOKIE, "")
+    sent = form.get("csrf_token")
+    if not nonce or not isinstance(sent, str) or not hmac.compare_digest(sent, nonce):
+        return await login_form(request, message="The sign-in form expired: try again.", status=403)
+    name = str(form.get("name", "")).strip()
+    password = str(form.get("password", ""))
+    key = f"{name.lower()}|{request.remote or 'unknown'}"
+    locked_until = await _db(console.store.login_locked_until, key)
+    if locked_until:
+        console.metrics.login_failures.labels("locked").inc()
+        wait = _duration(max(locked_until - console.store.clock(), 60.0))
+        return await login_form(
+            request, message=f"Too many failed sign-ins: try again in {wait}.", status=429
+        )
+    person = await _db(console.store.authenticate, name, password)
+    if person is None:
+        console.metrics.login_failures.labels("wrong").inc()
+        settings = console.settings
+        await _db(
+            console.store.login_failed,
+            key,
+            max_failures=settings.login_max_failures,
+            window_seconds=settings.login_window_seconds,
+            lockout_seconds=settings.login_lockout_seconds,
+        )
+        return await login_form(request, message="Wrong name or password.", status=401)
+    await _db(console.store.login_succeeded, key)
+    old = request.cookies.get(SESSION_COOKIE)
+    if old:
+        await _db(console.store.end_session, old)
+    token, _ = await _db(console.store.start_session, person, console.settings.session_hours * 3600)
+    await _db(console.store.record, person.name, "console.signed_in", f"user:{person.name}", {})
+    response = web.HTTPSeeOther(_local_path(str(form.get("next", "/"))))
+    response.set_cookie(
+        SESSION_COOKIE,
+        token,
+        max_age=math.ceil(console.settings.session_hours * 3600),
+        **_cookie_options(console),
+    )
+    response.del_cookie(LOGIN_CSRF_COOKIE, path="/")
+    return response
+
+
+async def logout(request: web.Request) -> web.StreamResponse:
+    console = request.app[CONSOLE]
+    token = request.cookies.get(SESSION_COOKIE)
+    if token:
+        await _db(console.store.end_session, token)
+    response = web.HTTPSeeOther("/login")
+    response.del_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+# --- the queue and the evidence ---------------------------------------------------------
+
+
+async def _queue_rows(request: web.Request) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    console = request.app[CONSOLE]
+    filters = {
+        "status": request.query.get("status", "open"),
+        "venue": request.query.get("venue", ""),
+        "claimed": request.query.get("claimed", ""),
+    }
+    if filters["status"] not in (*STATUSES, "all"):
+        raise StoreError(f"status {filters['status']!r} is not one of {', '.join(STATUSES)}, all")
+    statuses = None if filters["status"] == "all" else [filters["status"]]
+    rows = await _db(console.store.review_queue, statuses)
+    now = console.store.clock()
+    summaries = [review_summary(item, market, now) for item, market in rows]
+    person: Person = request[PERSON]
+    if filters["venue"]:
+        summaries = [s for s in summaries if s["venue"] == filters["venue"]]
+    if filters["claimed"] == "mine":
+        summaries = [s for s in summaries if s["claimed_by"] == person.name]
+    elif filters["claimed"] == "nobody":
+        summaries = [s for s in summaries if s["claimed_by"] is None]
+    return summaries, filters
+
+
+async def queue(request: web.Request) -> web.StreamResponse:
+    rows, filters = await _queue_rows(request)
+    return _page(request, "queue.html", rows=rows, filters=filters, statuses=STATUSES)
+
+
+async def approvals(request: web.Request) -> web.StreamResponse:
+    console = request.app[CONSOLE]
+    rows = await _db(console.store.review_queue, ["needs_approval"])
+    now = console.store.clock()
+    summaries = [review_summary(item, market, now) for item, market in rows]
+    return _page(request, "approvals.html", rows=summaries)
+
+
+def _review_id(request: web.Request) -> int:
+    try:
+        return int(request.match_info["review_id"])
+    except ValueError:
+        raise StoreError(f"review {request.match_info['review_id']!r} is not a number") from None
+
+
+async def _evidence(request: web.Request) -> dict[str, Any]:
+    console = request.app[CONSOLE]
+    review_id = _review_id(request)
+    evidence: dict[str, Any] = await _db(gather, console.store, review_id)
+    consensus = evidence["consensus"]
+    await _db(
+        console.store.record,
+        request[PERSON].name,
+        "review.viewed",
+        f"market:{evidence['market']['id']}",
+        {"review": review_id, "consensus": consensus["id"] if consensus else None},
+    )
+    return evidence
+
+
+async def review_page(request: web.Request) -> web.StreamResponse:
+    console = request.app[CONSOLE]
+    evidence = await _evidence(request)
+    people = await _db(console.store.people)
+    reviewers = [p.name for p in people if may(p.role, Action.DECIDE)]
+    return _page(request, "review.html", e=evidence, reviewers=reviewers)
+
+
+async def review_json(request: web.Request) -> web.StreamResponse:
+    return web.json_response(await _evidence(request))
+
+
+async def queue_json(request: web.Request) -> web.StreamResponse:
+    rows, _ = await _queue_rows(request)
+    return web.json_response({"reviews": rows})
+
+
+async def proof_json(request: web.Request) -> web.StreamResponse:
+    console = request.app[CONSOLE]
+    try:
+        consensus_id = int(request.match_info["consensus_id"])
+    except ValueError:
+        raise StoreError("the proof id is not a number") from None
+    row = await _db(console.store.consensus, consensus_id)
+    return web.Response(
+        text=json.dumps(row.proof, indent=2, sort_keys=True),
+        content_type="application/json",
+        headers={"Content-Disposition": f'inline; filename="proof-{row.checksum[:16]}.json"'},
+    )
+
+
+# --- acting on an item ------------------------------------------------------------------
+
+
+async def _fields(request: web.Request) -> dict[str, Any]:
+    if request.content_type == "application/json":
+        try:
+            body = await request.json()
+        except ValueError:
+            raise StoreError("the body is not valid JSON") from None
+        if not isinstance(body, dict):
+            raise StoreError("the body must be a JSON object")
+        return body
+    return dict(await request.post())
+
+
+def _seen(fields: dict[str, Any]) -> Seen:
+    raw_id = fields.get("consensus_id")
+    checksum = fields.get("checksum") or None
+    if raw_id in (None, ""):
+        consensus_id = None
+    else:
+        try:
+            consensus_id = int(raw_id)
+        except (TypeError, ValueError):
+            raise StoreError(f"consensus_id {raw_id!r} is not a number") from None
+    if checksum is not None and not isinstance(checksum, str):
+        raise StoreError("checksum must be a string")
+    return Seen(consensus_id, checksum)
+
+
+def _done(request: web.Request, review_id: int, result: dict[str, Any]) -> web.StreamResponse:
+    if _wants_json(request):
+        return web.json_response({"review": review_id, **result})
+    raise web.HTTPSeeOther(f"/reviews/{review_id}")
+
+
+async def decide(request: web.Request) -> web.StreamResponse:
+    console = request.app[CONSOLE]
+    review_id = _review_id(request)
+    fields = await _fields(request)
+    person: Person = request[PERSON]
+    outcome = str(fields.get("outcome", "")).strip()
+    reason = str(fields.get("reason", "")).strip()
+    if fields.get("confirm") not in ("yes", True):
+        raise StoreError("confirm the decision (tick the confirmation box)")
+    if not outcome:
+        raise StoreError("choose an outcome")
+    if not reason:
+        raise StoreError("give the reason for the decision")
+    market = await _db(
+        console.store.decide_review,
+        review_id,
+        outcome,
+        reason,
+        person.name,
+        seen=_seen(fields),
+    )
+    console.metrics.decisions.labels(person.name).inc()
+    item = await _db(console.store.review, review_id)
+    return _done(request, review_id, {"status": item.status, "market_state": market.state})
+
+
+async def approve(request: web.Request) -> web.StreamResponse:
+    console = request.app[CONSOLE]
+    review_id = _review_id(request)
+    person: Person = request[PERSON]
+    market = await _db(console.store.approve_review, review_id, person.name)
+    console.metrics.approvals.labels(person.name).inc()
+    return _done(request, review_id, {"status": "decided", "market_state": market.state})
+
+
+async def reopen(request: web.Request) -> web.StreamResponse:
+    console = request.app[CONSOLE]
+    review_id = _review_id(request)
+    await _db(console.store.reopen_review, review_id, request[PERSON].name)
+    return _done(request, review_id, {"status": "open"})
+
+
+async def send_back(request: web.Request) -> web.StreamResponse:
+    console = request.app[CONSOLE]
+    review_id = _review_id(request)
+    fields = await _fields(request)
+    reason = str(fields.get("reason", "")).strip()
+    market = await _db(
+        console.store.send_back_for_research, review_id, request[PERSON].name, reason
+    )
+    return _done(request, review_id, {"status": "sent_back", "market_state": market.state})
+
+
+async def claim(request: web.Request) -> web.StreamResponse:
+    console = request.app[CONSOLE]
+    review_id = _review_id(request)
+    name = request[PERSON].name
+    await _db(console.store.claim_review, review_id, name, assignee=name)
+    return _done(request, review_id, {"claimed_by": name})
+
+
+async def assign(request: web.Request) -> web.StreamResponse:
+    console = request.app[CONSOLE]
+    review_id = _review_id(request)
+    fields = await _fields(request)
+    assignee = str(fields.get("assignee", "")).strip()
+    if not assignee:
+        raise StoreError("choose whom to assign the item to")
+    await _db(
+        console.store.claim_review,
+        review_id,
+        request[PERSON].name,
+        assignee=assignee,
+        reassign=True,
+    )
+    return _done(request, review_id, {"claimed_by": assignee})
+
+
+async def unassign(request: web.Request) -> web.StreamResponse:
+    console = request.app[CONSOLE]
+    review_id = _review_id(request)
+    await _db(console.store.claim_review, review_id, request[PERSON].name, assignee=None)
+    return _done(request, review_id, {"claimed_by": None})
+
+
+# --- live updates -----------------------------------------------------------------------
+
+
+async def queue_events(request: web.Request) -> web.StreamResponse:
+    """Server-sent events: `queue` with the counts whenever the open queue changes (an
+    item opened, claimed, decided, approved ...); the page's script reloads on it."""
+    console = request.app[CONSOLE]
+    response = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"}
+    )
+    await response.prepare(request)
+    last: object = None
+    quiet = 0.0
+    while not console.closing.is_set():
+        rows = await _db(console.store.review_queue, ["open", "needs_approval"])
+        state = tuple((item.id, item.status, item.claimed_by) for item, _ in rows)
+        if state != last:
+            last, quiet = state, 0.0
+            counts = {
+                status: sum(1 for item, _ in rows if item.status == status)
+                for status in ("open", "needs_approval")
+            }
+            await response.write(f"event: queue\ndata: {json.dumps(counts)}\n\n".encode())
+        elif quiet >= 15.0:  # a comment now and then keeps proxies from closing the stream
+            quiet = 0.0
+            await response.write(b": still here\n\n")
+        try:
+            await asyncio.wait_for(console.closing.wait(), console.settings.queue_poll_seconds)
+        except TimeoutError:
+            quiet += console.settings.queue_poll_seconds
+    return response
+
+
+# --- operations -------------------------------------------------------------------------
+
+
+async def healthz(request: web.Request) -> web.StreamResponse:
+    console = request.app[CONSOLE]
+    try:
+        await _db(console.store.reviews, "open")
+    except Exception as error:  # any database failure: unhealthy, said briefly
+        return web.json_response({"status": "unhealthy", "error": type(error).__name__}, status=503)
+    return web.json_response({"status": "ok"})
+
+
+async def metrics(request: web.Request) -> web.StreamResponse:
+    console = request.app[CONSOLE]
+    rows = await _db(console.store.review_queue, ["open", "needs_approval"])
+    now = console.store.clock()
+    open_items = [item for item, _ in rows if item.status == "open"]
+    oldest = min((item.created_at for item in open_items), default=now)
+    console.metrics.oldest_open_review_age.set(max(now - oldest, 0.0))
+    for status in ("open", "needs_approval"):
+        console.metrics.open_reviews.labels(status).set(
+            sum(1 for item, _ in rows if item.status == status)
+        )
+    body = generate_latest(console.metrics.registry)
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+# Every route the console serves, with the action a person's role must allow (None: open
+# to anyone: sign-in, health, metrics, the stylesheet). tests/console checks each one.
+ROUTES: tuple[tuple[str, str, Handler, Action | None], ...] = (
+    ("GET", "/login", login_form, None),
+    ("POST", "/login", login, None),
+    ("GET", "/healthz", healthz, None),
+    ("GET", "/metrics", metrics, None),
+    ("POST", "/logout", logout, Action.VIEW),
+    ("GET", "/", queue, Action.VIEW),
+    ("GET", "/approvals", approvals, Action.APPROVE),
+    ("GET", "/events/queue", queue_events, Action.VIEW),
+    ("GET", "/reviews/{review_id}", review_page, Action.VIEW),
+    ("GET", "/proofs/{consensus_id}.json", proof_json, Action.VIEW),
+    ("POST", "/reviews/{review_id}/decide", decide, Action.DECIDE),
+    ("POST", "/reviews/{review_id}/approve", approve, Action.APPROVE),
+    ("POST", "/reviews/{review_id}/reopen", reopen, Action.DECIDE),
+    ("POST", "/reviews/{review_id}/send-back", send_back, Action.DECIDE),
+    ("POST", "/reviews/{review_id}/claim", claim, Action.DECIDE),
+    ("POST", "/reviews/{review_id}/unassign", unassign, Action.DECIDE),
+    ("POST", "/reviews/{review_id}/assign", assign, Action.APPROVE),
+    ("GET", "/api/reviews", queue_json, Action.VIEW),
+    ("GET", "/api/reviews/{review_id}", review_json, Action.VIEW),
+    ("POST", "/api/reviews/{review_id}/decide", decide, Action.DECIDE),
+    ("POST", "/api/reviews/{review_id}/approve", approve, Action.APPROVE),
+    ("POST", "/api/reviews/{review_id}/reopen", reopen, Action.DECIDE),
+    ("POST", "/api/reviews/{review_id}/send-back", send_back, Action.DECIDE),
+)
+
+
+@web.middleware
+async def _headers(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        response = await handler(request)
+    except web.HTTPException as error:
+        response = error
+    response.headers["Content-Security-Policy"] = CSP
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["X-Frame-Options"] = "DENY"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers.setdefault("Cache-Control", "no-store")
+    if isinstance(response, web.HTTPException):
+        raise response
+    return response
+
+
+def make_app(store: Store, settings: ConsoleSettings) -> web.Application:
+    """The console over `store`; its metrics are on `app[CONSOLE].metrics.registry`."""
+    app = web.Application(middlewares=[_headers], client_max_size=256 * 1024)
+    app[CONSOLE] = Console(store, settings, ConsoleMetrics(), templates(), asyncio.Event())
+
+    async def end_streams(app: web.Application) -> None:
+        app[CONSOLE].closing.set()
+
+    app.on_shutdown.append(end_streams)
+    for method, path, handler, action in ROUTES:
+        app.router.add_route(method, path, handler if action is None else _guard(action, handler))
+    app.router.add_static("/static/", _static_dir(), append_version=True)
+    return app
+
+
+def _static_dir() -> str:
+    return str(files("oracle.console") / "static")

@@ -1,0 +1,65 @@
+"""Who may do what in the review console, and when a decision needs a second person.
+
+Roles are ordered: each can do everything the one before it can.
+
+    viewer    reads the queue, the evidence and the audit log
+    reviewer  also claims items, decides, reopens a decision, sends a market back
+    approver  also approves another person's decision (four-eyes)
+    admin     also manages accounts and tokens
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Role(StrEnum):
+    VIEWER = "viewer"
+    REVIEWER = "reviewer"
+    APPROVER = "approver"
+    ADMIN = "admin"
+
+
+_RANK = {Role.VIEWER: 0, Role.REVIEWER: 1, Role.APPROVER: 2, Role.ADMIN: 3}
+
+
+class Action(StrEnum):
+    VIEW = "view"
+    DECIDE = "decide"  # also claim, unassign, reopen, send back for research
+    APPROVE = "approve"
+    ADMINISTER = "administer"
+
+
+_NEEDS = {
+    Action.VIEW: Role.VIEWER,
+    Action.DECIDE: Role.REVIEWER,
+    Action.APPROVE: Role.APPROVER,
+    Action.ADMINISTER: Role.ADMIN,
+}
+
+
+def parse_role(value: str) -> Role:
+    """A role by name, or ValueError listing the roles."""
+    try:
+        return Role(value)
+    except ValueError:
+        raise ValueError(
+            f"role {value!r} is not one of {', '.join(r.value for r in Role)}"
+        ) from None
+
+
+def may(role: Role | str, action: Action) -> bool:
+    """Whether `role` may do `action`."""
+    return _RANK[Role(role)] >= _RANK[_NEEDS[action]]
+
+
+def approval_reason(
+    outcome: str, consensus_reached: bool | None, consensus_outcome: str | None
+) -> str | None:
+    """Why a decision needs a second person's approval before delivery (four-eyes), or
+    None: an INVALID answer, or one that overrides a consensus that reached quorum."""
+    if outcome == "INVALID":
+        return "INVALID is decided"
+    if consensus_reached and consensus_outcome is not None and outcome != consensus_outcome:
+        return f"overrides the consensus {consensus_outcome}, which reached quorum"
+    return None

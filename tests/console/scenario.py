@@ -1,0 +1,113 @@
+"""Markets escalated to review through the store's real path (research run, stored
+answers, consensus with its proof, review item), for the console's tests."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from oracle.core import ConsensusParams, SourceThresholds
+from oracle.core.consensus import evaluate
+from oracle.core.lifecycle import MarketEvent, MarketState
+from oracle.core.markets import MarketSpec
+from oracle.core.models import AgentFailure, AgentResult, ConsensusInput, Market
+from oracle.core.proof import build_proof
+from oracle.store.repository import Store
+from oracle.testing import result
+
+OWNER = "replica-test"
+
+
+def agreeing() -> list[AgentResult]:
+    """Four agents say YES: the consensus reaches quorum."""
+    return [
+        result("claude-researcher", "YES", 0.9),
+        result("gpt-researcher", "YES", 0.85),
+        result("llama-researcher", "YES", 0.8),
+        result("mistral-researcher", "YES", 0.8),
+    ]
+
+
+def contested() -> list[AgentResult]:
+    """Two agents say YES, two say NO: no quorum, a review."""
+    return [
+        result("claude-researcher", "YES", 0.8),
+        result("gpt-researcher", "YES", 0.75),
+        result("llama-researcher", "NO", 0.8),
+        result("mistral-researcher", "NO", 0.7),
+    ]
+
+
+def escalate(
+    store: Store,
+    external_id: str,
+    answers: Sequence[AgentResult] | None = None,
+    failures: Sequence[AgentFailure] = (),
+    *,
+    question: str | None = None,
+    resolve_after: float = 500.0,
+    force_review: bool = False,
+) -> int:
+    """Research `external_id` with `answers` and record the verdict; with `force_review`
+    (or when the verdict asks for one) the market waits for a person. Returns the review
+    item's id."""
+    spec = MarketSpec(
+        source="chain",
+        external_id=external_id,
+        question=question or f"Did event {external_id} happen?",
+        criteria="Per the official record.",
+        resolve_after=resolve_after,
+        details={"question_id": external_id},
+    )
+    market_id = spec.market_id
+    store.add_discovered([spec], actor="poller")
+    store.apply_event(market_id, MarketEvent.DUE, actor="poller")
+    return research_again(store, market_id, answers or contested(), failures, force_review)
+
+
+def research_again(
+    store: Store,
+    market_id: str,
+    answers: Sequence[AgentResult],
+    failures: Sequence[AgentFailure] = (),
+    force_review: bool = False,
+) -> int:
+    """One more research run of a `due` market and its verdict (a newer consensus)."""
+    [row] = store.claim(OWNER, [MarketState.DUE], 1, 60.0)
+    assert row.id == market_id
+    row, run_id = store.start_research(market_id, OWNER, row.attempts + 1, "test")
+    store.finish_research(
+        market_id,
+        OWNER,
+        run_id,
+        [(a, 1.0) for a in (*answers, *failures)],
+        lease_seconds=60.0,
+        reason="test",
+    )
+    market = Market(
+        id=market_id,
+        question=row.question,
+        criteria=row.criteria,
+        outcomes=tuple(row.outcomes),
+        resolve_after=row.resolve_after,
+    )
+    consensus_input = ConsensusInput(
+        market=market, results=tuple(answers), failures=tuple(failures)
+    )
+    params, thresholds = ConsensusParams(), SourceThresholds()
+    verdict = evaluate(consensus_input, params, thresholds)
+    proof = build_proof(consensus_input, verdict, params, thresholds)
+    reasons = list(verdict.review_reasons) or ["a person asked to see it"]
+    assert force_review or verdict.action == "review", verdict.action
+    _, review_id = store.record_verdict(
+        market_id,
+        OWNER,
+        run_id,
+        verdict,
+        proof,
+        event=MarketEvent.CONSENSUS_REVIEW,
+        reason="test",
+        review_reasons=reasons,
+    )
+    store.release_lease(market_id, OWNER)
+    assert review_id is not None
+    return review_id

@@ -1,0 +1,160 @@
+"""`oracle console ...` and `oracle review ...` as an operator runs them: accounts,
+tokens, the audit log, the queue and evidence as JSON, and decisions that carry a real
+identity."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from oracle.store.database import open_database
+from oracle.store.repository import Store
+from tests.commands import one_error_line, run_oracle
+
+from .helpers import PASSWORD
+from .scenario import agreeing, escalate
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> tuple[Path, dict[str, str], Store]:
+    url = f"sqlite:///{tmp_path / 'oracle.db'}"
+    store = Store(open_database(url, create=True))
+    return tmp_path, {"ORACLE__DATABASE__URL": url}, store
+
+
+def test_accounts_tokens_and_a_decision_that_carries_an_identity(
+    setup: tuple[Path, dict[str, str], Store],
+) -> None:
+    cwd, env, store = setup
+    review_id = escalate(store, "q1")
+    (cwd / "password").write_text(PASSWORD + "\n")
+    for name, role in (("rita", "reviewer"), ("val", "viewer"), ("adam", "admin")):
+        run = run_oracle(
+            "console",
+            "user",
+            "add",
+            name,
+            "--role",
+            role,
+            "--password-file",
+            str(cwd / "password"),
+            cwd=cwd,
+            env=env,
+        )
+        assert run.stdout == f"added {name} ({role})\n", run.stderr
+    run = run_oracle("console", "token", "create", "val", cwd=cwd, env=env)
+    viewer_token = run.stdout.strip()
+    assert viewer_token.startswith("oct_")
+    decide = ("review", "decide", str(review_id), "--outcome", "YES", "--reason", "record")
+    assert one_error_line(run_oracle(*decide, cwd=cwd, env=env)).startswith("who decides?")
+    line = one_error_line(
+        run_oracle(*decide, cwd=cwd, env={**env, "ORACLE_CONSOLE_TOKEN": viewer_token})
+    )
+    assert line == "val (viewer) may not decide"
+    line = one_error_line(
+        run_oracle(
+            *decide, "--as", "rita", "--password-file", str(cwd / "password"), cwd=cwd, env=env
+        )
+    )
+    assert "only an admin account decides without a token" in line
+    line = one_error_line(
+        run_oracle(
+            *decide,
+            "--checksum",
+            "0" * 64,
+            "--as",
+            "adam",
+            "--password-file",
+            str(cwd / "password"),
+            cwd=cwd,
+            env=env,
+        )
+    )
+    assert "no longer the latest" in line
+    rita_token = run_oracle("console", "token", "create", "rita", cwd=cwd, env=env).stdout.strip()
+    (cwd / "token").write_text(rita_token)
+    run = run_oracle(*decide, "--token-file", str(cwd / "token"), cwd=cwd, env=env)
+    assert run.returncode == 0, run.stderr
+    assert "decided YES by rita; the daemon will submit it" in run.stdout
+    assert rita_token not in run.stdout + run.stderr
+    item = store.review(review_id)
+    assert (item.status, item.decided_by) == ("decided", "rita")
+    consensus = store.latest_consensus("chain:q1")
+    assert consensus is not None
+    assert item.seen_checksum == consensus.checksum
+
+
+def test_review_list_and_show_as_json(setup: tuple[Path, dict[str, str], Store]) -> None:
+    cwd, env, store = setup
+    first = escalate(store, "q1")
+    escalate(store, "q2", agreeing(), force_review=True)
+    run = run_oracle("review", "list", "--json", cwd=cwd, env=env)
+    reviews = json.loads(run.stdout)["reviews"]
+    assert [(r["id"], r["market_id"], r["venue"]) for r in reviews] == [
+        (first, "chain:q1", "chain"),
+        (first + 1, "chain:q2", "chain"),
+    ]
+    assert all(r["age_seconds"] >= 0 and r["reasons"] for r in reviews)
+    text_run = run_oracle("review", "list", cwd=cwd, env=env)
+    assert "venue chain, waiting" in text_run.stdout
+    evidence = json.loads(
+        run_oracle("review", "show", str(first), "--json", cwd=cwd, env=env).stdout
+    )
+    groups = {g["outcome"]: g for g in evidence["outcomes"]}
+    assert [a["agent_id"] for a in groups["YES"]["agents"]] == [
+        "claude-researcher",
+        "gpt-researcher",
+    ]
+    assert (
+        groups["YES"]["agents"][0]["reasoning"]
+        == "claude-researcher concluded YES from its sources"
+    )
+    assert groups["NO"]["sources"][0]["only_this_side"] is True
+    assert evidence["consensus"]["proof_verifies"] is True
+    assert [h["to"] for h in evidence["history"]][-1] == "needs_review"
+    shown = run_oracle("review", "show", str(first), cwd=cwd, env=env).stdout
+    assert "mistral-researcher concluded NO from its sources" in shown
+    assert "[only this side]" in shown
+    assert f"proof checksum: {evidence['consensus']['checksum']} (verifies)" in shown
+
+
+def test_audit_export_and_verify(setup: tuple[Path, dict[str, str], Store]) -> None:
+    cwd, env, store = setup
+    store.add_user("rita", "reviewer", PASSWORD)
+    store.record("rita", "review.viewed", "market:chain:q1", {"review": 1})
+    run = run_oracle("console", "audit", "verify", cwd=cwd, env=env)
+    assert run.stdout == "audit chain verifies: 2 entries\n", run.stderr
+    run_oracle("console", "audit", "export", "-o", str(cwd / "audit.jsonl"), cwd=cwd, env=env)
+    assert (
+        run_oracle("console", "audit", "verify", str(cwd / "audit.jsonl"), cwd=cwd).returncode == 0
+    )
+    lines = (cwd / "audit.jsonl").read_text().splitlines()
+    altered = json.loads(lines[1])
+    altered["actor"] = "mallory"
+    (cwd / "altered.jsonl").write_text(lines[0] + "\n" + json.dumps(altered) + "\n")
+    run = run_oracle("console", "audit", "verify", str(cwd / "altered.jsonl"), cwd=cwd)
+    assert (run.returncode, run.stdout) == (1, "entry 2: hash does not match its content\n")
+    with store.engine.begin() as connection:
+        connection.execute(text("UPDATE console_audit SET subject = 'x' WHERE id = 1"))
+    run = run_oracle("console", "audit", "verify", cwd=cwd, env=env)
+    assert run.returncode == 1
+    assert "entry 1: hash does not match its content" in run.stdout
+
+
+def test_revoking_tokens_and_disabling_an_account(
+    setup: tuple[Path, dict[str, str], Store],
+) -> None:
+    cwd, env, store = setup
+    store.add_user("rita", "reviewer", PASSWORD)
+    token = store.create_token("rita")
+    run = run_oracle("console", "token", "revoke", "rita", cwd=cwd, env=env)
+    assert run.stdout == "revoked 1 token of rita\n", run.stderr
+    decide = ("review", "decide", "1", "--outcome", "YES", "--reason", "r")
+    line = one_error_line(run_oracle(*decide, cwd=cwd, env={**env, "ORACLE_CONSOLE_TOKEN": token}))
+    assert line == "the API token is not valid (unknown or revoked)"
+    run = run_oracle("console", "user", "disable", "rita", cwd=cwd, env=env)
+    assert run.stdout == "disabled rita: signed out, tokens revoked\n", run.stderr
+    assert store.authenticate("rita", PASSWORD) is None

@@ -1,0 +1,463 @@
+"""The console's security, through its real HTTP path over a real SQLite store: stored
+XSS, CSRF, session fixation, roles on every endpoint, four-eyes, sign-in throttling,
+stale decisions and the audit chain."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from oracle.console.app import CSP, LOGIN_CSRF_COOKIE, ROUTES, SESSION_COOKIE
+from oracle.console.settings import ConsoleSettings
+from oracle.core.lifecycle import MarketEvent, MarketState
+from oracle.core.markets import MarketSpec
+from oracle.core.models import AgentFailure
+from oracle.store.repository import Store
+from oracle.testing import result
+
+from .helpers import PASSWORD, csrf_of, local_settings, make_store, page_csrf, run, sign_in
+from .scenario import agreeing, contested, escalate, research_again
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return make_store(tmp_path)
+
+
+def _path(template: str) -> str:
+    return template.replace("{review_id}", "1").replace("{consensus_id}", "1")
+
+
+def test_every_guarded_route_refuses_a_stranger(store: Store) -> None:
+    escalate(store, "q1")
+    guarded = [(m, p) for m, p, _, action in ROUTES if action is not None]
+    assert len(guarded) >= 15
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        for method, template in guarded:
+            response = await client.request(method, _path(template), allow_redirects=False)
+            if template.startswith("/api/"):
+                assert response.status == 401, (method, template)
+                assert "sign in first" in (await response.json())["error"]
+            else:
+                assert response.status == 303, (method, template)
+                assert response.headers["Location"].startswith("/login")
+        bad_token = {"Authorization": "Bearer oct_not-a-token"}
+        response = await client.get("/api/reviews", headers=bad_token)
+        assert response.status == 401
+
+    run(store, scenario)
+    assert store.review(1).status == "open"
+
+
+def test_agent_reasoning_and_source_titles_cannot_run_script(store: Store) -> None:
+    evil = result(
+        "claude-researcher",
+        "YES",
+        0.8,
+        reasoning='<script>alert("reasoning")</script> and "quotes" & <b>tags</b>',
+    )
+    answers = [evil, *contested()[1:]]
+    review_id = escalate(
+        store, "q1", answers, [AgentFailure(agent_id="x", error="<svg onload=alert(2)>")]
+    )
+    # A source row written by an older version, or around the agents' URL checks.
+    with store.engine.begin() as connection:
+        connection.execute(
+            text(
+                "UPDATE agent_source SET url = 'javascript:alert(document.cookie)', "
+                "title = '<img src=x onerror=alert(3)>' "
+                "WHERE id = (SELECT MIN(id) FROM agent_source)"
+            )
+        )
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        assert (await sign_in(client, "rita")).status == 303
+        response = await client.get(f"/reviews/{review_id}")
+        html = await response.text()
+        assert response.status == 200
+        assert response.headers["Content-Security-Policy"] == CSP
+        assert "default-src 'self'" in CSP
+        # The one script element is the console's own file; none came from the agents.
+        assert html.count("<script") == 1
+        assert '<script src="/static/console.js" defer></script>' in html
+        assert "&lt;script&gt;alert(&#34;reasoning&#34;)&lt;/script&gt;" in html
+        assert "<img src=x" not in html
+        assert "&lt;img src=x onerror=alert(3)&gt;" in html
+        assert "<svg" not in html
+        assert not re.search(r"href=\"\s*javascript:", html, re.IGNORECASE)
+        assert "javascript:alert(document.cookie), not a web link" in html
+        assert "onerror=alert" not in html.replace("&lt;img src=x onerror=alert(3)&gt;", "")
+        evidence = await (await client.get(f"/api/reviews/{review_id}")).json()
+        assert evidence["outcomes"][0]["agents"][0]["reasoning"].startswith("<script>")
+
+    run(store, scenario)
+
+
+def test_a_form_without_the_right_csrf_token_is_refused(store: Store) -> None:
+    review_id = escalate(store, "q1")
+    consensus = store.latest_consensus("chain:q1")
+    assert consensus is not None
+    form = {
+        "outcome": "YES",
+        "reason": "seen it",
+        "confirm": "yes",
+        "consensus_id": str(consensus.id),
+        "checksum": consensus.checksum,
+    }
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        await sign_in(client, "rita")
+        for token in (None, "wrong", ""):
+            data = form if token is None else {**form, "csrf_token": token}
+            response = await client.post(
+                f"/reviews/{review_id}/decide", data=data, allow_redirects=False
+            )
+            assert response.status == 403
+            assert "CSRF token is missing or wrong" in await response.text()
+        response = await client.post(
+            f"/api/reviews/{review_id}/decide", json=form, headers={"X-CSRF-Token": "nope"}
+        )
+        assert response.status == 403
+        assert store.review(review_id).status == "open"
+        token = await page_csrf(client, f"/reviews/{review_id}")
+        response = await client.post(
+            f"/reviews/{review_id}/decide",
+            data={**form, "csrf_token": token},
+            allow_redirects=False,
+        )
+        assert response.status == 303
+
+    run(store, scenario)
+    assert store.review(review_id).status == "decided"
+
+
+def test_signing_in_never_keeps_a_planted_session(store: Store) -> None:
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        # The attacker's own valid session, planted in the victim's browser.
+        await sign_in(client, "val")
+        planted = client.session.cookie_jar.filter_cookies(client.make_url("/"))[
+            SESSION_COOKIE
+        ].value
+        assert (await sign_in(client, "rita")).status == 303
+        fresh = client.session.cookie_jar.filter_cookies(client.make_url("/"))[SESSION_COOKIE].value
+        assert fresh != planted
+        assert store.session_person(planted) is None  # the planted session is over
+        signed_in = store.session_person(fresh)
+        assert signed_in is not None
+        assert signed_in.person.name == "rita"
+        csrf = await page_csrf(client)
+        response = await client.post("/logout", data={"csrf_token": csrf}, allow_redirects=False)
+        assert response.status == 303
+        assert store.session_person(fresh) is None  # signing out ends the session
+        # A made-up session id is simply not signed in.
+        client.session.cookie_jar.clear()
+        client.session.cookie_jar.update_cookies({SESSION_COOKIE: "made-up"})
+        response = await client.get("/", allow_redirects=False)
+        assert response.status == 303
+
+    run(store, scenario)
+
+
+def test_the_session_cookie_is_secure_httponly_and_strict(store: Store) -> None:
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        # The test client keeps Secure cookies off plain http: send the form's back by hand.
+        page = await client.get("/login")
+        nonce = csrf_of(await page.text())
+        response = await client.post(
+            "/login",
+            data={"name": "rita", "password": PASSWORD, "csrf_token": nonce},
+            headers={"Cookie": f"{LOGIN_CSRF_COOKIE}={nonce}"},
+            allow_redirects=False,
+        )
+        assert response.status == 303
+        [cookie] = [c for c in response.headers.getall("Set-Cookie") if SESSION_COOKIE in c]
+        for flag in ("HttpOnly", "Secure", "SameSite=Strict"):
+            assert flag in cookie
+
+    run(store, scenario, ConsoleSettings())
+    with pytest.raises(ValueError, match="secure_cookies: may be false only when host"):
+        ConsoleSettings(host="0.0.0.0", secure_cookies=False)
+
+
+def test_a_viewer_cannot_decide_through_the_page_or_the_api(store: Store) -> None:
+    review_id = escalate(store, "q1")
+    token = store.create_token("val")
+    consensus = store.latest_consensus("chain:q1")
+    assert consensus is not None
+    form = {
+        "outcome": "YES",
+        "reason": "r",
+        "confirm": "yes",
+        "consensus_id": str(consensus.id),
+        "checksum": consensus.checksum,
+    }
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        await sign_in(client, "val")
+        html = await (await client.get(f"/reviews/{review_id}")).text()
+        assert 'action="/reviews/1/decide"' not in html  # no form offered
+        csrf = await page_csrf(client)
+        response = await client.post(
+            f"/reviews/{review_id}/decide", data={**form, "csrf_token": csrf}
+        )
+        assert response.status == 403
+        assert "val (viewer) may not decide" in await response.text()
+        for path in ("decide", "approve", "reopen", "send-back"):
+            response = await client.post(
+                f"/api/reviews/{review_id}/{path}",
+                json={**form, "confirm": True},
+                headers={"Authorization": f"Bearer {token}"},
+            )
+            assert response.status == 403, path
+        response = await client.get("/api/reviews", headers={"Authorization": f"Bearer {token}"})
+        assert response.status == 200
+
+    run(store, scenario)
+    assert store.review(review_id).status == "open"
+
+
+def test_four_eyes_through_the_console(store: Store) -> None:
+    review_id = escalate(store, "q1", agreeing(), force_review=True)
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        await sign_in(client, "rita")
+        page = await client.get(f"/reviews/{review_id}")
+        html = await page.text()
+        csrf = re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)  # type: ignore[union-attr]
+        consensus_id = re.search(r'name="consensus_id" value="(\d+)"', html).group(1)  # type: ignore[union-attr]
+        checksum = re.search(r'name="checksum" value="([0-9a-f]{64})"', html).group(1)  # type: ignore[union-attr]
+        form = {
+            "csrf_token": csrf,
+            "consensus_id": consensus_id,
+            "checksum": checksum,
+            "reason": "the official record says no",
+        }
+        response = await client.post(f"/reviews/{review_id}/decide", data={**form, "outcome": "NO"})
+        assert response.status == 400
+        assert "confirm the decision" in await response.text()
+        response = await client.post(
+            f"/reviews/{review_id}/decide", data={**form, "outcome": "NO", "confirm": "yes"}
+        )
+        assert response.status == 200
+        assert "awaiting approval" in await response.text()
+        assert store.get_market("chain:q1").state == MarketState.NEEDS_REVIEW
+        # The reviewer may not approve (role), nor may the approver approve their own.
+        response = await client.post(f"/reviews/{review_id}/approve", data={"csrf_token": csrf})
+        assert response.status == 403
+        await client.post("/logout", data={"csrf_token": csrf})
+        await sign_in(client, "ann")
+        html = await (await client.get("/approvals")).text()
+        assert "overrides the consensus YES, which reached quorum" in html
+        csrf = await page_csrf(client, "/approvals")
+        response = await client.post(f"/reviews/{review_id}/approve", data={"csrf_token": csrf})
+        assert response.status == 200
+        metrics = await (await client.get("/metrics")).text()
+        assert 'oracle_console_decisions_total{reviewer="rita"} 1.0' in metrics
+        assert 'oracle_console_approvals_total{approver="ann"} 1.0' in metrics
+
+    run(store, scenario)
+    market = store.get_market("chain:q1")
+    assert (market.state, market.decided_outcome) == (MarketState.REVIEWED, "NO")
+    item = store.review(review_id)
+    assert (item.decided_by, item.approved_by) == ("rita", "ann")
+
+
+def test_an_approver_cannot_approve_their_own_decision(store: Store) -> None:
+    review_id = escalate(store, "q1")
+    token = store.create_token("ann")
+    consensus = store.latest_consensus("chain:q1")
+    assert consensus is not None
+    auth = {"Authorization": f"Bearer {token}"}
+    decision = {
+        "outcome": "INVALID",
+        "reason": "ambiguous",
+        "confirm": True,
+        "consensus_id": consensus.id,
+        "checksum": consensus.checksum,
+    }
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        response = await client.post(
+            f"/api/reviews/{review_id}/decide", json=decision, headers=auth
+        )
+        assert (await response.json())["status"] == "needs_approval"
+        response = await client.post(f"/api/reviews/{review_id}/approve", headers=auth)
+        assert response.status == 403
+        assert "another person must approve" in (await response.json())["error"]
+
+    run(store, scenario)
+    assert store.review(review_id).status == "needs_approval"
+
+
+def test_repeated_wrong_passwords_lock_the_account_out(store: Store) -> None:
+    settings = local_settings(login_max_failures=3)
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        for _ in range(3):
+            response = await sign_in(client, "rita", "not the password")
+            assert response.status == 401
+            assert "Wrong name or password" in await response.text()
+        response = await sign_in(client, "rita", PASSWORD)  # right, but locked out
+        assert response.status == 429
+        assert "Too many failed sign-ins" in await response.text()
+        assert (await sign_in(client, "ann", PASSWORD)).status == 303  # others unaffected
+        metrics = await (await client.get("/metrics")).text()
+        assert 'oracle_console_login_failures_total{kind="wrong"} 3.0' in metrics
+        assert 'oracle_console_login_failures_total{kind="locked"} 1.0' in metrics
+
+    run(store, scenario, settings)
+
+
+def test_a_decision_on_replaced_evidence_is_refused_as_stale(store: Store) -> None:
+    review_id = escalate(store, "q1")
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        await sign_in(client, "rita")
+        html = await (await client.get(f"/reviews/{review_id}")).text()
+        form = {
+            name: re.search(rf'name="{name}" value="([^"]*)"', html).group(1)  # type: ignore[union-attr]
+            for name in ("csrf_token", "consensus_id", "checksum")
+        }
+        # Meanwhile another reviewer sends it back and new research arrives.
+        store.send_back_for_research(review_id, "ann", "check again")
+        newer = research_again(store, "chain:q1", contested())
+        response = await client.post(
+            f"/reviews/{newer}/decide",
+            data={**form, "outcome": "YES", "reason": "seen it", "confirm": "yes"},
+        )
+        assert response.status == 409
+        assert "newer research replaced the evidence shown" in await response.text()
+        assert store.review(newer).status == "open"
+
+    run(store, scenario)
+
+
+def test_console_actions_are_in_a_verifiable_audit_chain(store: Store) -> None:
+    review_id = escalate(store, "q1")
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        await sign_in(client, "rita")
+        csrf = await page_csrf(client, f"/reviews/{review_id}")
+        for action in ("claim", "unassign"):
+            response = await client.post(
+                f"/reviews/{review_id}/{action}",
+                data={"csrf_token": csrf},
+                allow_redirects=False,
+            )
+            assert response.status == 303
+        html = await (await client.get(f"/reviews/{review_id}")).text()
+        assert "review.claimed" in html  # the market's audit history is on the page
+
+    run(store, scenario)
+    actions = [e["action"] for e in store.audit_entries("market:chain:q1")]
+    assert actions == ["review.viewed", "review.claimed", "review.unassigned", "review.viewed"]
+    assert store.verify_audit() == []
+    with store.engine.begin() as connection:
+        connection.execute(
+            text("UPDATE console_audit SET details = '{}' WHERE action = 'review.claimed'")
+        )
+    assert any("hash does not match" in p for p in store.verify_audit())
+
+
+def test_health_and_metrics(store: Store) -> None:
+    escalate(store, "q1")
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        assert (await (await client.get("/healthz")).json()) == {"status": "ok"}
+        metrics = await (await client.get("/metrics")).text()
+        assert "oracle_console_oldest_open_review_age_seconds" in metrics
+        assert 'oracle_console_open_reviews{status="open"} 1.0' in metrics
+
+    run(store, scenario)
+
+
+def test_the_queue_streams_its_changes_to_signed_in_people_only(store: Store) -> None:
+    review_id = escalate(store, "q1")
+
+    async def next_event(response) -> str:  # type: ignore[no-untyped-def]
+        raw = await asyncio.wait_for(response.content.readuntil(b"\n\n"), timeout=10)
+        return str(raw.decode())
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        response = await client.get("/events/queue", allow_redirects=False)
+        assert response.status == 303  # strangers get no stream
+        await sign_in(client, "val")
+        response = await client.get("/events/queue")
+        assert response.headers["Content-Type"] == "text/event-stream"
+        first = await next_event(response)
+        assert first == 'event: queue\ndata: {"open": 1, "needs_approval": 0}\n\n'
+        await asyncio.to_thread(store.claim_review, review_id, "rita", assignee="rita")
+        assert (await next_event(response)).startswith("event: queue\n")
+        await asyncio.to_thread(store.decide_review, review_id, "INVALID", "unclear", "rita")
+        second = await next_event(response)
+        assert second == 'event: queue\ndata: {"open": 0, "needs_approval": 1}\n\n'
+        response.close()
+
+    run(store, scenario, local_settings(queue_poll_seconds=0.1))
+
+
+def test_an_item_without_a_consensus_is_shown_and_decided(store: Store) -> None:
+    spec = MarketSpec(source="chain", external_id="q9", question="Q9 <b>?</b>", resolve_after=1.0)
+    store.add_discovered([spec], actor="poller")
+    store.apply_event(spec.market_id, MarketEvent.DUE, actor="s")
+    store.apply_event(spec.market_id, MarketEvent.RESEARCH_STARTED, actor="s")
+    store.apply_event(spec.market_id, MarketEvent.FAILED, actor="s")
+    _, review_id = store.hand_to_person(
+        spec.market_id, MarketEvent.RETRIES_EXHAUSTED, actor="s", reasons=["every attempt failed"]
+    )
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        await sign_in(client, "rita")
+        html = await (await client.get(f"/reviews/{review_id}")).text()
+        assert "No consensus was recorded" in html
+        assert "Q9 &lt;b&gt;?&lt;/b&gt;" in html
+        csrf = await page_csrf(client, f"/reviews/{review_id}")
+        response = await client.post(
+            f"/api/reviews/{review_id}/decide",
+            json={"outcome": "YES", "reason": "checked by hand", "confirm": True},
+            headers={"X-CSRF-Token": csrf},
+        )
+        assert (await response.json())["status"] == "decided"
+
+    run(store, scenario)
+    assert store.get_market(spec.market_id).state == MarketState.REVIEWED
+
+
+def test_an_approver_hands_an_item_to_a_reviewer_and_a_reviewer_cannot(store: Store) -> None:
+    review_id = escalate(store, "q1")
+    store.claim_review(review_id, "rita", assignee="rita")
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        await sign_in(client, "rita")
+        csrf = await page_csrf(client, f"/reviews/{review_id}")
+        response = await client.post(
+            f"/reviews/{review_id}/assign", data={"csrf_token": csrf, "assignee": "adam"}
+        )
+        assert response.status == 403
+        await client.post("/logout", data={"csrf_token": csrf})
+        await sign_in(client, "ann")
+        html = await (await client.get(f"/reviews/{review_id}")).text()
+        assert '<option value="rita" selected>rita</option>' in html
+        assert '<option value="val"' not in html  # a viewer cannot be handed work
+        csrf = await page_csrf(client, f"/reviews/{review_id}")
+        response = await client.post(
+            f"/reviews/{review_id}/assign", data={"csrf_token": csrf, "assignee": "val"}
+        )
+        assert response.status == 400
+        assert "val (viewer) cannot decide reviews" in await response.text()
+        response = await client.post(
+            f"/reviews/{review_id}/assign",
+            data={"csrf_token": csrf, "assignee": "adam"},
+            allow_redirects=False,
+        )
+        assert response.status == 303
+
+    run(store, scenario)
+    assert store.review(review_id).claimed_by == "adam"
+    assert [e["details"]["assignee"] for e in store.audit_entries("market:chain:q1")
+            if e["action"] == "review.claimed"] == ["rita", "adam"]  # fmt: skip

@@ -1,0 +1,250 @@
+"""The review console's records, on SQLite and PostgreSQL alike: accounts, sessions,
+API tokens, sign-in throttling, the hash-chained audit log, decisions bound to the
+evidence shown, four-eyes approval, reopening and sending back."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import Engine, text
+
+from oracle.core.lifecycle import MarketEvent, MarketState
+from oracle.errors import AccessDenied, StaleDecision, StoreError
+from oracle.store.engine import make_engine
+from oracle.store.migrate import upgrade
+from oracle.store.repository import Store
+from oracle.store.reviews import Seen
+from tests.console.scenario import agreeing, contested, escalate, research_again
+
+PASSWORD = "correct horse battery"
+
+
+class FakeClock:
+    def __init__(self, now: float = 1_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def engine(database_url: str) -> Iterator[Engine]:
+    engine = make_engine(database_url)
+    upgrade(engine)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def store(engine: Engine, clock: FakeClock) -> Store:
+    store = Store(engine, clock)
+    for name, role in (("rita", "reviewer"), ("ann", "approver"), ("val", "viewer")):
+        store.add_user(name, role, PASSWORD)
+    return store
+
+
+def seen(store: Store, review_id: int) -> Seen:
+    consensus = store.latest_consensus(store.review(review_id).market_id)
+    assert consensus is not None
+    return Seen(consensus.id, consensus.checksum)
+
+
+def test_accounts_are_checked_and_passwords_stored_only_as_argon2_hashes(
+    store: Store, engine: Engine
+) -> None:
+    assert store.authenticate("rita", PASSWORD) is not None
+    assert store.authenticate("rita", "wrong password") is None
+    assert store.authenticate("nobody", PASSWORD) is None
+    with engine.connect() as connection:
+        hashes = connection.execute(text("SELECT password_hash FROM console_user")).scalars()
+        assert all(h.startswith("$argon2id$") and PASSWORD not in h for h in hashes)
+    with pytest.raises(StoreError, match="already exists"):
+        store.add_user("rita", "viewer", PASSWORD)
+    with pytest.raises(StoreError, match="role 'boss' is not one of viewer, reviewer"):
+        store.add_user("bob", "boss", PASSWORD)
+    with pytest.raises(StoreError, match="at least 10 characters"):
+        store.add_user("bob", "viewer", "short")
+    with pytest.raises(StoreError, match="user name"):
+        store.add_user("<script>", "viewer", PASSWORD)
+
+
+def test_sessions_and_tokens_are_stored_hashed_and_expire(
+    store: Store, engine: Engine, clock: FakeClock
+) -> None:
+    rita = store.person("rita")
+    token, csrf = store.start_session(rita, ttl_seconds=60)
+    signed_in = store.session_person(token)
+    assert signed_in is not None
+    assert (signed_in.person.name, signed_in.csrf_token) == ("rita", csrf)
+    api_token = store.create_token("ann")
+    assert store.token_person(api_token).name == "ann"
+    with engine.connect() as connection:
+        stored = connection.execute(text("SELECT token_hash FROM console_session")).scalars()
+        stored_tokens = connection.execute(
+            text("SELECT token_hash FROM console_api_token")
+        ).scalars()
+        assert token not in list(stored)
+        assert api_token not in list(stored_tokens)
+    with pytest.raises(AccessDenied, match="not valid") as denied:
+        store.token_person(api_token + "x")
+    assert api_token not in str(denied.value)
+    clock.now += 61
+    assert store.session_person(token) is None
+    token, _ = store.start_session(rita, ttl_seconds=60)
+    store.end_session(token)
+    assert store.session_person(token) is None
+
+
+def test_failed_sign_ins_lock_the_account_and_address_for_a_while(
+    store: Store, clock: FakeClock
+) -> None:
+    policy = {"max_failures": 3, "window_seconds": 300.0, "lockout_seconds": 600.0}
+    key = "rita|10.0.0.1"
+    assert store.login_failed(key, **policy) == 0.0
+    assert store.login_failed(key, **policy) == 0.0
+    assert store.login_failed(key, **policy) == 1_600.0
+    assert store.login_locked_until(key) == 1_600.0
+    assert store.login_locked_until("rita|10.0.0.2") == 0.0
+    clock.now = 1_601.0
+    assert store.login_locked_until(key) == 0.0
+    store.login_failed(key, **policy)
+    store.login_succeeded(key)
+    assert store.login_failed(key, **policy) == 0.0
+
+
+def test_the_audit_chain_verifies_and_finds_tampering(store: Store, engine: Engine) -> None:
+    store.record("rita", "review.viewed", "market:chain:q1", {"review": 1})
+    store.record("ann", "review.viewed", "market:chain:q1", {"review": 1, "note": "é ✓"})
+    entries = store.audit_entries()
+    assert [e["action"] for e in entries][-2:] == ["review.viewed", "review.viewed"]
+    assert entries[0]["prev_hash"] == "0" * 64
+    assert all(b["prev_hash"] == a["hash"] for a, b in itertools.pairwise(entries))
+    assert store.verify_audit() == []
+    last = entries[-1]["id"]
+    with engine.begin() as connection:
+        connection.execute(
+            text("UPDATE console_audit SET actor = 'mallory' WHERE id = :id"), {"id": last - 1}
+        )
+    assert store.verify_audit() == [f"entry {last - 1}: hash does not match its content"]
+    with engine.begin() as connection:
+        connection.execute(text("DELETE FROM console_audit WHERE id = :id"), {"id": last - 1})
+    problems = store.verify_audit()
+    assert any("gap or reorder" in p for p in problems)
+    assert any("prev_hash does not match" in p for p in problems)
+
+
+def test_a_decision_on_evidence_newer_research_replaced_is_refused(store: Store) -> None:
+    review_id = escalate(store, "q1")
+    shown = seen(store, review_id)
+    market_id = store.review(review_id).market_id
+    # Sent back, researched again: the consensus the reviewer saw is no longer the latest.
+    store.send_back_for_research(review_id, "rita", "need the official record")
+    assert store.get_market(market_id).state == MarketState.DUE
+    newer = research_again(store, market_id, contested())
+    with pytest.raises(StaleDecision, match="newer research replaced the evidence shown"):
+        store.decide_review(newer, "YES", "seen it", "rita", seen=shown)
+    assert store.review(newer).status == "open"
+    market = store.decide_review(newer, "YES", "seen it", "rita", seen=seen(store, newer))
+    assert market.state == MarketState.REVIEWED
+    assert store.review(newer).seen_checksum == seen(store, newer).checksum
+
+
+def test_four_eyes_an_invalid_decision_waits_for_another_approver(store: Store) -> None:
+    review_id = escalate(store, "q1")
+    market = store.decide_review(
+        review_id, "INVALID", "ambiguous", "rita", seen=seen(store, review_id)
+    )
+    assert market.state == MarketState.NEEDS_REVIEW  # the daemon finds nothing to deliver
+    item = store.review(review_id)
+    assert (item.status, item.approval_reason) == ("needs_approval", "INVALID is decided")
+    assert store.decided_review(market.id) is None
+    with pytest.raises(AccessDenied, match=r"rita \(reviewer\) may not approve"):
+        store.approve_review(review_id, "rita")
+    with pytest.raises(AccessDenied, match=r"val \(viewer\) may not approve"):
+        store.approve_review(review_id, "val")
+    approved = store.approve_review(review_id, "ann")
+    assert (approved.state, approved.decided_outcome) == (MarketState.REVIEWED, "INVALID")
+    decided = store.decided_review(market.id)
+    assert decided is not None
+    assert decided.approved_by == "ann"
+    actions = [e["action"] for e in store.audit_entries(f"market:{market.id}")]
+    assert actions == ["review.decided", "review.approved"]
+
+
+def test_four_eyes_an_approver_cannot_approve_their_own_override_of_a_quorum(
+    store: Store,
+) -> None:
+    review_id = escalate(store, "q1", agreeing(), force_review=True)
+    store.decide_review(review_id, "NO", "the record says no", "ann", seen=seen(store, review_id))
+    item = store.review(review_id)
+    assert item.approval_reason == "overrides the consensus YES, which reached quorum"
+    with pytest.raises(AccessDenied, match="another person must approve"):
+        store.approve_review(review_id, "ann")
+    store.add_user("adam", "admin", PASSWORD)
+    assert store.approve_review(review_id, "adam").state == MarketState.REVIEWED
+
+
+def test_agreeing_with_a_quorum_needs_no_approval(store: Store) -> None:
+    review_id = escalate(store, "q1", agreeing(), force_review=True)
+    market = store.decide_review(review_id, "YES", "agreed", "rita", seen=seen(store, review_id))
+    assert market.state == MarketState.REVIEWED
+    assert store.review(review_id).approval_reason is None
+
+
+def test_a_decision_is_reopened_before_delivery_but_not_after(store: Store) -> None:
+    review_id = escalate(store, "q1")
+    market_id = store.review(review_id).market_id
+    store.decide_review(review_id, "YES", "seen it", "rita", seen=seen(store, review_id))
+    store.reopen_review(review_id, "rita")
+    assert store.get_market(market_id).state == MarketState.NEEDS_REVIEW
+    item = store.review(review_id)
+    assert (item.status, item.decided_outcome, item.decided_by) == ("open", None, None)
+    store.decide_review(review_id, "INVALID", "ambiguous", "rita", seen=seen(store, review_id))
+    store.reopen_review(review_id, "ann")  # awaiting approval: nothing moved yet
+    assert store.review(review_id).status == "open"
+    store.decide_review(review_id, "NO", "seen it", "rita", seen=seen(store, review_id))
+    store.apply_event(market_id, MarketEvent.SUBMISSION_STARTED, actor="daemon")
+    with pytest.raises(StoreError, match="too late to reopen"):
+        store.reopen_review(review_id, "rita")
+
+
+def test_claims_and_the_queue_in_one_query(store: Store) -> None:
+    first = escalate(store, "q1")
+    second = escalate(store, "q2")
+    store.claim_review(first, "rita", assignee="rita")
+    with pytest.raises(StoreError, match="claimed by rita"):
+        store.claim_review(first, "ann", assignee="ann")
+    store.claim_review(first, "ann", assignee=None)
+    store.claim_review(first, "ann", assignee="ann")
+    queue = store.review_queue()
+    assert [(item.id, market.id, item.claimed_by) for item, market in queue] == [
+        (first, "chain:q1", "ann"),
+        (second, "chain:q2", None),
+    ]
+
+
+def test_disabling_an_account_ends_its_sessions_and_tokens(store: Store) -> None:
+    rita = store.person("rita")
+    session, _ = store.start_session(rita, ttl_seconds=600)
+    first, second = store.create_token("rita"), store.create_token("rita")
+    assert store.revoke_tokens("rita", "adam") == 2
+    with pytest.raises(AccessDenied):
+        store.token_person(first)
+    third = store.create_token("rita")
+    store.disable_user("rita", "adam")
+    assert store.session_person(session) is None
+    assert store.authenticate("rita", PASSWORD) is None
+    for token in (second, third):
+        with pytest.raises(AccessDenied):
+            store.token_person(token)
+    with pytest.raises(AccessDenied, match="no active console account named 'rita'"):
+        store.person("rita")
+    actions = [e["action"] for e in store.audit_entries("user:rita")]
+    assert actions[-3:] == ["token.revoked", "token.created", "user.disabled"]
