@@ -301,11 +301,11 @@ def test_prometheus_scrapes_the_compose_service_on_the_metrics_port() -> None:
 # -- systemd -------------------------------------------------------------------------------
 
 
-def unit() -> dict[str, dict[str, list[str]]]:
-    """deploy/systemd/oracle.service as {section: {key: [values]}} (keys may repeat)."""
+def unit(name: str = "oracle.service") -> dict[str, dict[str, list[str]]]:
+    """deploy/systemd/`name` as {section: {key: [values]}} (keys may repeat)."""
     sections: dict[str, dict[str, list[str]]] = {}
     current: dict[str, list[str]] = {}
-    for raw in (DEPLOY / "systemd/oracle.service").read_text(encoding="utf-8").splitlines():
+    for raw in (DEPLOY / "systemd" / name).read_text(encoding="utf-8").splitlines():
         line = raw.strip()
         if not line or line.startswith(("#", ";")):
             continue
