@@ -216,8 +216,14 @@ def _cookie_options(console: Console) -> dict[str, Any]:
     }
 
 
-async def login_form(request: web.Request, *, message: str = "", status: int = 200) -> web.Response:
+async def login_form(
+    request: web.Request, *, message: str = "", status: int = 200
+) -> web.StreamResponse:
     console = request.app[CONSOLE]
+    if request.method == "GET" and console.settings.trusts(request.remote):
+        signed_in = await _sign_in_by_proxy(request)
+        if signed_in is not None:
+            return signed_in
     nonce = request.cookies.get(LOGIN_CSRF_COOKIE) or secrets.token_urlsafe(32)
     response = _page(
         request,
@@ -228,6 +234,51 @@ async def login_form(request: web.Request, *, message: str = "", status: int = 2
         next=_local_path(request.query.get("next", "/")),
     )
     response.set_cookie(LOGIN_CSRF_COOKIE, nonce, max_age=3600, **_cookie_options(console))
+    return response
+
+
+async def _sign_in_by_proxy(request: web.Request) -> web.StreamResponse | None:
+    """Single sign-on: the authenticating proxy (a trusted address) names the account in
+    `console.trusted_header`; a session starts as after a password sign-in. None when the
+    header is absent; a refusal when it names no active account."""
+    console = request.app[CONSOLE]
+    header = console.settings.trusted_header
+    assert header is not None
+    name = request.headers.get(header, "").strip()
+    if not name:
+        return None
+    person = await _db(console.store.person_named, name)
+    if person is None:
+        console.metrics.login_failures.labels("unknown_sso_account").inc()
+        return _page(
+            request,
+            "error.html",
+            status=403,
+            message="the single sign-on account has no active console account: ask an admin",
+        )
+    return await _start_session(request, person, str(request.query.get("next", "/")), "proxy")
+
+
+async def _start_session(
+    request: web.Request, person: Person, target: str, via: str
+) -> web.StreamResponse:
+    """A new session for `person` (any session the browser held ends: no fixation)."""
+    console = request.app[CONSOLE]
+    old = request.cookies.get(SESSION_COOKIE)
+    if old:
+        await _db(console.store.end_session, old)
+    token, _ = await _db(console.store.start_session, person, console.settings.session_hours * 3600)
+    await _db(
+        console.store.record, person.name, "console.signed_in", f"user:{person.name}", {"via": via}
+    )
+    response = web.HTTPSeeOther(_local_path(target))
+    response.set_cookie(
+        SESSION_COOKIE,
+        token,
+        max_age=math.ceil(console.settings.session_hours * 3600),
+        **_cookie_options(console),
+    )
+    response.del_cookie(LOGIN_CSRF_COOKIE, path="/")
     return response
 
 
@@ -268,20 +319,7 @@ async def login(request: web.Request) -> web.StreamResponse:
         )
         return await login_form(request, message="Wrong name or password.", status=401)
     await _db(console.store.login_succeeded, key)
-    old = request.cookies.get(SESSION_COOKIE)
-    if old:
-        await _db(console.store.end_session, old)
-    token, _ = await _db(console.store.start_session, person, console.settings.session_hours * 3600)
-    await _db(console.store.record, person.name, "console.signed_in", f"user:{person.name}", {})
-    response = web.HTTPSeeOther(_local_path(str(form.get("next", "/"))))
-    response.set_cookie(
-        SESSION_COOKIE,
-        token,
-        max_age=math.ceil(console.settings.session_hours * 3600),
-        **_cookie_options(console),
-    )
-    response.del_cookie(LOGIN_CSRF_COOKIE, path="/")
-    return response
+    return await _start_session(request, person, str(form.get("next", "/")), "password")
 
 
 async def logout(request: web.Request) -> web.StreamResponse:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 # Addresses a browser reaches only from this machine: the one place plain http is allowed.
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -26,6 +27,46 @@ class ConsoleSettings(BaseModel):
     login_lockout_seconds: float = Field(900.0, gt=0, allow_inf_nan=False)
     # How often each open queue page's event stream looks for changes in the queue.
     queue_poll_seconds: float = Field(2.0, ge=0.05, le=300, allow_inf_nan=False)
+    # Single sign-on behind an authenticating proxy (oauth2-proxy: X-Auth-Request-User or
+    # X-Forwarded-User): the header names the console account, whose role applies. It is
+    # believed only from `trusted_proxies` (addresses or networks of the proxy itself);
+    # from anywhere else it is ignored, or anyone could name any account.
+    trusted_header: str | None = Field(None, min_length=1, max_length=100)
+    trusted_proxies: tuple[str, ...] = ()
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxy_networks(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for index, entry in enumerate(value):
+            try:
+                network = ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(f"[{index}]: {entry!r} is not an IP address or network") from None
+            if network.prefixlen < (24 if network.version == 4 else 64):
+                # A whole range would let any machine in it sign in as anyone.
+                raise ValueError(
+                    f"[{index}]: {entry} is wider than a /24 (IPv4) or /64 (IPv6): name "
+                    "the proxy's own addresses"
+                )
+        return value
+
+    @model_validator(mode="after")
+    def _header_needs_proxies(self) -> Self:
+        if self.trusted_header is not None and not self.trusted_proxies:
+            raise ValueError(
+                "trusted_proxies: name the authenticating proxy's addresses to use trusted_header"
+            )
+        return self
+
+    def trusts(self, address: str | None) -> bool:
+        """Whether a request from `address` may name its account in `trusted_header`."""
+        if self.trusted_header is None or address is None:
+            return False
+        try:
+            peer = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        return any(peer in ipaddress.ip_network(n, strict=False) for n in self.trusted_proxies)
 
     @model_validator(mode="after")
     def _secure_unless_local(self) -> Self:

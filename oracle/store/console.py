@@ -156,6 +156,18 @@ class ConsoleRecords(Transactions):
             )
             return [_person(row) for row in rows.mappings()]
 
+    def person_named(self, name: str) -> Person | None:
+        """The active account `name` (None: no such account, or disabled), for a sign-in
+        an authenticating proxy vouched for."""
+        with self.reading() as session:
+            row = (
+                session.connection()
+                .execute(core_select(_USER).where(_USER.c.name == name, _USER.c.active.is_(True)))
+                .mappings()
+                .first()
+            )
+        return _person(row) if row is not None else None
+
     def authenticate(self, name: str, password: str) -> Person | None:
         """The account if the password is right, else None (same work either way)."""
         with self.reading() as session:
