@@ -152,6 +152,8 @@ def _print_evidence(e: dict[str, Any]) -> None:
             )
     for f in e["failures"]:
         click.echo(f"failed: {f['agent_id']}: {f['error']}")
+    if e["debate"]:
+        _print_debate(e["debate"])
     for x in e["excluded"]:
         click.echo(f"excluded: {x}")
     click.echo("")
@@ -160,6 +162,30 @@ def _print_evidence(e: dict[str, Any]) -> None:
         click.echo(f"  {_when(h['at'])} {h['actor']}: {h['from']} -> {h['to']} ({h['reason']})")
     for h in e["console_history"]:
         click.echo(f"  {_when(h['at'])} {h['actor']}: {h['action']}")
+
+
+def _print_debate(debate: dict[str, Any]) -> None:
+    """The rounds of the debate that led to the verdict (the answers above came before)."""
+    click.echo("")
+    strength = debate["strength"]
+    click.echo(
+        f"debate: stopped {debate['stop']} after {len(debate['rounds'])} round(s); "
+        f"agreement {strength['before']} -> {strength['after']}"
+    )
+    positions = ", ".join(f"{a}: {o}" for a, o in debate["initial"].items())
+    click.echo(f"  round 0 (independent): {positions}")
+    for round_ in debate["rounds"]:
+        positions = ", ".join(f"{a}: {o}" for a, o in round_["standing"].items())
+        click.echo(f"  round {round_['round']}: {positions}")
+        for flip in round_["flips"]:
+            why = (
+                f"counted, {len(flip['new_sources'])} new source(s)"
+                if flip["counted"]
+                else "not counted: no new evidence"
+            )
+            click.echo(f"    {flip['agent']} {flip['from']} -> {flip['to']} ({why})")
+        for agent, error in round_["failures"].items():
+            click.echo(f"    {agent} failed: {error}")
 
 
 TOKEN_ENV = "ORACLE_CONSOLE_TOKEN"

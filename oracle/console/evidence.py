@@ -183,6 +183,9 @@ def build_evidence(  # noqa: PLR0917 (each argument is one record read by gather
         "tensions": proof.get("tensions", []),
         "blind_spots": proof.get("blind_spots", []),
         "overlap": proof.get("overlap"),
+        # A debate on conflict (docs/consensus.md): the rounds that led to the verdict; the
+        # answers above are the independent ones, before it.
+        "debate": proof.get("debate"),
         "history": [
             {
                 "at": row.at,

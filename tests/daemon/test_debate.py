@@ -8,11 +8,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+from oracle.app import open_store
 from oracle.config import Settings
 from oracle.core.lifecycle import MarketState
 from oracle.core.proof import verify_proof
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.testing import consensus_document, result_dict, source_dicts
+from tests.commands import run_oracle
+from tests.console.helpers import PASSWORD, sign_in
+from tests.console.helpers import run as run_console
 from tests.daemon.test_pipeline import Venue, market, one_pass, run, serve, settings_for
 
 AGENTS = ("alpha", "beta", "gamma", "delta")
@@ -123,6 +127,28 @@ def test_a_flip_without_new_evidence_is_marked_and_goes_to_a_person(tmp_path: Pa
     assert first["flips"][0]["new_sources"] == []
     assert proof["verdict"]["action"] == "review"
     assert metrics.registry.get_sample_value("oracle_debate_flips_total", {"counted": "false"}) == 1
+    # The person reviewing it sees the rounds: `oracle review show` and the console.
+    url = str(configured.database.url)
+    shown = run_oracle("review", "show", "1", env={"ORACLE__DATABASE__URL": url})
+    assert shown.returncode == 0, shown.stderr
+    assert "debate: stopped stalled after 1 round(s); agreement contested -> contested" in (
+        shown.stdout
+    )
+    assert "gamma NO -> YES (not counted: no new evidence)" in shown.stdout
+    store = open_store(configured)
+    try:
+        store.add_user("rita", "reviewer", PASSWORD)
+
+        async def page(client) -> None:  # type: ignore[no-untyped-def]
+            assert (await sign_in(client, "rita")).status == 303
+            html = await (await client.get("/reviews/1")).text()
+            assert "<h2>Debate</h2>" in html
+            assert "gamma NO &rarr; YES (not counted: no new evidence)" in html
+            assert "Changed their answer without new evidence (not counted):\n    gamma" in html
+
+        run_console(store, page)
+    finally:
+        store.engine.dispose()
 
 
 def test_escalate_by_default_asks_no_agent_again(tmp_path: Path) -> None:
