@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import re
-from collections.abc import Awaitable, Callable
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from oracle.console.app import make_app
 from oracle.console.settings import ConsoleSettings
+from oracle.devchain import free_port
 from oracle.store.database import open_database
 from oracle.store.repository import Store
 
@@ -69,3 +77,50 @@ async def page_csrf(client: TestClient[web.Request, web.Application], path: str 
     response = await client.get(path)
     assert response.status == 200, await response.text()
     return csrf_of(await response.text())
+
+
+@contextmanager
+def console_server(database_url: str, cwd: Path) -> Iterator[str]:
+    """`oracle console serve` over `database_url` as a process of its own, on plain http
+    at 127.0.0.1 (the one address where Secure cookies may be off); yields its base URL."""
+    port = free_port()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("ORACLE")},
+        "ORACLE__DATABASE__URL": database_url,
+        "ORACLE__CONSOLE__PORT": str(port),
+        "ORACLE__CONSOLE__SECURE_COOKIES": "false",
+        "ORACLE__CONSOLE__QUEUE_POLL_SECONDS": "0.2",
+    }
+    server = subprocess.Popen(
+        [sys.executable, "-m", "oracle", "console", "serve"],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/healthz", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    output = server.stdout.read() if server.stdout else ""
+                    pytest.fail(f"the console did not start: {output}")
+                time.sleep(0.2)
+        yield base
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def browser_sign_in(page: Any, base: str, name: str, password: str = PASSWORD) -> None:
+    """Sign in through the console's form in a Playwright page."""
+    page.goto(f"{base}/login")
+    page.fill("input[name=name]", name)
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit]")

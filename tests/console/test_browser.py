@@ -6,10 +6,7 @@ evidence and the approval page go to docs/console/."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,12 +16,11 @@ from playwright.sync_api import sync_playwright
 
 from oracle.core.lifecycle import MarketState
 from oracle.core.models import AgentFailure, AgentResult
-from oracle.devchain import free_port
 from oracle.store.database import open_database
 from oracle.store.repository import Store
 from oracle.testing import result, source_dicts
 
-from .helpers import PASSWORD
+from .helpers import PASSWORD, browser_sign_in, console_server
 from .scenario import escalate
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -104,39 +100,8 @@ def console(tmp_path: Path) -> Iterator[tuple[str, Store, int]]:
         question=QUESTION,
         resolve_after=time.time() - 3 * 3600,
     )
-    port = free_port()
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("ORACLE")},
-        "ORACLE__DATABASE__URL": url,
-        "ORACLE__CONSOLE__PORT": str(port),
-        "ORACLE__CONSOLE__SECURE_COOKIES": "false",  # plain http on 127.0.0.1
-        "ORACLE__CONSOLE__QUEUE_POLL_SECONDS": "0.2",
-    }
-    server = subprocess.Popen(
-        [sys.executable, "-m", "oracle", "console", "serve"],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/healthz", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    output = server.stdout.read() if server.stdout else ""
-                    pytest.fail(f"the console did not start: {output}")
-                time.sleep(0.2)
+    with console_server(url, tmp_path) as base:
         yield base, store, review_id
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 @pytest.fixture
@@ -161,13 +126,7 @@ def test_a_reviewer_decides_and_an_approver_approves_in_a_browser(
             ),
         )
 
-        def sign_in(name: str) -> None:
-            page.goto(f"{base}/login")
-            page.fill("input[name=name]", name)
-            page.fill("input[name=password]", PASSWORD)
-            page.click("button[type=submit]")
-
-        sign_in("rita")
+        browser_sign_in(page, base, "rita")
         page.wait_for_selector("table.queue")
         assert QUESTION in page.inner_text("table.queue")
         page.screenshot(path=str(screenshots / "queue.png"), full_page=True)
@@ -203,7 +162,7 @@ def test_a_reviewer_decides_and_an_approver_approves_in_a_browser(
         assert store.get_market("chain:fed-cut-2026-09").state == MarketState.NEEDS_REVIEW
 
         page.click("header form.who button")
-        sign_in("ann")
+        browser_sign_in(page, base, "ann")
         page.goto(f"{base}/approvals")
         page.wait_for_selector("text=INVALID is decided")
         page.screenshot(path=str(screenshots / "approvals.png"), full_page=True)

@@ -130,6 +130,13 @@ def test_questions_asked_on_chain_are_answered_with_matching_proofs(
     assert store.get_market(contested_id).state == MarketState.NEEDS_REVIEW
     assert question_status(config, ids[CONTESTED])["status"] == "REQUESTED"
     [item] = store.reviews()
+    # A decision carries a real identity: a console account's API token.
+    (tmp_path / "password").write_text("a long enough password\n")
+    oracle_cli(
+        config, "console", "user", "add", "alice", "--role", "reviewer",
+        "--password-file", str(tmp_path / "password"),
+    )  # fmt: skip
+    (tmp_path / "token").write_text(oracle_cli(config, "console", "token", "create", "alice"))
     oracle_cli(
         config,
         "review",
@@ -139,8 +146,8 @@ def test_questions_asked_on_chain_are_answered_with_matching_proofs(
         "NO",
         "--reason",
         "the federation's result page",
-        "--by",
-        "alice",
+        "--token-file",
+        str(tmp_path / "token"),
     )
 
     # The chain's time passes beyond the challenge window (the daemon judges the window by
