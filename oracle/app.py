@@ -270,6 +270,17 @@ class ChainWiring:
         self._signer: Signer | None = None
         self._signer_problem: tuple[str, str] | None = None
 
+    def _manager(self, pool: RpcPool, signer: Signer) -> TxManager:
+        """The venue's transaction manager: its intents in the daemon's database."""
+        return TxManager(
+            pool,
+            signer,
+            DatabaseIntentStore(self._store),
+            self._settings.tx,
+            decoder=error_decoder(),
+            observer=self._observer,
+        )
+
     async def __call__(self) -> ChainParts:
         signer = await self._unlock()
         settings = self._settings
@@ -277,14 +288,7 @@ class ChainWiring:
             settings, Path(settings.deployment_file), observer=self._observer
         )
         oracle = AgentOracle(pool, deployment.address(ORACLE))
-        manager = TxManager(
-            pool,
-            signer,
-            DatabaseIntentStore(self._store),
-            settings.tx,
-            decoder=error_decoder(),
-            observer=self._observer,
-        )
+        manager = self._manager(pool, signer)
         scanner = QuestionScanner(
             pool,
             oracle.address,
@@ -376,14 +380,7 @@ class UmaWiring(ChainWiring):
         settings, config = self._settings, self._config
         pool, address, start = await self._oracle()
         oracle = OptimisticOracleV2(pool, address)
-        manager = TxManager(
-            pool,
-            signer,
-            DatabaseIntentStore(self._store),
-            settings.tx,
-            decoder=error_decoder(),
-            observer=self._observer,
-        )
+        manager = self._manager(pool, signer)
         source = RequestSource(
             pool,
             oracle.address,

@@ -13,7 +13,7 @@ from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import Connection, Table, delete, insert, text, update
+from sqlalchemy import Connection, RowMapping, Table, delete, insert, text, update
 from sqlalchemy import select as core_select
 from sqlalchemy.exc import IntegrityError
 
@@ -156,27 +156,24 @@ class ConsoleRecords(Transactions):
             )
             return [_person(row) for row in rows.mappings()]
 
-    def person_named(self, name: str) -> Person | None:
-        """The active account `name` (None: no such account, or disabled), for a sign-in
-        an authenticating proxy vouched for."""
+    def _active_user(self, name: str) -> RowMapping | None:
         with self.reading() as session:
-            row = (
+            return (
                 session.connection()
                 .execute(core_select(_USER).where(_USER.c.name == name, _USER.c.active.is_(True)))
                 .mappings()
                 .first()
             )
+
+    def person_named(self, name: str) -> Person | None:
+        """The active account `name` (None: no such account, or disabled), for a sign-in
+        an authenticating proxy vouched for."""
+        row = self._active_user(name)
         return _person(row) if row is not None else None
 
     def authenticate(self, name: str, password: str) -> Person | None:
         """The account if the password is right, else None (same work either way)."""
-        with self.reading() as session:
-            row = (
-                session.connection()
-                .execute(core_select(_USER).where(_USER.c.name == name, _USER.c.active.is_(True)))
-                .mappings()
-                .first()
-            )
+        row = self._active_user(name)
         stored = row["password_hash"] if row is not None else _DUMMY_HASH
         try:
             _HASHER.verify(stored, password)
