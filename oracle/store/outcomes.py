@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Table, bindparam, delete, insert
+from sqlalchemy import Connection, String, Table, bindparam, cast, delete, insert
 from sqlalchemy import select as core_select
 from sqlmodel import col, select
 
@@ -209,9 +209,11 @@ class Outcomes(Transactions):
     def disagreements(
         self, *, since: float | None = None, venue: str | None = None
     ) -> list[Disagreement]:
-        """Every dispute of an answer the oracle gave (seen since `since`, on `venue`), and
-        how it ended, from the audit trail: the only disagreement with other proposers the
-        daemon records (a rival's proposal on a question it has not answered is not)."""
+        """Every disagreement with another proposer (seen since `since`, on `venue`) and how
+        it ended: a dispute of an answer the oracle gave, from the audit trail; and a
+        rival's answer that was on the venue first and contradicted our verdict (UMA: the
+        receipt's `proposed_by_other`, `agrees: false`), where `answer_stood` means the
+        venue settled on our verdict and `overturned` on theirs."""
         with self.reading() as session:
             query = (
                 select(AuditRow, MarketRow.source, MarketRow.decided_outcome)
@@ -256,4 +258,42 @@ class Outcomes(Transactions):
         for market_id, (seen_at, ours_then) in open_disputes.items():
             if since is None or seen_at >= since:
                 found.append(Disagreement(market_id, ours_then, None, DisputeEnd.OPEN))
+        return found + self._rivals_first(since=since, venue=venue)
+
+    def _rivals_first(self, *, since: float | None, venue: str | None) -> list[Disagreement]:
+        """Markets where another proposer's contradicting answer was on the venue first."""
+        with self.reading() as session:
+            query = (
+                select(AuditRow.at, MarketRow)
+                .join(MarketRow, col(MarketRow.id) == col(AuditRow.market_id))
+                .where(col(AuditRow.event) == MarketEvent.PROPOSAL_CONFIRMED.value)
+                # The receipt's key narrows the scan; its value is read below.
+                .where(cast(col(MarketRow.submission), String).like("%proposed_by_other%"))
+            )
+            if venue is not None:
+                query = query.where(col(MarketRow.source) == venue)
+            if since is not None:
+                query = query.where(col(AuditRow.at) >= since)
+            rows = list(session.exec(query).all())
+            finals = {
+                f.market_id: f
+                for chunk in _chunks(sorted({m.id for _, m in rows}))
+                for f in session.exec(
+                    select(FinalOutcomeRow).where(col(FinalOutcomeRow.market_id).in_(chunk))
+                ).all()
+            }
+        found = []
+        for _, market in rows:
+            receipt = market.submission
+            if receipt.get("proposed_by_other") is not True or receipt.get("agrees") is not False:
+                continue
+            ours, theirs = receipt.get("our_outcome"), receipt.get("their_outcome")
+            final = finals.get(market.id)
+            if final is None:
+                ended = DisputeEnd.OPEN
+            elif final.outcome == ours:
+                ended = DisputeEnd.ANSWER_STOOD
+            else:
+                ended = DisputeEnd.OVERTURNED
+            found.append(Disagreement(market.id, ours, theirs, ended))
         return found

@@ -42,6 +42,7 @@ from oracle.chain.uma_stack import (
 from oracle.config import Settings, load_settings
 from oracle.core.ancillary import PRICE_SCALE, parse_ancillary
 from oracle.core.lifecycle import MarketState
+from oracle.core.scoring import DisputeEnd
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.errors import SetupError
 from oracle.store.repository import Store
@@ -387,6 +388,9 @@ def test_another_proposers_contradicting_price_is_recorded_and_opens_a_review_it
     final = store.get_market(market_id)
     assert final.state == MarketState.FINAL
     assert_settled_as(store, market_id, "NO")
+    # The accuracy ledger scores it: their answer stood, our verdict was overturned.
+    [rival] = [d for d in store.disagreements() if d.market_id == market_id]
+    assert (rival.ours, rival.theirs, rival.ended) == ("YES", "NO", DisputeEnd.OVERTURNED)
     # The disagreement can change nothing now: its item is closed, saying how it ended.
     assert store.reviews() == []
     [closed] = store.reviews("closed")
