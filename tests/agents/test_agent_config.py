@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def commented_example(tmp_path: Path) -> Path:
     lines = (ROOT / "config.yaml").read_text().splitlines()
     start = lines.index("# agents:")
-    body = [line[2:] if line.startswith("# ") else "" for line in lines[start:]]
+    end = next(i for i in range(start, len(lines)) if not lines[i].startswith("#"))
+    body = [line[2:] if line.startswith("# ") else "" for line in lines[start:end]]
     path = tmp_path / "agents.yaml"
     path.write_text("\n".join(body) + "\n")
     return path
