@@ -512,22 +512,29 @@ def test_dockerfile_pins_its_base_image_by_tag_and_digest() -> None:
 
 def test_dockerfile_builds_a_wheel_and_installs_it_with_the_runtime_lock() -> None:
     _, build, final = stages()
-    build_runs = " ".join(args for word, args in build if word == "RUN")
-    assert "--require-hashes" in build_runs
-    assert "-r requirements/build.lock" in build_runs
-    assert "pip wheel --no-deps --no-build-isolation" in build_runs
-    # The image itself gets no sources: only deploy/config.yaml is copied into it.
-    assert [args for word, args in final if word == "COPY"] == [
-        "deploy/config.yaml /etc/oracle/config.yaml"
-    ]
-    runs = [args for word, args in final if word == "RUN"]
-    (lock_run,) = [args for args in runs if "runtime.lock" in args]
-    assert mounted_sources(lock_run) == ["requirements/runtime.lock"]
-    assert "--require-hashes --no-deps -r /tmp/runtime.lock" in lock_run
-    (wheel_run,) = [args for args in runs if "from=build" in args]
-    assert "--no-deps /tmp/wheels/oracle-" in wheel_run
+    build_runs = [args for word, args in build if word == "RUN"]
+    assert "--require-hashes --no-deps -r requirements/build.lock" in build_runs[0]
+    # The lock is installed before the sources are copied: its layer outlives code changes.
+    (lock_run,) = [args for args in build_runs if "runtime.lock" in args]
+    assert "/opt/oracle/bin/pip install --require-hashes --no-deps -r requirements/runtime.lock" in (
+        lock_run
+    )
+    copies = [args for word, args in build if word == "COPY"]
+    assert copies[0] == "requirements/build.lock requirements/runtime.lock ./requirements/"
+    sources_copied = [a for w, a in build].index("pyproject.toml README.md ./")
+    assert sources_copied > [a for w, a in build].index(lock_run)
+    wheel_run = build_runs[-1]
+    assert "pip wheel --no-deps --no-build-isolation" in wheel_run
+    assert "/opt/oracle/bin/pip install --no-deps /wheels/oracle-" in wheel_run
     assert "pip check" in wheel_run  # the lock left nothing out
-    assert not any("rm -rf" in args for args in runs)
+    # Inputs by COPY only: a bind mount's content is not in podman's layer cache key.
+    assert not any("--mount" in args for word, args in build + final if word == "RUN")
+    # The image gets the virtualenv and deploy/config.yaml, nothing else.
+    assert [args for word, args in final if word == "COPY"] == [
+        "--from=build /opt/oracle /opt/oracle",
+        "deploy/config.yaml /etc/oracle/config.yaml",
+    ]
+    assert not any("rm -rf" in args for word, args in final if word == "RUN")
 
 
 def test_dockerfile_builds_a_non_root_oracle_run_image() -> None:
@@ -552,7 +559,12 @@ def test_dockerfile_builds_a_non_root_oracle_run_image() -> None:
 def test_dockerfile_copies_files_that_exist_and_the_build_context_sends() -> None:
     ignore = (DEPLOY / "Dockerfile.dockerignore").read_text(encoding="utf-8").splitlines()
     allowed = {line[1:].rstrip("/") for line in ignore if line.startswith("!")}
-    copies = [args.split() for word, args in dockerfile() if word == "COPY"]
+    # From the build context (a COPY --from=<stage> copies from a stage, not the context).
+    copies = [
+        args.split()
+        for word, args in dockerfile()
+        if word == "COPY" and not args.startswith("--from=")
+    ]
     destinations = {}
     used = set()
     for *sources, destination in copies:
