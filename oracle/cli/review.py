@@ -117,6 +117,13 @@ def _print_evidence(e: dict[str, Any]) -> None:
     click.echo(f"criteria: {m['criteria'] or '(none)'}")
     click.echo(f"outcomes: {', '.join(m['outcomes'])}")
     click.echo(f"waiting {_age(r['age_seconds'])}; resolve after {_when(m['resolve_after'])}")
+    if r["window_left_seconds"] is not None:
+        click.echo(
+            f"venue window ends {_when(r['window_ends_at'])} "
+            f"({_age(r['window_left_seconds'])} left)"
+        )
+    if r["stake"]:
+        click.echo("at stake: " + ", ".join(f"{k} {v}" for k, v in r["stake"].items()))
     click.echo("reasons:")
     for reason in r["reasons"]:
         click.echo(f"  - {reason}")

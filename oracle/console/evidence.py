@@ -27,6 +27,17 @@ if TYPE_CHECKING:
     )
 
 
+def _stake(details: Mapping[str, Any]) -> dict[str, str] | None:
+    """What answering puts at stake on the venue, as its market details report it (the
+    bond and fee in the currency's smallest unit, UMA's reward): None when it says nothing."""
+    stake = {
+        key: str(details[key])
+        for key in ("bond", "final_fee", "reward", "currency")
+        if details.get(key) not in (None, "")
+    }
+    return stake or None
+
+
 def review_summary(item: ReviewItemRow, market: MarketRow, now: float) -> dict[str, Any]:
     """One queue row: the item, its market, its age and deadline."""
     return {
@@ -41,6 +52,12 @@ def review_summary(item: ReviewItemRow, market: MarketRow, now: float) -> dict[s
         "age_seconds": max(now - item.created_at, 0.0),
         "resolve_after": market.resolve_after,
         "window_ends_at": market.window_ends_at,
+        # The venue's challenge window (liveness) still to run: a decision after it comes
+        # too late to dispute the answer standing there.
+        "window_left_seconds": None
+        if market.window_ends_at is None
+        else max(market.window_ends_at - now, 0.0),
+        "stake": _stake(market.details),
         "claimed_by": item.claimed_by,
         "decision": None
         if item.decided_outcome is None

@@ -302,10 +302,13 @@ class UmaVenue:
 
         async def handle(requests: list[PriceRequest]) -> None:
             disputed = await self._disputed_in(parts, {r.tx_hash for r in requests})
+            # The bond a proposal must post (the requester sets it after asking, in the
+            # same transaction as Polymarket's adapter does): shown to the reviewer.
+            views = await parts.oracle.get_requests([r.key for r in requests])
             specs = []
-            for request in requests:
+            for request, view in zip(requests, views, strict=True):
                 try:
-                    specs.append(self._market(request, disputed))
+                    specs.append(self._market(request, view.bond, disputed))
                 except AncillaryDataError as error:
                     skipped.append(f"request {request.key.id_hex}: {error}")
             await deliver(specs)
@@ -316,7 +319,9 @@ class UmaVenue:
             raise SourceError(f"source {self.name}: {error}") from None
         return skipped
 
-    def _market(self, request: PriceRequest, disputed: dict[str, list[RequestKey]]) -> MarketSpec:
+    def _market(
+        self, request: PriceRequest, bond: int, disputed: dict[str, list[RequestKey]]
+    ) -> MarketSpec:
         key = request.key
         question = key.question()
         outcomes = market_outcomes(question, allow_too_early=self.config.allow_too_early)
@@ -349,6 +354,7 @@ class UmaVenue:
                 "initializer": question.initializer,
                 "currency": request.currency,
                 "reward": str(request.reward),
+                "bond": str(bond),
                 "final_fee": str(request.final_fee),
                 "prices": {
                     outcome_name(o.meaning, o.label): str(o.price) for o in question.options

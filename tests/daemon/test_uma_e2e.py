@@ -40,6 +40,7 @@ from oracle.chain.uma_stack import (
     deploy_uma_stack,
 )
 from oracle.config import Settings, load_settings
+from oracle.console.evidence import gather
 from oracle.core.ancillary import PRICE_SCALE, parse_ancillary
 from oracle.core.lifecycle import MarketState
 from oracle.core.scoring import DisputeEnd
@@ -379,6 +380,15 @@ def test_another_proposers_contradicting_price_is_recorded_and_opens_a_review_it
     assert item.market_id == market_id
     assert "proposed NO (price 0)" in item.reasons[0]
     assert "our verdict is YES" in item.reasons[0]
+    # The reviewer sees what is at stake and how long their answer can still be disputed.
+    shown = gather(store, item.id, now=market.window_ends_at - 600)["review"]
+    assert shown["stake"] == {
+        "bond": str(BOND),
+        "final_fee": str(FINAL_FEE),
+        "reward": str(REWARD),
+        "currency": world.stack.currency,
+    }
+    assert shown["window_left_seconds"] == 600
     assert gauge(metrics, "oracle_venue_disagreements_total", venue="uma") == 1
     assert world.our_transactions() == []  # no approve, no proposal: nothing to revert
 

@@ -516,9 +516,8 @@ def test_dockerfile_builds_a_wheel_and_installs_it_with_the_runtime_lock() -> No
     assert "--require-hashes --no-deps -r requirements/build.lock" in build_runs[0]
     # The lock is installed before the sources are copied: its layer outlives code changes.
     (lock_run,) = [args for args in build_runs if "runtime.lock" in args]
-    assert "/opt/oracle/bin/pip install --require-hashes --no-deps -r requirements/runtime.lock" in (
-        lock_run
-    )
+    pip = "/opt/oracle/bin/pip install --require-hashes --no-deps"
+    assert f"{pip} -r requirements/runtime.lock" in lock_run
     copies = [args for word, args in build if word == "COPY"]
     assert copies[0] == "requirements/build.lock requirements/runtime.lock ./requirements/"
     sources_copied = [a for w, a in build].index("pyproject.toml README.md ./")
