@@ -299,6 +299,7 @@ class ResearchTools:
                     credibility_score=classification.credibility,
                     relevance_score=cited.relevance,
                     published_at=cited.published_date,
+                    quote=cited.quote.strip()[:2000],
                 )
             )
         return tuple(sources)

@@ -157,6 +157,8 @@ def _print_evidence(e: dict[str, Any]) -> None:
                 f"   * {s['title'] or s['url']} <{s['url']}> {s['category']}, credibility "
                 f"{s['credibility']:.0%}, cited by {', '.join(s['cited_by'])}{mark}"
             )
+            for q in s["quotes"]:
+                click.echo(f'     "{q["quote"]}" ({q["agent_id"]})')
     for f in e["failures"]:
         click.echo(f"failed: {f['agent_id']}: {f['error']}")
     if e["debate"]:

@@ -108,9 +108,12 @@ def _sources_by_outcome(
                     "relevance": source.relevance_score,
                     "published_at": source.published_at,
                     "cited_by": [],
+                    "quotes": [],
                 },
             )
             entry["cited_by"].append(answer.agent_id)
+            if source.quote:
+                entry["quotes"].append({"agent_id": answer.agent_id, "quote": source.quote})
     contested = len(groups) > 1
     return {
         outcome: sorted(

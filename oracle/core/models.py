@@ -82,6 +82,8 @@ class ResearchSource(_Frozen):
     credibility_score: Score
     relevance_score: Score
     published_at: datetime | None = None
+    # The words on the page the agent relied on (untrusted: shown escaped, as quoted).
+    quote: str = Field("", max_length=2000)
 
     @field_validator("url")
     @classmethod

@@ -138,6 +138,7 @@ class ResearchRuns(Transactions):
                     "credibility_score": s.credibility_score,
                     "relevance_score": s.relevance_score,
                     "published_at": s.published_at.isoformat() if s.published_at else None,
+                    "quote": s.quote,
                 }
                 for s in answer.sources
             ]
@@ -185,6 +186,7 @@ class ResearchRuns(Transactions):
                             credibility_score=s.credibility_score,
                             relevance_score=s.relevance_score,
                             published_at=s.published_at,
+                            quote=s.quote,
                         )
                         for s in sources[row.id]
                     ),

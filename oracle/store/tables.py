@@ -97,6 +97,7 @@ class AgentSourceRow(SQLModel, table=True):
     credibility_score: float
     relevance_score: float
     published_at: str | None = Field(default=None, max_length=64)
+    quote: str = ""
 
 
 class ConsensusRow(SQLModel, table=True):

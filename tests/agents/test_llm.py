@@ -268,6 +268,7 @@ def test_a_source_is_cited_and_classified_by_where_its_text_came_from() -> None:
     assert source.url == internet.page("election", "blog.example")  # where the text is
     assert (source.category, source.credibility_score) == ("web", 0.4)  # not .gov's 0.95
     assert source.title == "Candidate wins election"
+    assert source.quote == "The candidate won the election"  # kept for the reviewer
 
 
 def test_tool_errors_are_shown_to_the_model_and_research_goes_on() -> None:

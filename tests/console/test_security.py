@@ -70,7 +70,8 @@ def test_agent_reasoning_and_source_titles_cannot_run_script(store: Store) -> No
         connection.execute(
             text(
                 "UPDATE agent_source SET url = 'javascript:alert(document.cookie)', "
-                "title = '<img src=x onerror=alert(3)>' "
+                "title = '<img src=x onerror=alert(3)>', "
+                "quote = '</blockquote><script>alert(4)</script>' "
                 "WHERE id = (SELECT MIN(id) FROM agent_source)"
             )
         )
@@ -91,6 +92,8 @@ def test_agent_reasoning_and_source_titles_cannot_run_script(store: Store) -> No
         assert "<svg" not in html
         assert not re.search(r"href=\"\s*javascript:", html, re.IGNORECASE)
         assert "javascript:alert(document.cookie), not a web link" in html
+        # The quoted words are shown, as words.
+        assert "&lt;/blockquote&gt;&lt;script&gt;alert(4)&lt;/script&gt;" in html
         assert "onerror=alert" not in html.replace("&lt;img src=x onerror=alert(3)&gt;", "")
         evidence = await (await client.get(f"/api/reviews/{review_id}")).json()
         assert evidence["outcomes"][0]["agents"][0]["reasoning"].startswith("<script>")

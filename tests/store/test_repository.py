@@ -162,6 +162,8 @@ def test_research_answers_round_trip(store: Store, clock: FakeClock) -> None:
     answer = result("agent-a", "YES", 0.8, 50).model_copy(
         update={"provider": "anthropic", "model_family": "claude"}
     )
+    quoted = answer.sources[0].model_copy(update={"quote": "The launch happened at 09:14."})
+    answer = answer.model_copy(update={"sources": (quoted, *answer.sources[1:])})
     clock.now += 20
     row = store.finish_research(
         "chain:q1",
