@@ -81,9 +81,12 @@ class ReplayAgent:
             recordings.by_question[question_key(recording.market.question)] = recording
         return recordings
 
-    async def research(self, market: Market) -> AgentResult:
+    async def _take_time(self) -> None:
         if self._latency or self._jitter:
             await asyncio.sleep(self._latency + self._random.uniform(0, self._jitter))
+
+    async def research(self, market: Market) -> AgentResult:
+        await self._take_time()
         recording = self._recordings.find(market)
         if recording is None:
             raise AgentError(f"no recording for market {market.id!r}")
@@ -92,6 +95,7 @@ class ReplayAgent:
     async def revise(
         self, market: Market, own: AgentResult, shown: Sequence[AgentResult], round_: int
     ) -> AgentResult:
+        await self._take_time()  # a recorded agent takes as long to answer again
         recordings = self._rounds.get(round_)
         recording = recordings.find(market) if recordings is not None else None
         answered = {r.agent_id for r in recording.results} if recording is not None else set()

@@ -44,21 +44,33 @@ def recordings(root: Path, round_one: list[dict[str, Any]]) -> Path:
     return root
 
 
-def settings(tmp_path: Path, venue: Venue, replays: Path, mode: str) -> Settings:
+def settings(
+    tmp_path: Path,
+    venue: Venue,
+    replays: Path,
+    mode: str,
+    *,
+    round_timeout: float = 300.0,
+    latency: float = 0.0,
+) -> Settings:
     """The pipeline tests' settings with four agents and `mode` for conflicts."""
     base = settings_for(f"sqlite:///{tmp_path / 'oracle.db'}", tmp_path, venue, replays)
+    agents = [
+        {"name": a, "kind": "replay", "directory": str(replays), "latency_seconds": latency}
+        for a in AGENTS
+    ]
     return Settings(
         database=base.database,
         daemon=base.daemon,
         metrics=base.metrics,
         market_sources=base.market_sources,
-        consensus={"conflict_resolution": mode},
-        agents=[{"name": a, "kind": "replay", "directory": str(replays)} for a in AGENTS],
+        consensus={"conflict_resolution": mode, "debate": {"round_timeout": round_timeout}},
+        agents=agents,
     )
 
 
 def debate_once(
-    tmp_path: Path, round_one: list[dict[str, Any]], mode: str = "debate"
+    tmp_path: Path, round_one: list[dict[str, Any]], mode: str = "debate", **timing: float
 ) -> tuple[Venue, Settings, DaemonMetrics]:
     replays = recordings(tmp_path / "replays", round_one)
     metrics = DaemonMetrics()
@@ -66,7 +78,7 @@ def debate_once(
     async def scenario() -> tuple[Venue, Settings]:
         markets = [{"id": "bridge", "question": QUESTION, "resolve_after": 100}]
         async with serve(Venue(markets)) as venue:
-            configured = settings(tmp_path, venue, replays, mode)
+            configured = settings(tmp_path, venue, replays, mode, **timing)
             await one_pass(configured, metrics)
             return venue, configured
 
@@ -159,3 +171,17 @@ def test_escalate_by_default_asks_no_agent_again(tmp_path: Path) -> None:
     assert market(configured, "venue:bridge").state == MarketState.NEEDS_REVIEW
     assert "debate" not in proof_of(tmp_path)
     assert metrics.registry.get_sample_value("oracle_debate_rounds_total") == 0
+
+
+def test_a_round_that_runs_out_of_time_keeps_every_standing_answer(tmp_path: Path) -> None:
+    # Each agent takes 0.5 s: inside the research timeout, beyond the round's 0.2 s.
+    informed = result_dict("gamma", "YES", 0.85, 55)
+    informed["sources"] = source_dicts("gamma-second-look", 55)
+    venue, configured, _ = debate_once(tmp_path, [informed], round_timeout=0.2, latency=0.5)
+    assert venue.answers == []
+    assert market(configured, "venue:bridge").state == MarketState.NEEDS_REVIEW
+    debate = proof_of(tmp_path)["debate"]
+    (first,) = debate["rounds"]
+    assert first["failures"] == dict.fromkeys(AGENTS, "timed out after 0.2 s")
+    assert first["standing"] == debate["initial"]
+    assert debate["stop"] == "stalled"
