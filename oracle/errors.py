@@ -7,8 +7,10 @@ The tree::
     │   └── SetupError           a valid value that does not work: an unreachable database,
     │                            a node on another chain, a busy port (names the key)
     ├── InputError               a document given to oracle is malformed (names the field)
-    │   └── AncillaryDataError   UMA ancillary data that cannot be read exactly as a
-    │                            question, or a price it does not offer (names the part)
+    │   ├── AncillaryDataError   UMA ancillary data that cannot be read exactly as a
+    │   │                        question, or a price it does not offer (names the part)
+    │   └── RealityQuestionError a Reality.eth question that cannot be read exactly, or an
+    │                            answer it does not offer (names the field)
     ├── ProofError               a proof document cannot be read or checked
     ├── JsonError (ValueError)   outside JSON that cannot be used (never quotes it)
     │   └── JsonTooDeep          nested deeper than the limit
@@ -33,8 +35,10 @@ The tree::
         ├── TxError              a transaction could not be built, sent or completed
         │   ├── TxReverted       the call reverts (carries the decoded custom error)
         │   ├── SubjectsHeld     another intent already acts on what this one would
-        │   └── BondShortfall    the signer holds less of a bond currency than a bond
-        │                        needs (names the token, the need and the shortfall)
+        │   ├── BondShortfall    the signer holds less of a bond currency than a bond
+        │   │                    needs (names the token, the need and the shortfall)
+        │   └── AnswerRefused    a Reality.eth answer not sent: the question is not open
+        │                        now, or its bond is above the cap (names which)
         └── DeploymentError      a deployment file or contract artifact is unusable
 
 Every message names what was wrong and never contains a secret: no private key,
@@ -77,6 +81,13 @@ class AncillaryDataError(InputError):
     part and the byte offset: `ancillary data: res_data p2: appears twice (at offset 80)`),
     or a price the question does not offer, or UMA's too-early price where it is not
     allowed. Never quotes more of the data than a key."""
+
+
+class RealityQuestionError(InputError):
+    """A Reality.eth question that cannot be read exactly as one of the built-in templates
+    (the message names the field: `reality question: outcomes: label 3 is empty`), or an
+    answer it does not offer, or an answer encoding it cannot decode. Never quotes more of
+    the question than a field name."""
 
 
 class ProofError(OracleError):
@@ -240,3 +251,15 @@ class BondShortfall(TxError):
 
 class DeploymentError(ChainError):
     """A deployment file or an exported contract artifact is missing or malformed."""
+
+
+class AnswerRefused(TxError):
+    """A Reality.eth answer the chain layer will not send, and did not: the question is not
+    open now (not yet at its `opening_ts`, finalized or about to be, pending arbitration,
+    never asked) or the bond it needs is above the cap. `question` is its id (hex),
+    `reason` why."""
+
+    def __init__(self, question: str, reason: str) -> None:
+        super().__init__(f"reality question {question}: not answered: {reason}")
+        self.question = question
+        self.reason = reason

@@ -39,9 +39,15 @@ class DecodedLog:
 
 
 class EventDecoder:
-    """Decodes the logs of one event; `topic` is its signature hash for `eth_getLogs`."""
+    """Decodes the logs of one event; `topic` is its signature hash for `eth_getLogs`.
 
-    def __init__(self, abi: Iterable[Mapping[str, Any]], name: str) -> None:
+    `strings_as_bytes`: a `string` argument that is not indexed is returned as its bytes,
+    undecoded. A contract does not check that a string is UTF-8, so anyone can log one
+    that is not; decoded, it would raise on every scan of that block."""
+
+    def __init__(
+        self, abi: Iterable[Mapping[str, Any]], name: str, *, strings_as_bytes: bool = False
+    ) -> None:
         entries = [e for e in abi if e.get("type") == "event" and e.get("name") == name]
         if len(entries) != 1:
             raise ValueError(f"the ABI has {len(entries)} events named {name}, expected 1")
@@ -52,6 +58,9 @@ class EventDecoder:
         inputs = list(self.entry.get("inputs", ()))
         self._indexed = [i for i in inputs if i.get("indexed")]
         self._plain = [i for i in inputs if not i.get("indexed")]
+        self._plain_types = [
+            "bytes" if strings_as_bytes and _type(c) == "string" else _type(c) for c in self._plain
+        ]
 
     def decode(self, log: Mapping[str, Any]) -> DecodedLog:
         topics = [HexBytes(t) for t in log["topics"]]
@@ -64,7 +73,7 @@ class EventDecoder:
                 args[component["name"]] = bytes(topic)  # only the hash is logged
             else:
                 (args[component["name"]],) = abi_decode([kind], bytes(topic))
-        values = abi_decode([_type(c) for c in self._plain], bytes(HexBytes(log["data"])))
+        values = abi_decode(self._plain_types, bytes(HexBytes(log["data"])))
         for component, value in zip(self._plain, values, strict=True):
             args[component["name"]] = value
         for component in self._indexed + self._plain:

@@ -1,0 +1,785 @@
+"""Reality.eth v3 as the chain layer sees it: questions, answers with bonds, arbitration,
+finalization and claims (ETH bonds; `RealityETH_v3_0`).
+
+A question is asked with `askQuestion` (its text only in the `LogNewQuestion` event, read
+by `oracle.core.reality`); anyone answers with `submitAnswer(question_id, answer,
+max_previous)` and a bond of at least the question's `min_bond`, then at least twice the
+current bond; the last answer stands once `timeout` passes without another (FINALIZED),
+unless the question's arbitrator is paid to rule (`LogNotifyOfArbitrationRequest`: frozen,
+PENDING_ARBITRATION, until it answers, `LogFinalize`). Afterwards `claimWinnings` walks the
+answer history back (`oracle.core.reality.claim_arguments`) and credits the winners inside
+the contract; `withdraw` pays an account out.
+
+* `RealityETH`: typed reads (the public `questions(bytes32)` struct as `QuestionView`, with
+  the block time it was read at and so its `Phase`; `getBond`, `getBestAnswer`,
+  `isFinalized`, `getFinalAnswer`, `getHistoryHash`, `balanceOf`), the history from
+  `LogNewAnswer` logs, the arbitration requests and finalizations, and calldata.
+* `QuestionSource`: `LogNewQuestion` events through `LogScanner` (confirmation depth,
+  persisted checkpoint, reorg rewind), filtered by asker (an indexed topic, filtered by
+  the node), arbitrator and template (filtered here), delivered once per question id. The
+  question text is kept as bytes: the contract does not check it is UTF-8.
+* `RealityAnswerer`: `submitAnswer` through the `TxManager`, one intent per (question,
+  round) under the key `reality-answer:<chain id>:<contract>:<question id>:<round>`, that
+  key its subject. The round is the bond the answer replies to (0 for the first answer):
+  bonds at least double, so each round has its own, and `max_previous` is that bond. The
+  pre-send check is "the bond is no longer the one planned on, or the question is not
+  open": an answer someone gave meanwhile is recorded as SKIPPED and reported, never sent.
+  A question not open now (before `opening_ts`, finalized or finalizing within
+  `min_time_left`, pending arbitration) or a bond above `max_bond` is refused before
+  anything is recorded (`AnswerRefused`), and the balance is checked (`BondShortfall`).
+  `claim` rebuilds the history from the logs and sends `claimWinnings`, then `withdraw`,
+  each once.
+
+The contract is Reality.eth's own, compiled from `@reality.eth/contracts`
+(`contracts/scripts/build-reality.js`) into `oracle/chain/artifacts/reality/`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from eth_utils.address import to_checksum_address
+from hexbytes import HexBytes
+
+from oracle.chain.checkpoint import CheckpointStore
+from oracle.chain.contracts import _Contract, load_artifact
+from oracle.chain.deploy import creation_code
+from oracle.chain.events import DecodedLog, EventDecoder
+from oracle.chain.intents import Intent, IntentState
+from oracle.chain.rpc import RpcPool, Web3
+from oracle.chain.scanner import LogScanner
+from oracle.chain.settings import ScannerSettings
+from oracle.chain.txmanager import TxManager, TxRequest
+from oracle.core.reality import (
+    DEFAULT_TEMPLATES,
+    NULL_HASH,
+    HistoryEntry,
+    Phase,
+    RealityQuestion,
+    bond_accepts,
+    claim_arguments,
+    history_hash,
+    minimum_next_bond,
+    parse_question,
+    phase,
+    question_id,
+)
+from oracle.errors import (
+    AnswerRefused,
+    BondShortfall,
+    DeploymentError,
+    SubjectsHeld,
+    TxError,
+    TxReverted,
+)
+from oracle.log import emit
+
+logger = logging.getLogger(__name__)
+
+REALITY_ETH = "reality/RealityETH_v3_0"
+REALITY_ARBITRATOR = "reality/RealityArbitrator"  # the tests' arbitrator
+REALITY_CONTRACTS = (REALITY_ETH, REALITY_ARBITRATOR)
+NEW_QUESTION = "LogNewQuestion"
+NEW_ANSWER = "LogNewAnswer"
+ARBITRATION_REQUEST = "LogNotifyOfArbitrationRequest"
+FINALIZE = "LogFinalize"
+ANSWER_PREFIX = "reality-answer:"
+CLAIM_PREFIX = "reality-claim:"
+WITHDRAW_PREFIX = "reality-withdraw:"
+NATIVE = "native"  # the bond currency of RealityETH_v3_0: the chain's own
+DEFAULT_MIN_TIME_LEFT = 30  # seconds: an answer this close to finalization may land too late
+
+
+def question_bytes(value: bytes | str) -> bytes:
+    raw = bytes(HexBytes(value))
+    if len(raw) != 32:
+        raise ValueError("question id: expected 32 bytes")
+    return raw
+
+
+def _hex(value: bytes) -> str:
+    return HexBytes(value).to_0x_hex()
+
+
+@dataclass(frozen=True)
+class QuestionView:
+    """A question as the public `questions(bytes32)` struct shows it, read at block time
+    `now`."""
+
+    question_id: bytes
+    content_hash: bytes
+    arbitrator: str
+    opening_ts: int
+    timeout: int
+    finalize_ts: int
+    pending_arbitration: bool
+    bounty: int
+    best_answer: bytes
+    history_hash: bytes
+    bond: int
+    min_bond: int
+    now: int
+
+    @property
+    def id_hex(self) -> str:
+        return _hex(self.question_id)
+
+    @property
+    def phase(self) -> Phase:
+        return phase(
+            timeout=self.timeout,
+            opening_ts=self.opening_ts,
+            finalize_ts=self.finalize_ts,
+            pending_arbitration=self.pending_arbitration,
+            now=self.now,
+        )
+
+    @property
+    def answered(self) -> bool:
+        return self.finalize_ts != 0
+
+    @property
+    def next_bond(self) -> int:
+        """The smallest bond the next answer may post."""
+        return minimum_next_bond(self.bond, self.min_bond)
+
+
+def _question_view(qid: bytes, row: tuple[Any, ...], now: int) -> QuestionView:
+    return QuestionView(
+        question_id=qid,
+        content_hash=bytes(row[0]),
+        arbitrator=to_checksum_address(row[1]),
+        opening_ts=int(row[2]),
+        timeout=int(row[3]),
+        finalize_ts=int(row[4]),
+        pending_arbitration=bool(row[5]),
+        bounty=int(row[6]),
+        best_answer=bytes(row[7]),
+        history_hash=bytes(row[8]),
+        bond=int(row[9]),
+        min_bond=int(row[10]),
+        now=now,
+    )
+
+
+@dataclass(frozen=True)
+class AnswerLog:
+    """One `LogNewAnswer`: the history entry, the history hash after it, when and where."""
+
+    entry: HistoryEntry
+    history_hash: bytes
+    ts: int
+    block_number: int
+    tx_hash: str
+    log_index: int
+
+    @classmethod
+    def from_log(cls, log: DecodedLog) -> AnswerLog:
+        args = log.args
+        return cls(
+            entry=HistoryEntry(
+                answer=bytes(args["answer"]),
+                bond=int(args["bond"]),
+                answerer=to_checksum_address(args["user"]),
+                is_commitment=bool(args["is_commitment"]),
+            ),
+            history_hash=bytes(args["history_hash"]),
+            ts=int(args["ts"]),
+            block_number=log.block_number,
+            tx_hash=log.tx_hash,
+            log_index=log.log_index,
+        )
+
+
+class RealityETH(_Contract):
+    artifact_name = REALITY_ETH
+
+    async def block_time(self) -> int:
+        """The latest block's timestamp: the contract's idea of now."""
+
+        async def run(w3: Web3) -> Any:
+            return await w3.eth.get_block("latest")
+
+        block = await self.pool.call("eth_getBlockByNumber", run)
+        return int(block["timestamp"])
+
+    async def get_question(self, qid: bytes | str) -> QuestionView:
+        (view,) = await self.get_questions([qid])
+        return view
+
+    async def get_questions(self, qids: Sequence[bytes | str]) -> list[QuestionView]:
+        """The questions `qids`, in order: one JSON-RPC batch of `questions(id)`, and the
+        block time."""
+        if not qids:
+            return []
+        ids = [question_bytes(q) for q in qids]
+        rows, now = await asyncio.gather(
+            self.read_many("questions", [(q,) for q in ids]), self.block_time()
+        )
+        return [_question_view(q, row, now) for q, row in zip(ids, rows, strict=True)]
+
+    async def get_bond(self, qid: bytes | str) -> int:
+        return int(await self.read("getBond", question_bytes(qid)))
+
+    async def get_min_bond(self, qid: bytes | str) -> int:
+        return int(await self.read("getMinBond", question_bytes(qid)))
+
+    async def get_best_answer(self, qid: bytes | str) -> bytes:
+        return bytes(await self.read("getBestAnswer", question_bytes(qid)))
+
+    async def get_history_hash(self, qid: bytes | str) -> bytes:
+        return bytes(await self.read("getHistoryHash", question_bytes(qid)))
+
+    async def is_finalized(self, qid: bytes | str) -> bool:
+        return bool(await self.read("isFinalized", question_bytes(qid)))
+
+    async def get_final_answer(self, qid: bytes | str) -> bytes | None:
+        """The final answer; None while the question is not finalized (the contract's
+        `getFinalAnswer` reverts then)."""
+        if not await self.is_finalized(qid):
+            return None
+        return bytes(await self.read("getFinalAnswer", question_bytes(qid)))
+
+    async def balance_of(self, account: str) -> int:
+        """What the contract holds for `account`, to `withdraw`."""
+        return int(await self.read("balanceOf", to_checksum_address(account)))
+
+    async def logs(self, event: str, qid: bytes | str, from_block: int = 0) -> list[DecodedLog]:
+        """The `event` logs of question `qid` (its first indexed argument), in order."""
+        decoder = _decoder(event)
+        params = {
+            "address": self.address,
+            "topics": [decoder.topic, _hex(question_bytes(qid))],
+            "fromBlock": from_block,
+            "toBlock": "latest",
+        }
+
+        async def run(w3: Web3) -> Any:
+            return await w3.eth.get_logs(params)  # type: ignore[arg-type]
+
+        raw = await self.pool.call("eth_getLogs", run)
+        logs = [decoder.decode(entry) for entry in raw if not entry.get("removed")]
+        return sorted(logs, key=lambda log: (log.block_number, log.log_index))
+
+    async def history(self, qid: bytes | str, from_block: int = 0) -> list[AnswerLog]:
+        """The question's answers, oldest first, from its `LogNewAnswer` logs."""
+        return [AnswerLog.from_log(log) for log in await self.logs(NEW_ANSWER, qid, from_block)]
+
+    async def arbitration_requests(self, qid: bytes | str, from_block: int = 0) -> list[str]:
+        """Who requested arbitration (`LogNotifyOfArbitrationRequest`), in order."""
+        logs = await self.logs(ARBITRATION_REQUEST, qid, from_block)
+        return [to_checksum_address(log.args["user"]) for log in logs]
+
+    async def finalizations(self, qid: bytes | str, from_block: int = 0) -> list[bytes]:
+        """The arbitrator's answers (`LogFinalize`), in order."""
+        return [bytes(log.args["answer"]) for log in await self.logs(FINALIZE, qid, from_block)]
+
+
+_DECODERS: dict[str, EventDecoder] = {}
+
+
+def _decoder(event: str) -> EventDecoder:
+    decoder = _DECODERS.get(event)
+    if decoder is None:
+        decoder = EventDecoder(load_artifact(REALITY_ETH).abi, event, strings_as_bytes=True)
+        _DECODERS[event] = decoder
+    return decoder
+
+
+# --- discovery ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NewQuestion:
+    """One `LogNewQuestion` event; `text` as logged (bytes: not checked to be UTF-8)."""
+
+    question_id: bytes
+    asker: str
+    template_id: int
+    text: bytes
+    content_hash: bytes
+    arbitrator: str
+    timeout: int
+    opening_ts: int
+    nonce: int
+    created: int
+    block_number: int
+    tx_hash: str
+    log_index: int
+
+    @property
+    def id_hex(self) -> str:
+        return _hex(self.question_id)
+
+    def question(self, templates: Collection[int] = DEFAULT_TEMPLATES) -> RealityQuestion:
+        """The text read as a question (`RealityQuestionError` when it cannot be)."""
+        return parse_question(self.template_id, self.text, templates=templates)
+
+    @classmethod
+    def from_log(cls, log: DecodedLog) -> NewQuestion:
+        args = log.args
+        return cls(
+            question_id=bytes(args["question_id"]),
+            asker=to_checksum_address(args["user"]),
+            template_id=int(args["template_id"]),
+            text=bytes(args["question"]),
+            content_hash=bytes(args["content_hash"]),
+            arbitrator=to_checksum_address(args["arbitrator"]),
+            timeout=int(args["timeout"]),
+            opening_ts=int(args["opening_ts"]),
+            nonce=int(args["nonce"]),
+            created=int(args["created"]),
+            block_number=log.block_number,
+            tx_hash=log.tx_hash,
+            log_index=log.log_index,
+        )
+
+
+def _question_id_of(log: DecodedLog) -> str:
+    return _hex(bytes(log.args["question_id"]))
+
+
+def _address_topic(address: str) -> str:
+    return "0x" + "00" * 12 + to_checksum_address(address)[2:].lower()
+
+
+class QuestionSource:
+    """Questions asked on a RealityETH_v3_0 by `askers` (None: anyone) with one of
+    `arbitrators` (None: any) and one of `templates`, from its `LogNewQuestion` events
+    (see `LogScanner`)."""
+
+    def __init__(
+        self,
+        pool: RpcPool,
+        reality_address: str,
+        checkpoints: CheckpointStore,
+        settings: ScannerSettings | None = None,
+        *,
+        arbitrators: Sequence[str] | None = None,
+        templates: Collection[int] = DEFAULT_TEMPLATES,
+        askers: Sequence[str] | None = None,
+        start_block: int = 0,
+        name: str = "reality-questions",
+    ) -> None:
+        for what, given in (("askers", askers), ("arbitrators", arbitrators)):
+            if given is not None and not given:
+                raise ValueError(f"{what}: name at least one, or None for any")
+        if not templates:
+            raise ValueError("templates: name at least one template id")
+        self.askers = None if askers is None else frozenset(map(to_checksum_address, askers))
+        self.arbitrators = (
+            None if arbitrators is None else frozenset(map(to_checksum_address, arbitrators))
+        )
+        self.templates = frozenset(templates)
+        # topics after the event's own: question_id (any), then user (the askers).
+        topics: list[str | list[str] | None] = []
+        if askers is not None:
+            topics = [None, [_address_topic(a) for a in askers]]
+        self.scanner = LogScanner(
+            pool,
+            address=to_checksum_address(reality_address),
+            decoder=_decoder(NEW_QUESTION),
+            checkpoints=checkpoints,
+            name=name,
+            settings=settings,
+            start_block=start_block,
+            id_of=_question_id_of,
+            topics=topics,
+        )
+
+    def _wanted(self, question: NewQuestion) -> bool:
+        if self.askers is not None and question.asker not in self.askers:
+            return False
+        if self.arbitrators is not None and question.arbitrator not in self.arbitrators:
+            return False
+        return question.template_id in self.templates
+
+    async def poll(
+        self, handler: Callable[[list[NewQuestion]], Awaitable[None]] | None = None
+    ) -> list[NewQuestion]:
+        """New questions since the last poll; `handler` runs before the checkpoint moves."""
+        found: list[NewQuestion] = []
+
+        async def wrapped(logs: list[DecodedLog]) -> None:
+            questions = [q for q in map(NewQuestion.from_log, logs) if self._wanted(q)]
+            if questions and handler is not None:
+                await handler(questions)
+            found.extend(questions)
+
+        await self.scanner.poll(wrapped)
+        return found
+
+
+# --- answering and claiming -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AnswerOutcome:
+    """How answering a round ended. `intent`: ours (CONFIRMED: our answer is on-chain;
+    SKIPPED: someone answered over the planned bond first, or the question closed, so
+    nothing was sent; REVERTED: sent, and someone's answer was mined first, which
+    `max_previous` turned into a revert costing only gas), or another signer's when a
+    replica carries the round. `question`: as read afterwards."""
+
+    intent: Intent
+    question: QuestionView
+    planned_bond: int  # the bond we replied to: the round
+    bond: int  # the bond we posted (or would have)
+
+    @property
+    def answered(self) -> bool:
+        return self.intent.state == IntentState.CONFIRMED
+
+    @property
+    def superseded(self) -> bool:
+        """Someone else answered this round first (not an error)."""
+        return not self.answered and self.question.bond != self.planned_bond
+
+
+@dataclass(frozen=True)
+class ClaimOutcome:
+    """`claimWinnings` (None: nothing left to claim) and `withdraw` (None: nothing to
+    withdraw), and how much the withdrawal paid out."""
+
+    claim: Intent | None
+    withdraw: Intent | None
+    withdrawn: int
+
+
+class RealityAnswerer:
+    """Answers questions on a RealityETH_v3_0 and claims, through one `TxManager`.
+
+    `max_bond`: the largest bond one answer may post (None: no cap); `min_time_left`:
+    seconds before finalization under which an answer is not sent."""
+
+    def __init__(
+        self,
+        manager: TxManager,
+        reality: RealityETH,
+        *,
+        max_bond: int | None = None,
+        min_time_left: int = DEFAULT_MIN_TIME_LEFT,
+    ) -> None:
+        if max_bond is not None and max_bond <= 0:
+            raise ValueError("max_bond: a positive amount, or None for no cap")
+        if min_time_left < 0:
+            raise ValueError("min_time_left: seconds, at least 0")
+        self.manager = manager
+        self.reality = reality
+        self.max_bond = max_bond
+        self.min_time_left = min_time_left
+        # For intents found in the store after a restart (no callback at hand).
+        manager.register_precheck(ANSWER_PREFIX, self._recorded_answer_done)
+        manager.register_precheck(CLAIM_PREFIX, self._recorded_claim_done)
+        manager.register_precheck(WITHDRAW_PREFIX, self._recorded_withdraw_done)
+
+    # -- keys -------------------------------------------------------------------------------
+
+    def _where(self) -> str:
+        return f"{self.manager.chain_id}:{self.reality.address.lower()}"
+
+    def answer_key(self, qid: bytes | str, planned_bond: int) -> str:
+        """The idempotency key (and subject) of our answer over `planned_bond`."""
+        return f"{ANSWER_PREFIX}{self._where()}:{_hex(question_bytes(qid))}:{planned_bond}"
+
+    def claim_key(self, qid: bytes | str) -> str:
+        return f"{CLAIM_PREFIX}{self._where()}:{_hex(question_bytes(qid))}"
+
+    def withdraw_key(self, qid: bytes | str) -> str:
+        return f"{WITHDRAW_PREFIX}{self._where()}:{_hex(question_bytes(qid))}"
+
+    # -- pre-send checks --------------------------------------------------------------------
+
+    async def _round_over(self, qid: bytes, planned_bond: int) -> bool:
+        view = await self.reality.get_question(qid)
+        return view.bond != planned_bond or view.phase != Phase.OPEN
+
+    def _recorded_reality(self, intent: Intent) -> RealityETH:
+        return RealityETH(self.manager.pool, intent.to or self.reality.address)
+
+    async def _recorded_answer_done(self, intent: Intent) -> bool:
+        reality = self._recorded_reality(intent)
+        _, args = reality.decode_call(intent.data)
+        view = await reality.get_question(bytes(args["question_id"]))
+        return view.bond != int(args["max_previous"]) or view.phase != Phase.OPEN
+
+    async def _recorded_claim_done(self, intent: Intent) -> bool:
+        reality = self._recorded_reality(intent)
+        _, args = reality.decode_call(intent.data)
+        before = bytes(args["history_hashes"][0])
+        answer, bond, who = bytes(args["answers"][0]), int(args["bonds"][0]), args["addrs"][0]
+        # The walk it was built for starts at the hash after its newest entry.
+        starts = {
+            history_hash(before, HistoryEntry(answer, bond, who, is_commitment=commitment))
+            for commitment in (False, True)
+        }
+        return await reality.get_history_hash(bytes(args["question_id"])) not in starts
+
+    async def _recorded_withdraw_done(self, intent: Intent) -> bool:
+        return await self._recorded_reality(intent).balance_of(self.manager.address) == 0
+
+    # -- answering --------------------------------------------------------------------------
+
+    async def answer(
+        self,
+        qid: bytes | str,
+        answer: bytes,
+        *,
+        planned_bond: int | None = None,
+        bond: int | None = None,
+    ) -> AnswerOutcome:
+        """Answer `qid` with `answer` (bytes32, `oracle.core.reality.encode_answer`) over
+        the current bond, or over `planned_bond` (the bond the caller decided against: if
+        the question's bond has moved since, the round is recorded as SKIPPED and nothing
+        is sent). `bond`: what to post, at least the smallest the contract takes (the
+        default). A round already answered (or being answered) returns its intent."""
+        question = question_bytes(qid)
+        raw = bytes(answer)
+        if len(raw) != 32:
+            raise ValueError("answer: expected 32 bytes")
+        view = await self.reality.get_question(question)
+        planned = view.bond if planned_bond is None else planned_bond
+        if planned > view.bond:
+            raise ValueError(
+                f"planned_bond {planned} is above question {view.id_hex}'s bond {view.bond}: "
+                "bonds only grow"
+            )
+        key = self.answer_key(question, planned)
+        recorded = await self.manager.intent(key)
+        if recorded is not None and recorded.state not in (
+            IntentState.REVERTED,
+            IntentState.FAILED,
+        ):
+            return await self._ended(question, recorded, planned)
+        posted = minimum_next_bond(planned, view.min_bond) if bond is None else bond
+
+        async def done() -> bool:
+            return await self._round_over(question, planned)
+
+        def tx(just_checked: bool) -> TxRequest:
+            return TxRequest(
+                key=key,
+                to=self.reality.address,
+                data=self.reality.encode("submitAnswer", question, raw, planned),
+                value=posted,
+                already_done=done,
+                just_checked=just_checked,
+                subjects=(key,),
+            )
+
+        try:
+            if view.bond != planned:
+                # Someone answered since the caller planned: recorded, never sent.
+                intent = await self.manager.submit(tx(just_checked=False))
+                return await self._ended(question, intent, planned)
+            self._refuse_unless_open(view, posted)
+            balance = await self.manager.balance()
+            if balance < posted:
+                emit(
+                    logger,
+                    logging.WARNING,
+                    "reality.bond_shortfall",
+                    key=key,
+                    needed=posted,
+                    balance=balance,
+                )
+                raise BondShortfall(key, NATIVE, posted, balance)
+            try:
+                intent = await self.manager.submit(tx(just_checked=True))
+            except TxReverted:
+                # Its gas estimate reverted, nothing was sent: answered meanwhile?
+                if not await done():
+                    raise
+                intent = await self.manager.submit(tx(just_checked=False))
+        except SubjectsHeld:
+            holder = await self.manager.intent(key)
+            if holder is None:
+                raise
+            return await self._ended(question, holder, planned)
+        return await self._ended(question, intent, planned)
+
+    def _refuse_unless_open(self, view: QuestionView, bond: int) -> None:
+        current = view.phase
+        if current != Phase.OPEN:
+            when = (
+                f" (opens at {view.opening_ts}, now {view.now})"
+                if current == Phase.NOT_OPEN
+                else ""
+            )
+            raise AnswerRefused(view.id_hex, f"the question is {current.value}{when}")
+        if view.answered and view.finalize_ts - view.now < self.min_time_left:
+            raise AnswerRefused(
+                view.id_hex,
+                f"it finalizes in {view.finalize_ts - view.now}s, under the "
+                f"{self.min_time_left}s an answer is given to land",
+            )
+        if not bond_accepts(bond, view.bond, view.min_bond):
+            raise AnswerRefused(
+                view.id_hex, f"a bond of {bond} is below the {view.next_bond} the contract takes"
+            )
+        if self.max_bond is not None and bond > self.max_bond:
+            raise AnswerRefused(view.id_hex, f"the bond {bond} is above the cap of {self.max_bond}")
+
+    async def _ended(self, question: bytes, intent: Intent, planned: int) -> AnswerOutcome:
+        if intent.sender.lower() == self.manager.address.lower() and not intent.final:
+            intent = await self.manager.wait(intent.key)
+        view = await self.reality.get_question(question)
+        outcome = AnswerOutcome(intent, view, planned, intent.value)
+        emit(
+            logger,
+            logging.INFO if outcome.answered or not outcome.superseded else logging.WARNING,
+            "reality.answer" if not outcome.superseded else "reality.answered_by_other",
+            key=intent.key,
+            state=intent.state,
+            question=view.id_hex,
+            planned_bond=planned,
+            bond=view.bond,
+            best_answer=_hex(view.best_answer),
+        )
+        return outcome
+
+    # -- claiming ---------------------------------------------------------------------------
+
+    async def claim(self, qid: bytes | str, *, from_block: int = 0) -> ClaimOutcome | None:
+        """Once `qid` is finalized: rebuild its history from the `LogNewAnswer` logs (from
+        `from_block`), `claimWinnings` (skipped when the history is claimed already), then
+        `withdraw` what the contract holds for us (skipped when nothing). None while the
+        question is not finalized."""
+        question = question_bytes(qid)
+        view = await self.reality.get_question(question)
+        if view.phase != Phase.FINALIZED:
+            return None
+        claim: Intent | None = None
+        if view.history_hash != NULL_HASH:
+            history = await self.reality.history(question, from_block)
+            try:
+                arguments = claim_arguments([h.entry for h in history], view.history_hash)
+            except ValueError as error:
+                raise TxError(f"{self.claim_key(question)}: {error}") from None
+            claimed_from = view.history_hash
+
+            async def claimed() -> bool:
+                return await self.reality.get_history_hash(question) != claimed_from
+
+            claim = await self.manager.submit(
+                TxRequest(
+                    key=self.claim_key(question),
+                    to=self.reality.address,
+                    data=self.reality.encode("claimWinnings", *arguments.args(question)),
+                    already_done=claimed,
+                    just_checked=True,
+                    subjects=(self.claim_key(question),),
+                )
+            )
+            emit(
+                logger,
+                logging.INFO,
+                "reality.claim",
+                key=claim.key,
+                state=claim.state,
+                entries=len(arguments.bonds),
+            )
+        withdraw: Intent | None = None
+        withdrawn = 0
+        balance = await self.reality.balance_of(self.manager.address)
+        if balance > 0:
+
+            async def nothing_held() -> bool:
+                return await self.reality.balance_of(self.manager.address) == 0
+
+            withdraw = await self.manager.submit(
+                TxRequest(
+                    key=self.withdraw_key(question),
+                    to=self.reality.address,
+                    data=self.reality.encode("withdraw"),
+                    already_done=nothing_held,
+                    just_checked=True,
+                    subjects=(self.withdraw_key(question),),
+                )
+            )
+            if withdraw.state == IntentState.CONFIRMED:
+                withdrawn = balance
+            emit(
+                logger,
+                logging.INFO,
+                "reality.withdraw",
+                key=withdraw.key,
+                state=withdraw.state,
+                amount=withdrawn,
+            )
+        return ClaimOutcome(claim, withdraw, withdrawn)
+
+
+# --- deployment (development chains and tests) ----------------------------------------------
+
+
+async def _deploy(manager: TxManager, key: str, name: str, *args: Any) -> str:
+    intent = await manager.submit(TxRequest(key=key, to=None, data=creation_code(name, *args)))
+    if intent.state != IntentState.CONFIRMED:
+        raise TxError(f"deploying {name}: ended {intent.state.value}: {intent.error}")
+    if intent.inclusion is None or intent.inclusion.contract_address is None:
+        raise DeploymentError(f"deploying {name}: the receipt has no contract address")
+    return to_checksum_address(intent.inclusion.contract_address)
+
+
+async def deploy_reality(manager: TxManager, *, run: str) -> str:
+    """Deploy RealityETH_v3_0 (its constructor creates the built-in templates); `run`
+    makes the deployment's intent key unique."""
+    return await _deploy(manager, f"reality-deploy:{run}", REALITY_ETH)
+
+
+async def ask_question(
+    manager: TxManager,
+    reality: str,
+    *,
+    template_id: int,
+    text: str,
+    arbitrator: str,
+    timeout: int,
+    opening_ts: int = 0,
+    nonce: int = 0,
+    min_bond: int = 0,
+    bounty: int = 0,
+) -> bytes:
+    """Ask a question (`askQuestionWithMinBond`, `bounty` as value) once; returns its id,
+    derived as the contract derives it. A question already asked is not asked again."""
+    contract = RealityETH(manager.pool, reality)
+    qid = question_id(
+        template_id=template_id,
+        opening_ts=opening_ts,
+        question=text,
+        arbitrator=arbitrator,
+        timeout=timeout,
+        min_bond=min_bond,
+        contract=contract.address,
+        asker=manager.address,
+        nonce=nonce,
+    )
+
+    async def asked() -> bool:
+        return (await contract.get_question(qid)).phase != Phase.NOT_ASKED
+
+    args = (template_id, text, to_checksum_address(arbitrator), timeout, opening_ts, nonce)
+    intent = await manager.submit(
+        TxRequest(
+            key=f"reality-ask:{manager.chain_id}:{contract.address.lower()}:{_hex(qid)}",
+            to=contract.address,
+            data=contract.encode("askQuestionWithMinBond", *args, min_bond),
+            value=bounty,
+            already_done=asked,
+        )
+    )
+    if intent.state not in (IntentState.CONFIRMED, IntentState.SKIPPED):
+        raise TxError(f"asking {_hex(qid)}: ended {intent.state.value}: {intent.error}")
+    return qid
+
+
+async def deploy_arbitrator(manager: TxManager, reality: str, fee: int, *, run: str) -> str:
+    """Deploy the tests' `RealityArbitrator` for `reality`, owned by the manager's signer."""
+    return await _deploy(
+        manager, f"reality-deploy:{run}:arbitrator", REALITY_ARBITRATOR, reality, fee
+    )
