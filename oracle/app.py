@@ -70,6 +70,7 @@ from oracle.chain.rpc import RpcPool
 from oracle.chain.settings import ChainSettings
 from oracle.chain.submitter import ProposalSubmitter
 from oracle.chain.txmanager import TxManager
+from oracle.chain.uma import OPTIMISTIC_ORACLE_V2, OptimisticOracleV2, RequestSource, UmaProposer
 from oracle.config import Settings, config_checksum
 from oracle.daemon.chain_venue import ChainParts, ChainVenue
 from oracle.daemon.http_venue import HttpMarketSource, WebhookResolver
@@ -77,8 +78,16 @@ from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import MarketSource, Monitored, Resolver
 from oracle.daemon.research import AgentPool
 from oracle.daemon.service import Daemon, Judgement
-from oracle.daemon.settings import ChainSourceConfig
-from oracle.errors import ConfigError, OracleError, SetupError
+from oracle.daemon.settings import ChainSourceConfig, UmaSourceConfig
+from oracle.daemon.uma_venue import UmaParts, UmaVenue
+from oracle.errors import (
+    ChainIdMismatch,
+    ConfigError,
+    DeploymentError,
+    OracleError,
+    RpcUnavailable,
+    SetupError,
+)
 from oracle.files import make_directory
 from oracle.store.checkpoints import DatabaseCheckpointStore
 from oracle.store.database import open_database
@@ -249,7 +258,7 @@ class ChainWiring:
 
     def __init__(
         self,
-        config: ChainSourceConfig,
+        config: ChainSourceConfig | UmaSourceConfig,
         settings: ChainSettings,
         store: Store,
         observer: ChainObserver = SILENT,
@@ -304,6 +313,96 @@ class ChainWiring:
                 self._signer_problem = (error.key, error.problem)
                 raise
         return self._signer
+
+
+class UmaWiring(ChainWiring):
+    """How a `uma` venue's objects are made: the signer as for a chain venue, the pool on
+    the oracle's chain (its deployment file's, checked as `oracle.chain.connect` checks;
+    or `chain.rpc.chain_id`'s, with code at `oracle_address`), the transaction manager on
+    the daemon's database, the proposer and the request scanner."""
+
+    def __init__(
+        self,
+        config: UmaSourceConfig,
+        settings: ChainSettings,
+        store: Store,
+        observer: ChainObserver = SILENT,
+    ) -> None:
+        super().__init__(config, settings, store, observer)
+        self._config = config
+        self._where = f"market_sources[{config.name}]"
+
+    async def _oracle(self) -> tuple[RpcPool, str, int]:
+        """A started pool, the oracle's address and the block to scan from."""
+        config, settings = self._config, self._settings
+        if config.deployment_file is not None:
+            key = f"{self._where}.deployment_file"
+            pool, deployment = await connect(
+                settings, config.deployment_file, deployment_key=key, observer=self._observer
+            )
+            try:
+                address = deployment.address(OPTIMISTIC_ORACLE_V2)
+            except DeploymentError as error:
+                await pool.close()
+                raise SetupError(key, f"{config.deployment_file}: {error}") from None
+            start = config.start_block
+            return pool, address, deployment.block_number if start is None else start
+        assert config.oracle_address is not None
+        key = f"{self._where}.oracle_address"
+        pool = RpcPool(
+            settings.rpc.urls, settings.rpc, chain_id=settings.rpc.chain_id, observer=self._observer
+        )
+        try:
+            await pool.start()
+            address = config.oracle_address
+            code = await pool.call("eth_getCode", lambda w3: w3.eth.get_code(address))  # type: ignore[arg-type]
+            if not bytes(code):
+                raise SetupError(key, f"no contract at {address} on chain {pool.chain_id}")
+        except ChainIdMismatch as error:
+            await pool.close()
+            raise SetupError(
+                "chain.rpc.chain_id", f"the RPC node {error.url} serves chain id {error.actual}"
+            ) from None
+        except RpcUnavailable as error:
+            await pool.close()
+            raise SetupError("chain.rpc.urls", str(error)) from None
+        except BaseException:
+            await pool.close()
+            raise
+        return pool, address, config.start_block or 0
+
+    async def __call__(self) -> UmaParts:  # type: ignore[override]
+        signer = await self._unlock()
+        settings, config = self._settings, self._config
+        pool, address, start = await self._oracle()
+        oracle = OptimisticOracleV2(pool, address)
+        manager = TxManager(
+            pool,
+            signer,
+            DatabaseIntentStore(self._store),
+            settings.tx,
+            decoder=error_decoder(),
+            observer=self._observer,
+        )
+        source = RequestSource(
+            pool,
+            oracle.address,
+            DatabaseCheckpointStore(self._store),
+            settings.scanner,
+            requesters=config.requesters,
+            identifiers=config.identifiers,
+            start_block=start,
+            name=f"{config.name}:{pool.chain_id}:{oracle.address.lower()}",
+        )
+        return UmaParts(
+            pool=pool,
+            manager=manager,
+            oracle=oracle,
+            proposer=UmaProposer(manager, oracle, allow_too_early=config.allow_too_early),
+            source=source,
+            start_block=start,
+            scanner_settings=settings.scanner,
+        )
 
 
 @dataclass(frozen=True)
@@ -403,6 +502,11 @@ def assemble(
             venue = ChainVenue(source_config, wiring)
             sources.append(venue)
             resolvers[source_config.name] = venue
+        elif isinstance(source_config, UmaSourceConfig):
+            uma_wiring = UmaWiring(source_config, settings.chain, store, observer=metrics)
+            uma = UmaVenue(source_config, uma_wiring, metrics)
+            sources.append(uma)
+            resolvers[source_config.name] = uma
         else:
             sources.append(HttpMarketSource(source_config))
             resolvers[source_config.name] = WebhookResolver(source_config)

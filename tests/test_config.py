@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from oracle.config import SECTIONS, Settings, config_key, effective_config, load
 from oracle.config_sources import load_section
 from oracle.core.params import ConsensusParams
 from oracle.core.urls import redact_url
+from oracle.daemon.settings import UmaSourceConfig
 from oracle.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -257,3 +259,54 @@ def test_malformed_environment_values_name_their_variable(
         load_settings()
     assert str(error.value).startswith(message)
     assert "http://a" not in str(error.value)  # a value is never echoed: it may be a secret
+def test_a_uma_market_source_is_validated_up_front(tmp_path: Path) -> None:
+    oracle = "0x" + "ab" * 20
+    settings = load_settings(
+        _write(
+            tmp_path,
+            "market_sources:\n"
+            f"  - {{kind: uma, oracle_address: '{oracle}',\n"
+            "     risk: {max_bond_outstanding: 250.5, native_token_price: 0.2}}\n",
+        )
+    )
+    (uma,) = settings.market_sources
+    assert isinstance(uma, UmaSourceConfig)
+    assert (uma.name, uma.identifiers, uma.settle, uma.allow_too_early, uma.dispute) == (
+        "uma",
+        ("YES_OR_NO_QUERY",),
+        True,
+        False,
+        "never",
+    )
+    assert uma.risk.max_bond_outstanding == Decimal("250.5")
+    assert uma.requesters is None
+    for text, message in (
+        ("{kind: uma}", "market_sources[0].uma: set exactly one of oracle_address"),
+        (
+            "{kind: uma, oracle_address: '0x12'}",
+            "market_sources[0].uma.oracle_address: must be a 0x-prefixed address",
+        ),
+        (
+            f"{{kind: uma, oracle_address: '{oracle}', requesters: ['{oracle}', 'x']}}",
+            "market_sources[0].uma.requesters: [1] must be a 0x-prefixed",
+        ),
+        (
+            f"{{kind: uma, oracle_address: '{oracle}', identifiers: ['{'X' * 33}']}}",
+            "market_sources[0].uma.identifiers: [0] must be 1 to 32",
+        ),
+        (
+            f"{{kind: uma, oracle_address: '{oracle}', dispute: after_review}}",
+            "disputing other proposers is not built yet",
+        ),
+        (
+            f"{{kind: uma, oracle_address: '{oracle}', risk: {{max_bond_per_request: -1}}}}",
+            "market_sources[0].uma.risk.max_bond_per_request: Input should be greater than 0",
+        ),
+        (
+            f"{{kind: uma, oracle_address: '{oracle}'}}\n  - {{kind: chain}}",
+            "market_sources: at most one source of kind chain or uma",
+        ),
+    ):
+        with pytest.raises(ConfigError) as error:
+            load_settings(_write(tmp_path, f"market_sources:\n  - {text}\n"))
+        assert message in str(error.value), str(error.value)

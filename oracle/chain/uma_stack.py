@@ -171,3 +171,49 @@ async def deploy_optimistic_oracle_v3(
     call = ("changeImplementationAddress", identifier_bytes("OptimisticOracleV3"), oracle)
     await _call(manager, f"{run}:finder:OptimisticOracleV3", FINDER, stack.finder, call)
     return oracle
+# --- a requester that asks as Polymarket's adapter does (tests, local chains) -------------
+
+STYLE_REQUESTER = "UmaStyleRequester"
+
+
+async def deploy_style_requester(manager: TxManager, stack: UmaStack) -> str:
+    """Deploy `UmaStyleRequester` (contracts/src/testing/) on `stack`'s oracle and currency;
+    it pays rewards from what it holds, so fund it before it asks."""
+    run = secrets.token_hex(6)
+    return await _deploy(manager, run, STYLE_REQUESTER, stack.optimistic_oracle, stack.currency)
+
+
+@dataclass(frozen=True)
+class AskedQuestion:
+    """What `ask_like_polymarket` asked: the request's fields as the oracle keys it."""
+
+    requester: str
+    timestamp: int
+    ancillary_data: bytes
+    transaction: str
+
+
+async def ask_like_polymarket(
+    manager: TxManager, requester: str, question: str, *, reward: int, bond: int
+) -> AskedQuestion:
+    """Ask `question` (`q: title: ..., description: ... res_data: ...`) through the
+    requester at `requester`, signed by `manager` (whose address the requester appends as
+    the initializer)."""
+    requester = to_checksum_address(requester)
+    intent = _confirmed(
+        await manager.submit(
+            TxRequest(
+                key=f"uma-ask:{requester}:{secrets.token_hex(8)}",
+                to=requester,
+                data=encode_call(STYLE_REQUESTER, "ask", question.encode(), reward, bond),
+            )
+        ),
+        "asking",
+    )
+    assert intent.inclusion is not None
+    block = await manager.pool.call(
+        "eth_getBlockByNumber",
+        lambda w3: w3.eth.get_block(intent.inclusion.block_number),  # type: ignore[union-attr]
+    )
+    data = f"{question},initializer:{manager.address[2:].lower()}".encode()
+    return AskedQuestion(requester, int(block["timestamp"]), data, intent.inclusion.tx_hash)

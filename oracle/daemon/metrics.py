@@ -190,6 +190,40 @@ class DaemonMetrics:
             ["endpoint"],
             registry=r,
         )
+        # Bonds on optimistic oracles (UMA): amounts in the bond currency's smallest unit.
+        self.bond_refusals = Counter(
+            "oracle_bond_refusals_total",
+            "Proposals not sent because their bond broke a venue's risk cap, by venue and "
+            "reason (per_request_cap, outstanding_cap, reward_below_minimum, reward_below_gas).",
+            ["venue", "reason"],
+            registry=r,
+        )
+        self.bond_balance = Gauge(
+            "oracle_bond_balance",
+            "What the signer holds of a bond currency, in its smallest unit, by venue and token.",
+            ["venue", "token"],
+            registry=r,
+        )
+        self.bond_allowance = Gauge(
+            "oracle_bond_allowance",
+            "What the venue's oracle may still take of the signer's bond currency, in its "
+            "smallest unit, by venue and token.",
+            ["venue", "token"],
+            registry=r,
+        )
+        self.bonds_at_risk = Gauge(
+            "oracle_bonds_at_risk",
+            "Bonds and final fees the signer posted and has not got back yet, in the "
+            "currency's smallest unit, by venue and token.",
+            ["venue", "token"],
+            registry=r,
+        )
+        self.venue_disagreements = Counter(
+            "oracle_venue_disagreements_total",
+            "Answers someone else proposed first on a venue that contradict our verdict.",
+            ["venue"],
+            registry=r,
+        )
         self.build_info = Gauge(
             "oracle_build_info",
             "1, labelled with what runs: the version, the commit (ORACLE_COMMIT) and the "

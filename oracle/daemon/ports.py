@@ -79,6 +79,9 @@ class Receipt:
     final_after: float  # epoch seconds; the end of the challenge window
     gas_used: int = 0
     details: dict[str, Any] = field(default_factory=dict)
+    # The venue already carries someone else's answer that contradicts ours (ours was not
+    # sent): what a person should look at. The daemon opens a review item with it.
+    disagreement: str | None = None
 
 
 @dataclass(frozen=True)

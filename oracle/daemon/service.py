@@ -520,7 +520,7 @@ class Daemon:
             reference=receipt.reference,
             proof=row.proof_checksum,
         )
-        return await self._step(
+        row = await self._step(
             row.id,
             E.PROPOSAL_CONFIRMED,
             f"accepted as {receipt.reference}",
@@ -534,6 +534,19 @@ class Daemon:
                 "window_ends_at": receipt.final_after,
             },
         )
+        if receipt.disagreement is not None:
+            # Someone else's answer stands on the venue and contradicts ours: a person looks.
+            review_id = await self._db(self.store.open_review, row.id, None, [receipt.disagreement])
+            self.metrics.venue_disagreements.labels(row.source).inc()
+            emit(
+                logger,
+                logging.WARNING,
+                "market.venue_disagrees",
+                market=row.id,
+                review=review_id,
+                reason=receipt.disagreement,
+            )
+        return row
 
     async def _fail(self, market_id: str, reason: str) -> MarketRow:
         row = await self._db(self.store.get_market, market_id)
@@ -640,8 +653,17 @@ class Daemon:
 
     async def _follow(self, row: MarketRow, resolution: Resolution) -> int:
         status = resolution.status
+        # The outcome the venue settled on, beside ours (they differ when someone else's
+        # answer stood, or the arbiter overturned ours).
+        final = (
+            {"submission": {**row.submission, "final_outcome": resolution.outcome}}
+            if resolution.outcome is not None
+            else None
+        )
         if row.state == S.SUBMITTED and status is ResolutionStatus.FINAL:
-            await self._apply(row.id, E.WINDOW_PASSED, "challenge window passed undisputed")
+            await self._apply(
+                row.id, E.WINDOW_PASSED, "challenge window passed undisputed", updates=final
+            )
         elif row.state == S.SUBMITTED and status is ResolutionStatus.DISPUTED:
             await self._apply(row.id, E.DISPUTED, "the answer was disputed")
         elif row.state == S.DISPUTED and status is ResolutionStatus.FINAL:
@@ -650,6 +672,7 @@ class Daemon:
                 row.id,
                 E.DISPUTE_UPHELD if upheld else E.DISPUTE_REJECTED,
                 f"arbiter settled on {resolution.outcome}",
+                updates=final,
             )
         elif status is ResolutionStatus.RESET:
             await self._apply(
@@ -665,6 +688,15 @@ class Daemon:
             )
         else:
             return 0
+        if status is ResolutionStatus.FINAL:
+            # Items opened beside the answer (a disagreement with another proposer) can
+            # no longer change anything: closed, saying how the venue settled.
+            await self._db(
+                self.store.close_reviews,
+                row.id,
+                f"the venue settled on {resolution.outcome}",
+                self.replica,
+            )
         emit(logger, logging.INFO, "market.resolution", market=row.id, status=status.value)
         return 1
 

@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import re
+from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from oracle.core.urls import is_http_url
 
@@ -106,4 +108,121 @@ class ChainSourceConfig(BaseModel):
     )
 
 
-MarketSourceConfig = Annotated[HttpSourceConfig | ChainSourceConfig, Field(discriminator="kind")]
+_ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
+_IDENTIFIER = re.compile(r"^[\x20-\x7e]{1,32}$")
+Amount = Annotated[Decimal, Field(allow_inf_nan=False)]
+
+
+def _address(value: str) -> str:
+    if not _ADDRESS.match(value):
+        raise ValueError("must be a 0x-prefixed address of 40 hex digits")
+    return value
+
+
+class UmaRiskSettings(BaseModel):
+    """`market_sources[].risk` of kind `uma`: what a proposal may put at stake. Amounts are
+    in units of the request's bond currency (100.5 = 100.5 USDC), not its smallest unit."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_bond_outstanding: Amount | None = Field(
+        None,
+        gt=0,
+        description="Cap on bond + final fee posted and not yet returned, over all requests "
+        "of this venue; null: no cap.",
+    )
+    max_bond_per_request: Amount | None = Field(
+        None, gt=0, description="Cap on one request's bond + final fee; null: no cap."
+    )
+    min_reward: Amount = Field(
+        Decimal(0), ge=0, description="Requests paying a smaller reward are not proposed on."
+    )
+    native_token_price: Amount | None = Field(
+        None,
+        gt=0,
+        description="What one native token (ETH, POL) is worth in the bond currency: with "
+        "it, the reward must cover the proposal's gas cost; null: gas is not weighed.",
+    )
+    proposal_gas: int = Field(
+        150_000, gt=0, description="Gas a proposal is taken to use when weighing its cost."
+    )
+
+
+class UmaSourceConfig(BaseModel):
+    """`market_sources[]` entry of kind `uma`: price requests on UMA's Optimistic Oracle V2,
+    answered by proposing (signed by `chain.signer`, on the nodes of `chain.rpc`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field("uma", min_length=1, max_length=50, pattern=r"^[a-z0-9_-]+$")
+    kind: Literal["uma"]
+    oracle_address: str | None = Field(
+        None, description="The OptimisticOracleV2; or deployment_file naming it."
+    )
+    deployment_file: Path | None = Field(
+        None, description="A deployment file with a uma/OptimisticOracleV2 address."
+    )
+    requesters: tuple[str, ...] | None = Field(
+        None, description="Only requests asked by these contracts; null: anyone's."
+    )
+    identifiers: tuple[str, ...] = ("YES_OR_NO_QUERY",)
+    start_block: int | None = Field(
+        None, ge=0, description="Scan from this block; null: the deployment's block, else 0."
+    )
+    allow_too_early: bool = Field(
+        False, description="Propose UMA's too-early price when the verdict is TOO_EARLY."
+    )
+    settle: bool = Field(True, description="Settle requests once their liveness is over.")
+    dispute: Literal["never", "after_review"] = Field(
+        "never", description="Dispute other proposers: only never is built so far."
+    )
+    risk: UmaRiskSettings = UmaRiskSettings()
+
+    @field_validator("oracle_address")
+    @classmethod
+    def _oracle_address(cls, value: str | None) -> str | None:
+        return None if value is None else _address(value)
+
+    @field_validator("requesters")
+    @classmethod
+    def _requesters(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("name at least one requester, or leave it out for anyone's")
+        for index, address in enumerate(value):
+            if not _ADDRESS.match(address):
+                raise ValueError(f"[{index}] must be a 0x-prefixed address of 40 hex digits")
+        return value
+
+    @field_validator("identifiers")
+    @classmethod
+    def _identifiers(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value:
+            raise ValueError("name at least one price identifier")
+        for index, name in enumerate(value):
+            if not _IDENTIFIER.match(name):
+                raise ValueError(f"[{index}] must be 1 to 32 printable ASCII characters")
+        return value
+
+    @field_validator("dispute")
+    @classmethod
+    def _dispute(cls, value: str) -> str:
+        if value != "never":
+            # Accepted as a value (it is the planned setting), refused until it is built:
+            # a configuration must never promise disputes that are not sent.
+            raise ValueError(
+                f"{value}: disputing other proposers is not built yet; only never is supported"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _one_oracle(self) -> UmaSourceConfig:
+        if (self.oracle_address is None) == (self.deployment_file is None):
+            raise ValueError("set exactly one of oracle_address and deployment_file")
+        return self
+
+
+MarketSourceConfig = Annotated[
+    HttpSourceConfig | ChainSourceConfig | UmaSourceConfig, Field(discriminator="kind")
+]

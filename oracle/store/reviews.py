@@ -76,6 +76,24 @@ class Reviews(Transactions):
             )
             return row, self._insert_review(connection, market_id, None, reasons)
 
+    def close_reviews(self, market_id: str, reason: str, closed_by: str) -> int:
+        """Close a market's open review items that no decision can answer any more (the
+        market became final: a disagreement with another proposer's answer that stood);
+        returns how many. A closed item keeps why and by whom, as a decided one does."""
+        with self._writing() as connection:
+            closed = connection.execute(
+                update(_REVIEW)
+                .where(_REVIEW.c.market_id == market_id)
+                .where(_REVIEW.c.status == "open")
+                .values(
+                    status="closed",
+                    decided_reason=reason,
+                    decided_by=closed_by,
+                    decided_at=self.clock(),
+                )
+            )
+            return int(closed.rowcount or 0)
+
     def reviews(self, status: str | None = "open") -> list[ReviewItemRow]:
         with self.reading() as session:
             query = select(ReviewItemRow).order_by(col(ReviewItemRow.id))

@@ -19,7 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACTS = ROOT / "contracts"
 ARTIFACTS = ROOT / "oracle" / "chain" / "artifacts"
-COMPILED = ("AgentOracle", "ConditionalTokensAdapter")
+COMPILED = ("AgentOracle", "ConditionalTokensAdapter", "UmaStyleRequester")
 REEXPORT = "run `cd contracts && forge build && scripts/export-artifacts`"
 
 

@@ -1,0 +1,97 @@
+"""Whether a proposal's bond may be posted: a venue's risk caps, pure, no I/O.
+
+A proposer on UMA's Optimistic Oracle pays in the request's bond plus its final fee and
+gets both back (with the reward) when its price stands; a disputed wrong price loses the
+bond. `check_bond` weighs one proposal against the venue's caps, all in the currency's
+smallest unit:
+
+* `max_per_request`: bond + final fee of this request;
+* `max_outstanding`: bonds + final fees posted and not returned yet, this one included;
+* `min_reward`: the request must pay at least this;
+* `gas_cost`: when known (the gas price and the native token's price in the currency are
+  configured), the reward must cover the proposal's gas.
+
+It returns None when the proposal may go, else a `Refusal` with a reason code (a metric
+label) and a sentence that names the figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import ROUND_CEILING, Decimal
+
+REFUSAL_REASONS = ("per_request_cap", "outstanding_cap", "reward_below_minimum", "reward_below_gas")
+
+
+@dataclass(frozen=True)
+class BondCaps:
+    """A venue's caps in the currency's smallest unit (None: no cap)."""
+
+    max_per_request: int | None = None
+    max_outstanding: int | None = None
+    min_reward: int = 0
+
+
+@dataclass(frozen=True)
+class Refusal:
+    reason: str  # one of REFUSAL_REASONS
+    detail: str
+
+
+def to_units(amount: Decimal, decimals: int) -> int:
+    """`amount` of a currency (100.5) in its smallest unit, rounded up (a cap or a
+    minimum never loosens by rounding)."""
+    if decimals < 0:
+        raise ValueError("decimals: expected a non-negative integer")
+    return int((amount * 10**decimals).to_integral_value(rounding=ROUND_CEILING))
+
+
+def gas_cost_in_currency(
+    gas: int, gas_price_wei: int, native_token_price: Decimal, decimals: int
+) -> int:
+    """What `gas` at `gas_price_wei` costs, in the currency's smallest unit, given what one
+    native token (1e18 wei) is worth in the currency."""
+    native = Decimal(gas * gas_price_wei) / Decimal(10**18)
+    return to_units(native * native_token_price, decimals)
+
+
+def check_bond(
+    *,
+    bond: int,
+    final_fee: int,
+    reward: int,
+    outstanding: int,
+    caps: BondCaps,
+    gas_cost: int | None = None,
+) -> Refusal | None:
+    """None when a proposal posting `bond` + `final_fee` for `reward` may go, with
+    `outstanding` already posted; else why not (see the module docstring)."""
+    for name, value in (
+        ("bond", bond),
+        ("final_fee", final_fee),
+        ("reward", reward),
+        ("outstanding", outstanding),
+    ):
+        if value < 0:
+            raise ValueError(f"{name}: expected a non-negative amount, got {value}")
+    at_stake = bond + final_fee
+    if caps.max_per_request is not None and at_stake > caps.max_per_request:
+        return Refusal(
+            "per_request_cap",
+            f"bond + final fee {at_stake} is above the per-request cap {caps.max_per_request}",
+        )
+    if caps.max_outstanding is not None and outstanding + at_stake > caps.max_outstanding:
+        return Refusal(
+            "outstanding_cap",
+            f"{outstanding} already posted + {at_stake} would be above the cap "
+            f"{caps.max_outstanding} on bonds outstanding",
+        )
+    if reward < caps.min_reward:
+        return Refusal(
+            "reward_below_minimum", f"reward {reward} is below the minimum {caps.min_reward}"
+        )
+    if gas_cost is not None and reward < gas_cost:
+        return Refusal(
+            "reward_below_gas", f"reward {reward} does not cover the proposal's gas ({gas_cost})"
+        )
+    return None

@@ -1,0 +1,576 @@
+"""UMA's Optimistic Oracle V2 as the daemon's market source and resolver.
+
+Markets come from `RequestPrice` events (the chain layer's `RequestSource`: configured
+requesters and identifiers, checkpoint in the daemon's database, reorg rewind). Each
+request becomes a market whose external id is the request id, whose question is the
+ancillary data's title and description (`oracle.core.ancillary`), and whose outcomes are
+the prices it offers: `NO`, `YES` (or the question's own labels); the 50-50 price is the
+verdict `INVALID`; UMA's too-early price is an outcome only with `allow_too_early`.
+
+A re-ask (Polymarket's adapter asks again, with a new timestamp and the same ancillary
+data, from its dispute callback) is a new request and a new market; its details name the
+disputed request's market (`reask_of`), found in the same transaction's `DisputePrice`
+event, and every request of one question shares `question_key` (keccak256 of requester
+and ancillary data).
+
+Answers go through `UmaProposer` (one intent per request, allowance set once, balance
+checked): a verdict's outcome is proposed at the price the ancillary data gives it. Before
+a bond is posted, `oracle.core.bonds.check_bond` weighs it against the venue's risk caps
+(bonds outstanding are this signer's `ProposePrice` events not settled yet); a refusal is
+a `uma.bond_refused` log line, `oracle_bond_refusals_total{venue,reason}` and a retryable
+delivery failure. A request someone else proposed first is never sent to: the receipt
+records their proposer, price and outcome beside ours, and a `disagreement` when they
+differ (the daemon opens a review item). `state` maps `getState`: PROPOSED stays proposed,
+DISPUTED is disputed, EXPIRED, RESOLVED and SETTLED are final with the price mapped back
+to an outcome; `settle` settles once the price is final.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from eth_utils.address import to_checksum_address
+from eth_utils.crypto import keccak
+from hexbytes import HexBytes
+
+from oracle.chain.checkpoint import InMemoryCheckpointStore
+from oracle.chain.contracts import load_artifact
+from oracle.chain.events import DecodedLog, EventDecoder
+from oracle.chain.intents import IntentState
+from oracle.chain.rpc import RpcPool, Web3
+from oracle.chain.scanner import LogScanner
+from oracle.chain.settings import ScannerSettings
+from oracle.chain.txmanager import TxManager
+from oracle.chain.uma import (
+    OPTIMISTIC_ORACLE_V2,
+    Erc20,
+    OptimisticOracleV2,
+    PriceRequest,
+    Proposal,
+    RequestKey,
+    RequestSource,
+    RequestState,
+    RequestView,
+    UmaProposer,
+    identifier_bytes,
+)
+from oracle.core.ancillary import (
+    NO,
+    TOO_EARLY,
+    UNKNOWN,
+    YES,
+    AncillaryQuestion,
+)
+from oracle.core.bonds import BondCaps, check_bond, gas_cost_in_currency, to_units
+from oracle.core.markets import MarketSpec
+from oracle.daemon.metrics import DaemonMetrics
+from oracle.daemon.ports import (
+    Deliver,
+    MarketRef,
+    Receipt,
+    Resolution,
+    ResolutionStatus,
+    SignerBalance,
+)
+from oracle.daemon.settings import UmaSourceConfig
+from oracle.errors import AncillaryDataError, ChainError, ResolverError, SetupError, SourceError
+from oracle.log import emit
+
+logger = logging.getLogger("oracle.daemon.uma")
+
+INVALID = "INVALID"  # the daemon's verdict for a question that cannot be answered Yes or No
+
+
+def outcome_name(meaning: str | None, label: str) -> str:
+    """The daemon's outcome for a price option: YES, NO, INVALID (50-50), TOO_EARLY, or
+    the question's own label."""
+    if meaning == UNKNOWN:
+        return INVALID
+    return meaning if meaning in (YES, NO, TOO_EARLY) else label
+
+
+def market_outcomes(question: AncillaryQuestion, *, allow_too_early: bool) -> tuple[str, ...]:
+    """What the agents may answer (INVALID is always open to them, so not listed)."""
+    names = []
+    for option in question.options:
+        name = outcome_name(option.meaning, option.label)
+        if name == INVALID or (name == TOO_EARLY and not allow_too_early):
+            continue
+        names.append(name)
+    return tuple(names)
+
+
+def outcome_of_price(question: AncillaryQuestion, price: int) -> str:
+    """The outcome a price on the oracle stands for (`price:<n>` when none offers it)."""
+    for option in question.options:
+        if option.price == price:
+            return outcome_name(option.meaning, option.label)
+    return f"price:{price}"
+
+
+def request_key(details: dict[str, Any]) -> RequestKey:
+    """The request a market's details name."""
+    return RequestKey(
+        details["requester"],
+        identifier_bytes(details["identifier"]),
+        int(details["timestamp"]),
+        bytes(HexBytes(details["ancillary_data"])),
+    )
+
+
+def question_key(key: RequestKey) -> str:
+    """What every request of one question shares: keccak256(requester, ancillary data)."""
+    return HexBytes(keccak(bytes(HexBytes(key.requester)) + key.ancillary_data)).to_0x_hex()
+
+
+@dataclass(frozen=True)
+class UmaParts:
+    """What the venue works with, made by the composition root when it starts."""
+
+    pool: RpcPool
+    manager: TxManager
+    oracle: OptimisticOracleV2
+    proposer: UmaProposer
+    source: RequestSource
+    start_block: int
+    scanner_settings: ScannerSettings = field(default_factory=ScannerSettings)
+
+
+OpenUma = Callable[[], Awaitable[UmaParts]]
+
+
+class _OurBonds:
+    """The requests this signer proposed on and has not been paid back for: its
+    `ProposePrice` events (scanned from the venue's start block, again after a restart:
+    the position is kept in memory on purpose), dropped once settled or taken over."""
+
+    def __init__(self, parts: UmaParts) -> None:
+        self._oracle = parts.oracle
+        self._us = parts.manager.address
+        abi = load_artifact(OPTIMISTIC_ORACLE_V2).abi
+        self._scanner = LogScanner(
+            parts.pool,
+            address=parts.oracle.address,
+            decoder=EventDecoder(abi, "ProposePrice"),
+            checkpoints=InMemoryCheckpointStore(),
+            name="uma-our-proposals",
+            # Unconfirmed proposals count too: a cap errs on the side of posting less.
+            settings=parts.scanner_settings.model_copy(update={"confirmations": 0}),
+            start_block=parts.start_block,
+            topics=[None, "0x" + "00" * 12 + parts.manager.address[2:].lower()],
+        )
+        self._open: dict[str, RequestKey] = {}
+
+    def add(self, key: RequestKey) -> None:
+        self._open[key.id_hex] = key
+
+    async def at_risk(self) -> dict[str, int]:
+        """Bond + final fee posted and not returned, by currency (EIP-55)."""
+        for log in await self._scanner.poll():
+            args = log.args
+            self.add(
+                RequestKey(
+                    args["requester"], args["identifier"], args["timestamp"], args["ancillaryData"]
+                )
+            )
+        keys = list(self._open.values())
+        views = await self._oracle.get_requests(keys)
+        totals: dict[str, int] = {}
+        for key, view in zip(keys, views, strict=True):
+            ours = view.proposer.lower() == self._us.lower()
+            if not ours or view.state == RequestState.SETTLED:
+                del self._open[key.id_hex]
+                continue
+            totals[view.currency] = totals.get(view.currency, 0) + view.total_bond
+        return totals
+
+
+class UmaVenue:
+    """Market source and resolver for one OptimisticOracleV2."""
+
+    def __init__(
+        self, config: UmaSourceConfig, open_chain: OpenUma, metrics: DaemonMetrics | None = None
+    ) -> None:
+        self.name = config.name
+        self.config = config
+        self._open_chain = open_chain
+        self._metrics = metrics
+        self._lock = asyncio.Lock()
+        self._parts: UmaParts | None = None
+        self._bonds: _OurBonds | None = None
+        self._start_problem: str | None = None
+        self._decimals: dict[str, int] = {}
+        self._currencies: set[str] = set()
+
+    # -- connection ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect (the oracle on the expected chain, the signer unlocked) and resume the
+        transactions a previous process left unfinished; a SetupError names the setting."""
+        async with self._lock:
+            if self._parts is not None:
+                return
+            parts = await self._open_chain()
+            try:
+                await parts.manager.resume()
+            except BaseException:
+                await parts.manager.close()
+                await parts.pool.close()
+                raise
+            self._parts = parts
+            self._bonds = _OurBonds(parts)
+            self._start_problem = None
+            emit(
+                logger,
+                logging.INFO,
+                "uma.venue_started",
+                source=self.name,
+                chain_id=parts.pool.chain_id,
+                oracle=parts.oracle.address,
+                proposer=parts.manager.address,
+            )
+
+    async def _ready(self) -> UmaParts:
+        try:
+            await self.start()
+        except SetupError as error:
+            self._start_problem = str(error)
+            raise ChainError(str(error)) from None
+        assert self._parts is not None
+        return self._parts
+
+    async def now(self) -> float:
+        """The chain's clock (the oracle's liveness runs on block time)."""
+        try:
+            parts = await self._ready()
+            block = await parts.pool.call("eth_getBlockByNumber", _latest_block)
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: chain clock: {error}") from None
+        return float(block["timestamp"])
+
+    def health(self) -> str | None:
+        if self._parts is None:
+            return self._start_problem
+        nodes = self._parts.pool.status()
+        if any(node.up and node.failures == 0 for node in nodes):
+            return None
+        reasons = "; ".join(f"{node.name}: {node.last_error or 'down'}" for node in nodes)
+        return f"no RPC node answers ({reasons})"
+
+    async def signer_balance(self) -> SignerBalance | None:
+        """The signer's native balance (gas); the bond gauges are refreshed with it."""
+        parts = self._parts
+        if parts is None:
+            return None
+        problem = self.health()
+        if problem is not None:
+            raise ResolverError(f"source {self.name}: signer balance: {problem}")
+        try:
+            wei = await parts.manager.balance()
+            await self._report_bonds(parts)
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: signer balance: {error}") from None
+        return SignerBalance(parts.manager.address, wei)
+
+    async def _report_bonds(self, parts: UmaParts) -> dict[str, int]:
+        assert self._bonds is not None
+        at_risk = await self._bonds.at_risk()
+        if self._metrics is not None:
+            for token in self._currencies | set(at_risk):
+                erc20 = Erc20(parts.pool, token)
+                us, oracle = parts.manager.address, parts.oracle.address
+                self._metrics.bond_balance.labels(self.name, token).set(await erc20.balance_of(us))
+                allowance = await erc20.allowance(us, oracle)
+                self._metrics.bond_allowance.labels(self.name, token).set(allowance)
+                self._metrics.bonds_at_risk.labels(self.name, token).set(at_risk.get(token, 0))
+        return at_risk
+
+    # -- MarketSource -------------------------------------------------------------------------
+
+    async def poll(self, deliver: Deliver) -> list[str]:
+        try:
+            parts = await self._ready()
+        except ChainError as error:
+            raise SourceError(f"source {self.name}: {error}") from None
+        skipped: list[str] = []
+
+        async def handle(requests: list[PriceRequest]) -> None:
+            disputed = await self._disputed_in(parts, {r.tx_hash for r in requests})
+            specs = []
+            for request in requests:
+                try:
+                    specs.append(self._market(request, disputed))
+                except AncillaryDataError as error:
+                    skipped.append(f"request {request.key.id_hex}: {error}")
+            await deliver(specs)
+
+        try:
+            await parts.source.poll(handle)
+        except ChainError as error:
+            raise SourceError(f"source {self.name}: {error}") from None
+        return skipped
+
+    def _market(self, request: PriceRequest, disputed: dict[str, list[RequestKey]]) -> MarketSpec:
+        key = request.key
+        question = key.question()
+        outcomes = market_outcomes(question, allow_too_early=self.config.allow_too_early)
+        if not outcomes:
+            raise AncillaryDataError("ancillary data: res_data: no price a verdict can take")
+        shared = question_key(key)
+        reask_of = next(
+            (
+                f"{self.name}:{earlier.id_hex}"
+                for earlier in disputed.get(request.tx_hash, [])
+                if question_key(earlier) == shared and earlier.id_hex != key.id_hex
+            ),
+            None,
+        )
+        self._currencies.add(request.currency)
+        title = question.title or "(untitled question)"
+        return MarketSpec(
+            source=self.name,
+            external_id=key.id_hex,
+            question=question.text or title,
+            resolve_after=float(key.timestamp),
+            outcomes=outcomes,
+            details={
+                "oracle": self._oracle_address(),
+                "request_id": key.id_hex,
+                "requester": key.requester,
+                "identifier": key.identifier_name,
+                "timestamp": key.timestamp,
+                "ancillary_data": HexBytes(key.ancillary_data).to_0x_hex(),
+                "initializer": question.initializer,
+                "currency": request.currency,
+                "reward": str(request.reward),
+                "final_fee": str(request.final_fee),
+                "prices": {
+                    outcome_name(o.meaning, o.label): str(o.price) for o in question.options
+                },
+                "question_key": shared,
+                "reask_of": reask_of,
+                "block_number": request.block_number,
+                "tx_hash": request.tx_hash,
+            },
+            awaits_settlement=self.config.settle,
+        )
+
+    def _oracle_address(self) -> str:
+        assert self._parts is not None
+        return self._parts.oracle.address
+
+    async def _disputed_in(
+        self, parts: UmaParts, tx_hashes: set[str]
+    ) -> dict[str, list[RequestKey]]:
+        """The requests disputed in each transaction: a request asked in the transaction
+        that disputed another (the requester's dispute callback) is that one's re-ask."""
+        decoder = EventDecoder(load_artifact(OPTIMISTIC_ORACLE_V2).abi, "DisputePrice")
+        found: dict[str, list[RequestKey]] = {}
+        for tx_hash in sorted(tx_hashes):
+            receipt = await parts.pool.call(
+                "eth_getTransactionReceipt",
+                lambda w3, tx=tx_hash: w3.eth.get_transaction_receipt(tx),  # type: ignore[misc]
+            )
+            for raw in receipt["logs"]:
+                topics = raw.get("topics") or []
+                if (
+                    to_checksum_address(raw["address"]) != parts.oracle.address
+                    or not topics
+                    or HexBytes(topics[0]).to_0x_hex() != decoder.topic
+                ):
+                    continue
+                log: DecodedLog = decoder.decode(raw)
+                args = log.args
+                found.setdefault(tx_hash, []).append(
+                    RequestKey(
+                        args["requester"],
+                        args["identifier"],
+                        args["timestamp"],
+                        args["ancillaryData"],
+                    )
+                )
+        return found
+
+    # -- Resolver -----------------------------------------------------------------------------
+
+    async def propose(self, market: MarketRef, outcome: str, proof_checksum: str) -> Receipt:
+        """Propose the price of `outcome` on the market's request, once (see the module
+        docstring); the proof checksum stays with the market: OOv2 has no place for it."""
+        key = request_key(market.details)
+        try:
+            question = key.question()
+            price = question.price_for(outcome, allow_too_early=self.config.allow_too_early)
+        except AncillaryDataError as error:
+            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        try:
+            parts = await self._ready()
+            proposer = parts.proposer
+            recorded = await parts.manager.intent(proposer.proposal_key(key))
+            view = await parts.oracle.get_request(key)
+            if recorded is None and view.state == RequestState.REQUESTED:
+                await self._guard(parts, key, view)
+            proposal = await proposer.propose(key, price)
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        return self._receipt(parts, key, question, proposal, outcome=outcome, price=price)
+
+    async def _guard(self, parts: UmaParts, key: RequestKey, view: RequestView) -> None:
+        """Refuse (ResolverError, retried later) a bond the risk caps do not allow."""
+        assert self._bonds is not None
+        risk = self.config.risk
+        decimals = await self._currency_decimals(parts, view.currency)
+        caps = BondCaps(
+            max_per_request=None
+            if risk.max_bond_per_request is None
+            else to_units(risk.max_bond_per_request, decimals),
+            max_outstanding=None
+            if risk.max_bond_outstanding is None
+            else to_units(risk.max_bond_outstanding, decimals),
+            min_reward=to_units(risk.min_reward, decimals),
+        )
+        gas_cost = None
+        if risk.native_token_price is not None:
+            gas_price = int(await parts.pool.call("eth_gasPrice", _gas_price))
+            gas_cost = gas_cost_in_currency(
+                risk.proposal_gas, gas_price, risk.native_token_price, decimals
+            )
+        self._currencies.add(view.currency)
+        outstanding = (await self._report_bonds(parts)).get(view.currency, 0)
+        refusal = check_bond(
+            bond=view.bond,
+            final_fee=view.final_fee,
+            reward=view.reward,
+            outstanding=outstanding,
+            caps=caps,
+            gas_cost=gas_cost,
+        )
+        if refusal is None:
+            return
+        if self._metrics is not None:
+            self._metrics.bond_refusals.labels(self.name, refusal.reason).inc()
+        emit(
+            logger,
+            logging.WARNING,
+            "uma.bond_refused",
+            source=self.name,
+            request=key.id_hex,
+            reason=refusal.reason,
+            detail=refusal.detail,
+        )
+        raise ResolverError(
+            f"source {self.name}: bond refused ({refusal.reason}): {refusal.detail}"
+        )
+
+    async def _currency_decimals(self, parts: UmaParts, token: str) -> int:
+        if token not in self._decimals:
+            self._decimals[token] = int(await Erc20(parts.pool, token).read("decimals"))
+        return self._decimals[token]
+
+    def _receipt(
+        self,
+        parts: UmaParts,
+        key: RequestKey,
+        question: AncillaryQuestion,
+        proposal: Proposal,
+        *,
+        outcome: str,
+        price: int,
+    ) -> Receipt:
+        view, intent = proposal.request, proposal.intent
+        us = parts.manager.address
+        if intent is not None and intent.state in (IntentState.REVERTED, IntentState.FAILED):
+            raise ResolverError(
+                f"source {self.name}: proposal {intent.state.value}: {intent.error or 'no reason'}"
+            )
+        if not view.proposed:
+            raise ResolverError(f"source {self.name}: the proposal is not on-chain yet")
+        details: dict[str, Any] = {
+            "request_id": key.id_hex,
+            "proposer": view.proposer,
+            "price": str(view.proposed_price),
+        }
+        if proposal.ours(us):
+            assert self._bonds is not None
+            self._bonds.add(key)
+            inclusion = intent.inclusion if intent is not None else None
+            ours_sent = inclusion is not None and intent is not None and intent.sender == us
+            return Receipt(
+                reference=inclusion.tx_hash if inclusion is not None else f"proposed:{key.id_hex}",
+                final_after=float(view.expiration_time),
+                gas_used=inclusion.gas_used if ours_sent and inclusion is not None else 0,
+                details=details,
+            )
+        theirs = outcome_of_price(question, view.proposed_price)
+        agrees = view.proposed_price == price
+        details.update({"proposed_by_other": True, "their_outcome": theirs, "our_outcome": outcome})
+        details["agrees"] = agrees
+        disagreement = None
+        if not agrees:
+            disagreement = (
+                f"{view.proposer} proposed {theirs} (price {view.proposed_price}) on UMA "
+                f"request {key.id_hex} before us; our verdict is {outcome} (price {price})"
+            )
+        return Receipt(
+            reference=f"proposed-by:{view.proposer}",
+            final_after=float(view.expiration_time),
+            details=details,
+            disagreement=disagreement,
+        )
+
+    async def state(self, market: MarketRef) -> Resolution:
+        key = request_key(market.details)
+        try:
+            view = await (await self._ready()).oracle.get_request(key)
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        expiration = float(view.expiration_time) if view.expiration_time else None
+        if view.state == RequestState.DISPUTED:
+            return Resolution(ResolutionStatus.DISPUTED, None, expiration)
+        if view.state == RequestState.EXPIRED:
+            price = view.proposed_price
+        elif view.state in (RequestState.RESOLVED, RequestState.SETTLED):
+            price = view.resolved_price
+        elif view.state == RequestState.PROPOSED:
+            return Resolution(ResolutionStatus.PROPOSED, None, expiration)
+        else:
+            return Resolution(ResolutionStatus.OPEN)
+        try:
+            outcome = outcome_of_price(key.question(), price)
+        except AncillaryDataError:
+            outcome = f"price:{price}"
+        return Resolution(ResolutionStatus.FINAL, outcome, expiration)
+
+    async def settle(self, market: MarketRef) -> str | None:
+        """Settle the request once its price is final: the settling transaction (or None
+        when someone else settled it); ResolverError while it cannot be settled yet."""
+        key = request_key(market.details)
+        try:
+            intent = await (await self._ready()).proposer.settle(key)
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        if intent is None:
+            raise ResolverError(f"source {self.name}: request {key.id_hex} is not settleable yet")
+        if intent.state == IntentState.SKIPPED:
+            return None
+        if intent.state != IntentState.CONFIRMED:
+            raise ResolverError(
+                f"source {self.name}: settle {intent.state.value}: {intent.error or 'no reason'}"
+            )
+        return intent.inclusion.tx_hash if intent.inclusion is not None else None
+
+    async def aclose(self) -> None:
+        if self._parts is not None:
+            await self._parts.manager.close()
+            await self._parts.pool.close()
+
+
+async def _latest_block(w3: Web3) -> Any:
+    return await w3.eth.get_block("latest")
+
+
+async def _gas_price(w3: Web3) -> int:
+    return int(await w3.eth.gas_price)

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from oracle.core.bonds import (
+    BondCaps,
+    Refusal,
+    check_bond,
+    gas_cost_in_currency,
+    to_units,
+)
+
+E6 = 10**6  # a six-decimal currency (USDC)
+
+
+def test_within_every_cap_the_bond_may_be_posted() -> None:
+    caps = BondCaps(max_per_request=1000 * E6, max_outstanding=2000 * E6, min_reward=2 * E6)
+    assert (
+        check_bond(
+            bond=500 * E6,
+            final_fee=500 * E6,
+            reward=5 * E6,
+            outstanding=1000 * E6,
+            caps=caps,
+            gas_cost=E6,
+        )
+        is None
+    )
+    assert check_bond(bond=0, final_fee=0, reward=0, outstanding=0, caps=BondCaps()) is None
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "reason", "detail"),
+    [
+        (
+            {"bond": 900 * E6, "final_fee": 101 * E6},
+            "per_request_cap",
+            "bond + final fee 1001000000 is above the per-request cap 1000000000",
+        ),
+        (
+            {"outstanding": 1500 * E6 + 1},
+            "outstanding_cap",
+            "1500000001 already posted + 500000000 would be above the cap 2000000000",
+        ),
+        ({"reward": 2 * E6 - 1}, "reward_below_minimum", "reward 1999999 is below the minimum"),
+        ({"gas_cost": 6 * E6}, "reward_below_gas", "reward 5000000 does not cover"),
+    ],
+)
+def test_each_cap_refuses_with_its_reason(kwargs: dict[str, int], reason: str, detail: str) -> None:
+    caps = BondCaps(max_per_request=1000 * E6, max_outstanding=2000 * E6, min_reward=2 * E6)
+    proposal = {"bond": 400 * E6, "final_fee": 100 * E6, "reward": 5 * E6, "outstanding": 0}
+    refusal = check_bond(**{**proposal, **kwargs}, caps=caps)  # type: ignore[arg-type]
+    assert isinstance(refusal, Refusal)
+    assert refusal.reason == reason
+    assert detail in refusal.detail
+
+
+def test_amounts_convert_to_the_smallest_unit_rounding_up() -> None:
+    assert to_units(Decimal("100.5"), 6) == 100_500_000
+    assert to_units(Decimal("0.0000001"), 6) == 1
+    assert to_units(Decimal(1), 18) == 10**18
+    # 150k gas at 30 gwei = 0.0045 of the native token, at 0.2 currency units each: 0.0009.
+    assert gas_cost_in_currency(150_000, 30 * 10**9, Decimal("0.2"), 6) == 900
+    with pytest.raises(ValueError, match="decimals"):
+        to_units(Decimal(1), -1)
+    with pytest.raises(ValueError, match="reward: expected a non-negative amount"):
+        check_bond(bond=1, final_fee=1, reward=-1, outstanding=0, caps=BondCaps())

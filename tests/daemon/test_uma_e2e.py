@@ -1,0 +1,503 @@
+"""End to end on UMA's real Optimistic Oracle V2 (compiled from @uma/core) on anvil: a
+requester asking as Polymarket's adapter does, the daemon (replay agents) discovering,
+researching, proposing through the intent store, settling after liveness; a review verdict
+that posts no bond; a risk cap that refuses a bond; another proposer's contradicting
+price recorded with a review item; a dispute and the requester's re-ask followed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from oracle.app import assemble, open_store
+from oracle.chain.contracts import Deployment, encode_call, load_artifact
+from oracle.chain.events import EventDecoder
+from oracle.chain.intents import IntentState
+from oracle.chain.txmanager import TxManager, TxRequest
+from oracle.chain.uma import (
+    MAX_UINT256,
+    OPTIMISTIC_ORACLE_V2,
+    PROPOSE_PREFIX,
+    TESTNET_ERC20,
+    YES_OR_NO_QUERY,
+    Erc20,
+    OptimisticOracleV2,
+    RequestKey,
+    RequestState,
+    UmaProposer,
+    identifier_bytes,
+)
+from oracle.chain.uma_stack import (
+    UmaStack,
+    ask_like_polymarket,
+    deploy_style_requester,
+    deploy_uma_stack,
+)
+from oracle.config import Settings, load_settings
+from oracle.core.ancillary import PRICE_SCALE, parse_ancillary
+from oracle.core.lifecycle import MarketState
+from oracle.daemon.metrics import DaemonMetrics
+from oracle.errors import SetupError
+from oracle.store.repository import Store
+from oracle.testing import consensus_document, result_dict
+
+from ..anvil import DEV_ADDRESSES, DEV_KEYS, Anvil
+from ..chain.helpers import manager_for
+from .chain_world import start_daemon
+from .test_restart_transactions import pending_hashes, wait_for
+
+LIVENESS = 7200
+FINAL_FEE = 5 * 10**18
+BOND = 100 * 10**18
+REWARD = 2 * 10**18
+ASKER_KEY, OUR_KEY, OTHER_KEY = DEV_KEYS[1], DEV_KEYS[2], DEV_KEYS[3]
+OURS, OTHER = DEV_ADDRESSES[2], DEV_ADDRESSES[3]
+AGENTS = ("alpha", "beta", "gamma")
+AGREED = [("alpha", "YES", 0.9), ("beta", "YES", 0.85), ("gamma", "NO", 0.6)]
+CONTESTED = [("alpha", "YES", 0.7), ("beta", "NO", 0.7), ("gamma", "UNDETERMINED", 0.5)]
+
+
+def polymarket_question(title: str) -> str:
+    return (
+        f'q: title: {title}, description: This market will resolve to "Yes" if it happened '
+        "by 1 June, otherwise "
+        '"No". res_data: p1: 0, p2: 1, p3: 0.5. Where p1 corresponds to No, p2 to Yes, p3 to '
+        "unknown/50-50."
+    )
+
+
+class UmaWorld:
+    def __init__(self, anvil: Anvil, tmp_path: Path) -> None:
+        self.anvil = anvil
+        self.tmp_path = tmp_path
+        self.replays = tmp_path / "replays"
+        self.replays.mkdir()
+        self.keys: dict[str, RequestKey] = {}  # market id -> its request
+        self.stack, self.requester, deployment = asyncio.run(self._deploy())
+        self.deployment_file = tmp_path / "uma-deployment.json"
+        deployment.save(self.deployment_file)
+
+    async def _deploy(self) -> tuple[UmaStack, str, Deployment]:
+        async with manager_for(self.anvil.url) as deployer:
+            block = int(self.anvil.rpc("eth_blockNumber"), 16)
+            stack = await deploy_uma_stack(deployer, liveness=LIVENESS, final_fee=FINAL_FEE)
+            requester = await deploy_style_requester(deployer, stack)
+            for account in (requester, OURS, OTHER, DEV_ADDRESSES[0]):
+                await call(
+                    deployer, TESTNET_ERC20, stack.currency, "allocateTo", account, 20 * BOND
+                )
+            deployment = Deployment(
+                chain_id=deployer.chain_id,
+                block_number=block,
+                deployer=deployer.address,
+                contracts=stack.contracts(),
+            )
+        return stack, requester, deployment
+
+    def ask(self, title: str, votes: list[tuple[str, str, float]], *, bond: int = BOND) -> str:
+        """Ask through the requester, with the agents' recorded answers; the market id."""
+        question = polymarket_question(title)
+
+        async def run() -> RequestKey:
+            async with manager_for(self.anvil.url, key=ASKER_KEY) as asker:
+                asked = await ask_like_polymarket(
+                    asker, self.requester, question, reward=REWARD, bond=bond
+                )
+            return RequestKey(
+                asked.requester,
+                identifier_bytes(YES_OR_NO_QUERY),
+                asked.timestamp,
+                asked.ancillary_data,
+            )
+
+        key = asyncio.run(run())
+        text = parse_ancillary(key.ancillary_data).text
+        document = consensus_document(
+            [result_dict(agent, outcome, conf) for agent, outcome, conf in votes],
+            market_id=title,
+            question=text,
+            outcomes=["NO", "YES"],
+        )
+        (self.replays / f"{key.id_hex}.json").write_text(json.dumps(document))
+        self.keys[f"uma:{key.id_hex}"] = key
+        return f"uma:{key.id_hex}"
+
+    def config(
+        self, database_url: str, daemon: dict[str, Any] | None = None, **risk: Any
+    ) -> Settings:
+        """The daemon's settings (also written to `config.yaml` in the test's directory)."""
+        config: dict[str, Any] = {
+            "database": {"url": database_url},
+            "daemon": {
+                "proofs_dir": str(self.tmp_path / "proofs"),
+                "retry_backoff": 0,
+                **(daemon or {}),
+            },
+            "consensus": {"agent_timeout": 5},
+            "log": {"format": "json"},
+            "metrics": {"enabled": False},
+            "agents": [
+                {"name": name, "kind": "replay", "directory": str(self.replays)} for name in AGENTS
+            ],
+            "market_sources": [
+                {
+                    "kind": "uma",
+                    "name": "uma",
+                    "deployment_file": str(self.deployment_file),
+                    "requesters": [self.requester],
+                    "risk": risk,
+                }
+            ],
+            "chain": {
+                "rpc": {"urls": [self.anvil.url]},
+                "signer": {"type": "dev_private_key", "dev_private_key": OUR_KEY},
+                "tx": {"confirmations": 1, "poll_interval": 0.05},
+                "scanner": {"confirmations": 0},
+            },
+        }
+        path = self.tmp_path / "config.yaml"
+        path.write_text(yaml.safe_dump(config))
+        return load_settings(path)
+
+    def proposals(self, market_id: str) -> int:
+        """How many ProposePrice events the market's request has on the canonical chain."""
+        decoder = EventDecoder(load_artifact(OPTIMISTIC_ORACLE_V2).abi, "ProposePrice")
+        logs = self.anvil.rpc(
+            "eth_getLogs",
+            {
+                "address": self.stack.optimistic_oracle,
+                "topics": [decoder.topic],
+                "fromBlock": "0x0",
+                "toBlock": "latest",
+            },
+        )
+        wanted = self.keys[market_id]
+        found = [decoder.decode(log).args for log in logs]
+        return sum(
+            RequestKey(a["requester"], a["identifier"], a["timestamp"], a["ancillaryData"])
+            == wanted
+            for a in found
+        )
+
+    def view(self, market_id: str) -> Any:
+        async def run() -> Any:
+            async with manager_for(self.anvil.url) as reader:
+                oracle = OptimisticOracleV2(reader.pool, self.stack.optimistic_oracle)
+                return await oracle.get_request(self.keys[market_id])
+
+        return asyncio.run(run())
+
+    def balance(self, account: str) -> int:
+        async def run() -> int:
+            async with manager_for(self.anvil.url) as reader:
+                return await Erc20(reader.pool, self.stack.currency).balance_of(account)
+
+        return asyncio.run(run())
+
+    def pass_time(self) -> None:
+        self.anvil.rpc("evm_increaseTime", LIVENESS + 1)
+        self.anvil.mine()
+
+    def our_transactions(self) -> list[dict[str, Any]]:
+        return [r for r in self.anvil.receipts_in_chain() if r["from"].lower() == OURS.lower()]
+
+    def reverted(self) -> list[str]:
+        return [
+            r["transactionHash"]
+            for r in self.anvil.receipts_in_chain()
+            if int(r["status"], 16) != 1
+        ]
+
+
+async def call(manager: TxManager, name: str, to: str, function: str, *args: Any) -> None:
+    intent = await manager.submit(
+        TxRequest(
+            key=f"{function}:{to}:{len(args)}:{args[0] if args else ''}",
+            to=to,
+            data=encode_call(name, function, *args),
+        )
+    )
+    assert intent.state == IntentState.CONFIRMED, intent.error
+
+
+def one_pass(settings: Settings, metrics: DaemonMetrics | None = None) -> None:
+    async def run() -> None:
+        assembly = assemble(settings, metrics=metrics)
+        try:
+            await assembly.daemon.run_once()
+        finally:
+            await assembly.close()
+
+    asyncio.run(run())
+
+
+def gauge(metrics: DaemonMetrics, name: str, **labels: str) -> float | None:
+    return metrics.registry.get_sample_value(name, labels)
+
+
+@pytest.fixture
+def world(anvil: Anvil, tmp_path: Path) -> UmaWorld:
+    return UmaWorld(anvil, tmp_path)
+
+
+def test_a_request_is_proposed_on_settled_and_final_a_review_posts_no_bond_a_cap_refuses(
+    world: UmaWorld, database_url: str
+) -> None:
+    agreed = world.ask("Did the launch happen before the deadline?", AGREED)
+    contested = world.ask("Who won the local chess final?", CONTESTED)
+    costly = world.ask("Did the costly event happen?", AGREED, bond=5 * BOND)
+    settings = world.config(database_url, max_bond_per_request=300)
+    before = world.balance(OURS)
+    metrics = DaemonMetrics()
+
+    one_pass(settings, metrics)
+
+    store = open_store(settings)
+    market = store.get_market(agreed)
+    assert market.state == MarketState.SUBMITTED
+    assert market.outcomes == ["NO", "YES"]
+    assert market.details["requester"] == world.requester
+    assert market.details["reask_of"] is None
+    view = world.view(agreed)
+    assert view.state == RequestState.PROPOSED
+    assert (view.proposer, view.proposed_price) == (OURS, PRICE_SCALE)
+    assert market.submission["reference"] != ""
+    assert market.window_ends_at == view.expiration_time
+    # One bond posted: the contested question went to a person, the costly one was refused.
+    assert world.balance(OURS) == before - BOND - FINAL_FEE
+    assert store.get_market(contested).state == MarketState.NEEDS_REVIEW
+    assert world.view(contested).state == RequestState.REQUESTED
+    refused = store.get_market(costly)
+    assert refused.state == MarketState.FAILED_RETRY
+    assert world.view(costly).state == RequestState.REQUESTED
+    assert "bond refused (per_request_cap)" in store.audit(costly)[-1].reason
+    labels = {"venue": "uma", "token": world.stack.currency}
+    assert gauge(metrics, "oracle_bond_refusals_total", venue="uma", reason="per_request_cap") == 1
+    assert gauge(metrics, "oracle_bonds_at_risk", **labels) == BOND + FINAL_FEE
+    assert gauge(metrics, "oracle_bond_allowance", **labels) == float(
+        MAX_UINT256 - BOND - FINAL_FEE
+    )
+    assert gauge(metrics, "oracle_bond_balance", **labels) == before - BOND - FINAL_FEE
+    # No proposal intent exists for the contested or the refused request.
+    uma_keys = [k for k in _intent_keys(store) if k.startswith(PROPOSE_PREFIX)]
+    assert len(uma_keys) == 1
+    assert uma_keys[0].endswith(world.keys[agreed].id_hex)
+
+    world.pass_time()
+    metrics = DaemonMetrics()
+    one_pass(settings, metrics)
+
+    final = store.get_market(agreed)
+    assert final.state == MarketState.FINAL
+    assert final.submission["final_outcome"] == "YES"
+    view = world.view(agreed)
+    assert view.state == RequestState.SETTLED
+    assert view.resolved_price == PRICE_SCALE
+    assert world.balance(OURS) == before + REWARD  # bond and fee back, and the reward
+    assert gauge(metrics, "oracle_bonds_at_risk", **labels) == 0
+    assert store.get_market(contested).state == MarketState.NEEDS_REVIEW
+    assert world.view(contested).state == RequestState.REQUESTED
+    # approve (once), one proposal, one settle; nothing reverted.
+    assert len(world.our_transactions()) == 3
+    assert world.reverted() == []
+    store.engine.dispose()
+
+
+def _intent_keys(store: Store) -> list[str]:
+    from sqlalchemy import text  # noqa: PLC0415
+
+    with store.engine.connect() as connection:
+        return [row[0] for row in connection.execute(text("SELECT key FROM tx_intent"))]
+
+
+def test_another_proposers_contradicting_price_is_recorded_and_opens_a_review_item(
+    world: UmaWorld, database_url: str
+) -> None:
+    market_id = world.ask("Did the other proposer get it right?", AGREED)
+
+    async def propose_no() -> None:
+        async with manager_for(world.anvil.url, key=OTHER_KEY) as other:
+            oracle = OptimisticOracleV2(other.pool, world.stack.optimistic_oracle)
+            proposal = await UmaProposer(other, oracle).propose(world.keys[market_id], 0)
+            assert proposal.intent is not None
+            assert proposal.intent.state == IntentState.CONFIRMED
+
+    asyncio.run(propose_no())
+    settings = world.config(database_url)
+    metrics = DaemonMetrics()
+
+    one_pass(settings, metrics)
+
+    store = open_store(settings)
+    market = store.get_market(market_id)
+    assert market.state == MarketState.SUBMITTED
+    assert market.decided_outcome == "YES"
+    submission = market.submission
+    assert submission["proposed_by_other"] is True
+    assert (submission["their_outcome"], submission["our_outcome"]) == ("NO", "YES")
+    assert submission["agrees"] is False
+    assert submission["proposer"] == OTHER
+    [item] = store.reviews()
+    assert item.market_id == market_id
+    assert "proposed NO (price 0)" in item.reasons[0]
+    assert "our verdict is YES" in item.reasons[0]
+    assert gauge(metrics, "oracle_venue_disagreements_total", venue="uma") == 1
+    assert world.our_transactions() == []  # no approve, no proposal: nothing to revert
+
+    # Their price stands undisputed: the market is final with their outcome beside ours.
+    world.pass_time()
+    one_pass(settings)
+    final = store.get_market(market_id)
+    assert final.state == MarketState.FINAL
+    assert final.submission["final_outcome"] == "NO"
+    # The disagreement can change nothing now: its item is closed, saying how it ended.
+    assert store.reviews() == []
+    [closed] = store.reviews("closed")
+    assert (closed.id, closed.decided_reason) == (item.id, "the venue settled on NO")
+    assert world.view(market_id).state == RequestState.SETTLED
+    assert world.reverted() == []
+    store.engine.dispose()
+
+
+def test_a_dispute_moves_the_market_to_disputed_and_the_reask_is_followed(
+    world: UmaWorld, database_url: str
+) -> None:
+    first = world.ask("Will the disputed question be asked again?", AGREED)
+    settings = world.config(database_url)
+    one_pass(settings)
+    store = open_store(settings)
+    assert store.get_market(first).state == MarketState.SUBMITTED
+
+    async def dispute() -> str:
+        async with manager_for(world.anvil.url, key=DEV_KEYS[0]) as disputer:
+            oo = world.stack.optimistic_oracle
+            await call(disputer, TESTNET_ERC20, world.stack.currency, "approve", oo, MAX_UINT256)
+            await call(disputer, OPTIMISTIC_ORACLE_V2, oo, "disputePrice", *world.keys[first].args)
+            block = await disputer.pool.call(
+                "eth_getBlockByNumber", lambda w3: w3.eth.get_block("latest")
+            )
+            return str(int(block["timestamp"]))
+
+    # Blocks can share a second on anvil: the re-ask needs a timestamp of its own.
+    world.anvil.rpc("evm_increaseTime", 10)
+    reasked_at = int(asyncio.run(dispute()))
+    assert world.view(first).state == RequestState.DISPUTED
+    # The requester asked again from its dispute callback: same data, new timestamp.
+    first_key = world.keys[first]
+    reask = RequestKey(
+        first_key.requester, first_key.identifier, reasked_at, first_key.ancillary_data
+    )
+    reask_id = f"uma:{reask.id_hex}"
+    world.keys[reask_id] = reask
+    world.pass_time()  # the first proposal's window is over: the watch looks at it
+
+    one_pass(settings)
+
+    assert store.get_market(first).state == MarketState.DISPUTED
+    followed = store.get_market(reask_id)
+    assert followed.details["reask_of"] == first
+    assert followed.details["question_key"] == store.get_market(first).details["question_key"]
+    assert followed.state == MarketState.SUBMITTED
+    view = world.view(reask_id)
+    assert (view.state, view.proposer, view.proposed_price) == (
+        RequestState.PROPOSED,
+        OURS,
+        PRICE_SCALE,
+    )
+
+    world.pass_time()
+    one_pass(settings)
+    assert store.get_market(reask_id).state == MarketState.FINAL
+    assert world.view(reask_id).state == RequestState.SETTLED
+    assert store.get_market(first).state == MarketState.DISPUTED  # the vote has not spoken
+    assert world.reverted() == []
+    store.engine.dispose()
+
+
+def test_a_uma_venue_that_cannot_work_stops_the_start_naming_its_setting(
+    anvil: Anvil, tmp_path: Path
+) -> None:
+    def start(source: dict[str, Any]) -> None:
+        config = {
+            "database": {"url": f"sqlite:///{tmp_path / 'oracle.db'}"},
+            "daemon": {"proofs_dir": str(tmp_path / "proofs")},
+            "metrics": {"enabled": False},
+            "market_sources": [{"kind": "uma", **source}],
+            "chain": {
+                "rpc": {"urls": [anvil.url]},
+                "signer": {"type": "dev_private_key", "dev_private_key": OUR_KEY},
+            },
+        }
+        path = tmp_path / "config.yaml"
+        path.write_text(yaml.safe_dump(config))
+        assembly = assemble(load_settings(path))
+
+        async def run() -> None:
+            try:
+                await assembly.daemon.start()
+            finally:
+                await assembly.close()
+
+        asyncio.run(run())
+
+    with pytest.raises(SetupError, match=r"^market_sources\[uma\]\.oracle_address: no contract at"):
+        start({"oracle_address": OTHER})
+    other = Deployment(chain_id=31337, block_number=0, deployer=OURS, contracts={})
+    other.save(tmp_path / "other.json")
+    with pytest.raises(
+        SetupError,
+        match=r"^market_sources\[uma\]\.deployment_file: .*no uma/OptimisticOracleV2 address",
+    ):
+        start({"deployment_file": str(tmp_path / "other.json")})
+
+
+def test_a_daemon_killed_between_broadcast_and_confirmation_proposes_once(
+    world: UmaWorld, tmp_path: Path
+) -> None:
+    market_id = world.ask("Did the crash-proof proposal land once?", AGREED)
+    world.config(
+        f"sqlite:///{tmp_path / 'oracle.db'}",
+        daemon={"poll_interval": 0.3, "dispatch_interval": 0.2, "lease_margin": 1},
+    )
+    config, log = tmp_path / "config.yaml", tmp_path / "daemon.log"
+    world.anvil.rpc("evm_setAutomine", False)
+    first = start_daemon(config, log)
+    try:
+        # The approval goes first and is waited for: mine it, then the proposal is sent.
+        wait_for(lambda: len(pending_hashes(world.anvil, OURS)) == 1, 60, "the approval")
+        approval = pending_hashes(world.anvil, OURS)
+        world.anvil.mine()
+        wait_for(
+            lambda: pending_hashes(world.anvil, OURS) not in ([], approval), 60, "the proposal"
+        )
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+    assert world.view(market_id).state == RequestState.REQUESTED  # broadcast, not mined
+    world.anvil.rpc("evm_setAutomine", True)
+    world.anvil.rpc("evm_setIntervalMining", 1)
+    second = start_daemon(config, log)
+    store = open_store(load_settings(config))
+    try:
+        wait_for(
+            lambda: store.get_market(market_id).state == MarketState.SUBMITTED,
+            90,
+            "the market to be submitted",
+        )
+    finally:
+        second.send_signal(signal.SIGTERM)
+        second.wait(timeout=30)
+        store.engine.dispose()
+    assert second.returncode == 0, log.read_text()[-3000:]
+    assert world.proposals(market_id) == 1
+    view = world.view(market_id)
+    assert (view.proposer, view.proposed_price) == (OURS, PRICE_SCALE)
+    calls = [r for r in world.our_transactions() if (r["to"] or "").lower() != OURS.lower()]
+    assert len(calls) == 2  # the approval and one proposal
+    assert world.reverted() == []
