@@ -171,6 +171,8 @@ async def deploy_optimistic_oracle_v3(
     call = ("changeImplementationAddress", identifier_bytes("OptimisticOracleV3"), oracle)
     await _call(manager, f"{run}:finder:OptimisticOracleV3", FINDER, stack.finder, call)
     return oracle
+
+
 # --- a requester that asks as Polymarket's adapter does (tests, local chains) -------------
 
 STYLE_REQUESTER = "UmaStyleRequester"

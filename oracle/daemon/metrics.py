@@ -194,7 +194,8 @@ class DaemonMetrics:
         self.bond_refusals = Counter(
             "oracle_bond_refusals_total",
             "Proposals not sent because their bond broke a venue's risk cap, by venue and "
-            "reason (per_request_cap, outstanding_cap, reward_below_minimum, reward_below_gas).",
+            "reason (per_request_cap, outstanding_cap, reward_below_minimum, reward_below_gas; "
+            "Reality.eth: per_question_cap, total_cap).",
             ["venue", "reason"],
             registry=r,
         )
@@ -216,6 +217,28 @@ class DaemonMetrics:
             "Bonds and final fees the signer posted and has not got back yet, in the "
             "currency's smallest unit, by venue and token.",
             ["venue", "token"],
+            registry=r,
+        )
+        self.bonds_claimable = Gauge(
+            "oracle_bonds_claimable",
+            "What the signer won and can claim or withdraw on a venue (Reality.eth: "
+            "finalized questions not claimed yet, and the balance held by the contract), "
+            "in the currency's smallest unit, by venue and token.",
+            ["venue", "token"],
+            registry=r,
+        )
+        self.bonds_claimed = Counter(
+            "oracle_bonds_claimed_total",
+            "What the signer's claims credited it (bonds and bounties won), in the "
+            "currency's smallest unit, by venue and token.",
+            ["venue", "token"],
+            registry=r,
+        )
+        self.answers_superseded = Counter(
+            "oracle_answers_superseded_total",
+            "Our answers another answer replaced (Reality.eth), by venue and what the bond "
+            "policy did (defend, review).",
+            ["venue", "decision"],
             registry=r,
         )
         self.venue_disagreements = Counter(

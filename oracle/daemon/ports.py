@@ -89,6 +89,9 @@ class Resolution:
     status: ResolutionStatus
     outcome: str | None = None
     final_after: float | None = None
+    # Why the venue reports this status, in the venue's words (the audit log records it
+    # with the transition; None: the daemon's own wording).
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
