@@ -398,43 +398,71 @@ class RealityVenue:
             raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
         try:
             parts = await self._ready()
-            us = parts.manager.address
-            view = await parts.reality.get_question(qid)
-            if view.phase in (Phase.NOT_ASKED, Phase.NOT_OPEN):
-                raise ResolverError(
-                    f"source {self.name}: question {qid} is {view.phase.value} "
-                    f"(opens at {view.opening_ts}, now {view.now})"
-                )
-            history = await parts.reality.history(qid, market.details["block_number"])
-            ours = _ours_on_question(history, us)
-            stands = view.answered and view.best_answer == answer
-            defending = view.answered and ours > 0 and self.policy.defend
-            if view.phase != Phase.OPEN or stands or (view.answered and not defending):
-                return await self._standing(
-                    parts, question, view, history, answer=answer, outcome=outcome
-                )
-            bond = view.next_bond if view.answered else first_bond(self.policy, view.min_bond)
-            key = parts.answerer.answer_key(qid, view.bond)
-            guarded = await parts.manager.intent(key) is None
-            if guarded:
-                await self._guard(key, qid, bond, ours)
-            try:
-                result = await parts.answerer.answer(qid, answer, planned_bond=view.bond, bond=bond)
-            finally:
-                # Sent or not, it is settled now: the scan of our answers sees it if it was.
-                self._reserved.pop(key, None)
-            if not result.answered:
-                intent = result.intent
-                why = (
-                    "someone answered this round first"
-                    if result.superseded
-                    else f"the answer ended {intent.state.value}: {intent.error or 'no reason'}"
-                )
-                # Decided again at the next attempt, on what the question shows then.
-                raise ResolverError(f"source {self.name}: question {qid}: {why}")
-            history = await parts.reality.history(qid, market.details["block_number"])
+            # A round someone else took first (caught before sending, or by max_previous)
+            # is not an error: decided again at once on what the question shows now.
+            for _ in range(2):
+                receipt = await self._answer_round(parts, market, question, answer, outcome)
+                if receipt is not None:
+                    return receipt
         except ChainError as error:
             raise ResolverError(f"source {self.name}: {error}") from None
+        raise ResolverError(
+            f"source {self.name}: question {qid}: others took two rounds in a row while we "
+            "answered; deciding again at the next attempt"
+        )
+
+    async def _answer_round(
+        self,
+        parts: RealityParts,
+        market: MarketRef,
+        question: RealityQuestion,
+        answer: bytes,
+        outcome: str,
+    ) -> Receipt | None:
+        """Answer the round the question is at, or record the answer that stands; None
+        when someone else took the round first."""
+        qid = market.details["question_id"]
+        us = parts.manager.address
+        view = await parts.reality.get_question(qid)
+        if view.phase in (Phase.NOT_ASKED, Phase.NOT_OPEN):
+            raise ResolverError(
+                f"source {self.name}: question {qid} is {view.phase.value} "
+                f"(opens at {view.opening_ts}, now {view.now})"
+            )
+        history = await parts.reality.history(qid, market.details["block_number"])
+        ours = _ours_on_question(history, us)
+        stands = view.answered and view.best_answer == answer
+        defending = view.answered and ours > 0 and self.policy.defend
+        if view.phase != Phase.OPEN or stands or (view.answered and not defending):
+            return await self._standing(
+                parts, question, view, history, answer=answer, outcome=outcome
+            )
+        bond = view.next_bond if view.answered else first_bond(self.policy, view.min_bond)
+        key = parts.answerer.answer_key(qid, view.bond)
+        if await parts.manager.intent(key) is None:
+            await self._guard(key, qid, bond, ours)
+        try:
+            result = await parts.answerer.answer(qid, answer, planned_bond=view.bond, bond=bond)
+        finally:
+            # Sent or not, it is settled now: the scan of our answers sees it if it was.
+            self._reserved.pop(key, None)
+        if result.superseded:
+            emit(
+                logger,
+                logging.INFO,
+                "reality.round_taken",
+                source=self.name,
+                market=market.market_id,
+                round=view.bond,
+                state=result.intent.state,
+            )
+            return None
+        if not result.answered:
+            intent = result.intent
+            raise ResolverError(
+                f"source {self.name}: question {qid}: the answer ended {intent.state.value}: "
+                f"{intent.error or 'no reason'}"
+            )
         emit(
             logger,
             logging.INFO,
@@ -444,8 +472,8 @@ class RealityVenue:
             outcome=outcome,
             bond=result.bond,
             round=result.planned_bond,
-            defence=result.planned_bond > 0,
         )
+        history = await parts.reality.history(qid, market.details["block_number"])
         return self._receipt(
             result.question, history, answer=answer, outcome=outcome, intent=result.intent, us=us
         )
@@ -655,7 +683,9 @@ class RealityVenue:
                 raise ResolverError(f"source {self.name}: question {qid} is not finalized yet")
             won = await self._ours.payout(view)
             held = await parts.reality.balance_of(parts.manager.address)
-            if won == 0 and held == 0:
+            # Nothing of ours won: claiming would pay gas to credit others. Still withdraw
+            # when someone else claimed the question for us.
+            if won == 0 and (view.history_hash != NULL_HASH or held == 0):
                 return None
             claimed = await parts.answerer.claim(qid, from_block=market.details["block_number"])
             if claimed is None:

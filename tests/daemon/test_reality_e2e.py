@@ -19,12 +19,14 @@ import pytest
 import yaml
 
 from oracle.app import assemble, open_store
+from oracle.chain.checkpoint import InMemoryCheckpointStore
 from oracle.chain.contracts import encode_call
 from oracle.chain.intents import IntentState
 from oracle.chain.reality import (
     ANSWER_PREFIX,
     REALITY_ARBITRATOR,
     AnswerLog,
+    QuestionSource,
     QuestionView,
     RealityAnswerer,
     RealityETH,
@@ -37,6 +39,9 @@ from oracle.config import Settings, load_settings
 from oracle.core.lifecycle import MarketState
 from oracle.core.reality import NULL_HASH, QuestionKind, encode_question_text
 from oracle.daemon.metrics import DaemonMetrics
+from oracle.daemon.ports import MarketRef
+from oracle.daemon.reality_venue import RealityParts, RealityVenue
+from oracle.daemon.settings import RealitySourceConfig
 from oracle.errors import SetupError
 from oracle.store.repository import Store
 from oracle.testing import consensus_document, result_dict
@@ -72,6 +77,7 @@ class RealityWorld:
         self.replays = tmp_path / "replays"
         self.replays.mkdir()
         self.nonce = 0
+        self.texts: dict[str, str] = {}
         self.reality, self.arbitrator = asyncio.run(self._deploy())
 
     async def _deploy(self) -> tuple[str, str]:
@@ -85,6 +91,7 @@ class RealityWorld:
         answers to it; the market id."""
         text = encode_question_text(QuestionKind.BOOL, title, category="news")
         self.nonce += 1
+        self.texts[title] = text
 
         async def run() -> bytes:
             async with manager_for(self.anvil.url, key=ASKER_KEY) as asker:
@@ -573,4 +580,63 @@ def test_a_daemon_killed_between_broadcast_and_confirmation_answers_once(
     assert second.returncode == 0, log.read_text()[-3000:]
     assert world.history(market_id) == [(OURS, INITIAL, YES_WORD)]
     assert len(world.our_transactions()) == 1
+    assert world.reverted() == []
+
+
+class _RacedReality(RealityETH):
+    """Another account's answer is mined right after our first read of the question."""
+
+    other: RealityAnswerer | None = None
+
+    async def get_question(self, qid: bytes | str) -> QuestionView:
+        view = await super().get_question(qid)
+        if self.other is not None:
+            other, self.other = self.other, None
+            assert (await other.answer(qid, NO_WORD)).answered
+        return view
+
+
+def test_a_round_taken_while_we_answer_is_recorded_not_failed(world: RealityWorld) -> None:
+    """Someone answers between the venue's decision and its send: nothing of ours is sent,
+    and the delivery is decided again at once (their answer recorded, with the
+    disagreement), not failed."""
+    title = "Was the race lost before sending?"
+    market_id = world.ask(title, AGREED)
+    qid = market_id.split(":")[1]
+    config = RealitySourceConfig(
+        kind="reality", contract_address=world.reality, bond={"initial_wei": INITIAL}
+    )
+
+    async def run() -> None:
+        async with (
+            manager_for(world.anvil.url, key=OUR_KEY) as manager,
+            manager_for(world.anvil.url, key=OTHER_KEY) as other,
+        ):
+            reality = _RacedReality(manager.pool, world.reality)
+            reality.other = RealityAnswerer(other, RealityETH(other.pool, world.reality))
+            answerer = RealityAnswerer(manager, reality)
+
+            async def open_chain() -> RealityParts:
+                source = QuestionSource(manager.pool, world.reality, InMemoryCheckpointStore())
+                return RealityParts(manager.pool, manager, reality, answerer, source, 0)
+
+            venue = RealityVenue(config, open_chain)
+            details = {
+                "question_id": qid,
+                "template_id": 0,
+                "text": world.texts[title],
+                "block_number": 0,
+            }
+            market = MarketRef(market_id, "reality", qid, ("YES", "NO"), details)
+            receipt = await venue.propose(market, "YES", "checksum")
+            assert receipt.disagreement is not None
+            assert "answered NO (bond 100000000000000000 wei)" in receipt.disagreement
+            assert receipt.details["answered_by_other"] is True
+            skipped = await manager.intent(answerer.answer_key(qid, 0))
+            assert skipped is not None
+            assert skipped.state == IntentState.SKIPPED
+
+    asyncio.run(run())
+    assert world.our_transactions() == []
+    assert world.history(market_id) == [(OTHER, MIN_BOND, NO_WORD)]
     assert world.reverted() == []
