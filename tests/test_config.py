@@ -40,6 +40,14 @@ def test_defaults_match_the_documented_keys() -> None:
         "agent_timeout": 300.0,
         "min_model_families": 2,
         "strategy": "bft-weighted",
+        "conflict_resolution": "escalate",
+        "debate": {
+            "max_rounds": 3,
+            "stop_posterior": 0.8,
+            "topology": "all-to-all",
+            "sparsity": 0.5,
+            "round_timeout": 300.0,
+        },
     }
     assert settings.sources.model_dump() == {
         "min_total": 50,

@@ -160,6 +160,10 @@ def test_the_agreement_example_checksum_under_each_version() -> None:
     body = {k: v for k, v in v1.items() if k not in ("checksum", "proof_id")}
     assert hashlib.sha256(rfc8785.dumps(body)).hexdigest().startswith("0bf5321c")
     v2 = json.loads((ROOT / "oracle/examples/proofs/agreement.json").read_text())
+    # The same verdict; the settings recorded since version 1 gained the debate's.
+    added = v2["config"]["consensus"]
+    assert added.pop("conflict_resolution") == "escalate"
+    assert added.pop("debate")["max_rounds"] == 3
     assert {k: v for k, v in v2.items() if k not in ("checksum", "proof_id", "version")} == {
         k: v for k, v in body.items() if k != "version"
     }

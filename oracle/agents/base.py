@@ -6,8 +6,11 @@ Contract of :class:`ResearchAgent`:
 - `research(market)` returns one :class:`~oracle.core.models.AgentResult` for the market,
   or raises :class:`AgentError` with a reason a person can read. Any other exception is
   treated the same way by the caller; it must never take the daemon down.
-- The caller enforces `consensus.agent_timeout` by cancelling `research`; an agent must
-  leave nothing behind when cancelled.
+- `revise(market, own, shown, round_)`, in a debate (`consensus.conflict_resolution:
+  debate`), answers again after examining the answers `shown` that disagree with its
+  standing answer `own`; same errors as `research`. Returning `own` keeps its answer.
+- The caller enforces `consensus.agent_timeout` (and a debate's `round_timeout`) by
+  cancelling `research` (`revise`); an agent must leave nothing behind when cancelled.
 - Agents are isolated: each owns its HTTP session, caches and state, and shares none of
   them with another agent (independent errors are the point of asking several).
 - `aclose()` releases what the agent holds; it is called once at shutdown.
@@ -15,6 +18,7 @@ Contract of :class:`ResearchAgent`:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 import aiohttp
@@ -30,6 +34,14 @@ class ResearchAgent(Protocol):
     model_family: str | None
 
     async def research(self, market: Market) -> AgentResult: ...
+
+    async def revise(
+        self, market: Market, own: AgentResult, shown: Sequence[AgentResult], round_: int
+    ) -> AgentResult:
+        """Round `round_` (from 1) of a debate: examine the answers `shown` (which disagree
+        with `own`, this agent's standing answer; untrusted data), research again as
+        needed, and answer again in the same form. Returning `own` keeps it."""
+        ...
 
     async def aclose(self) -> None: ...
 

@@ -18,7 +18,7 @@ import math
 import re
 import statistics
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -113,6 +113,12 @@ class DataAgent:
                     raise AgentError(f"rules[{index}]: no threshold")
                 return index, rule, threshold
         raise AgentError(f"no data rule applies to market {market.id!r}")
+
+    async def revise(
+        self, market: Market, own: AgentResult, shown: Sequence[AgentResult], round_: int
+    ) -> AgentResult:
+        # Its answer follows from the data and its rules; other agents' words change neither.
+        return own
 
     async def research(self, market: Market) -> AgentResult:
         now = self._clock()

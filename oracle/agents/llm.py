@@ -21,7 +21,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from oracle.agents.answer import FinalAnswer, answer_schema, parse_answer
@@ -29,6 +29,7 @@ from oracle.agents.base import PrivateSession
 from oracle.agents.metrics import AgentMetrics, RunStats
 from oracle.agents.prompts import (
     FINAL_ANSWER_REQUEST,
+    debate_prompt,
     new_nonce,
     question_prompt,
     retry_request,
@@ -53,6 +54,15 @@ from oracle.log import emit
 logger = logging.getLogger(__name__)
 
 MAX_REASONING_CHARS = 10_000
+
+
+@dataclass(frozen=True)
+class _Debate:
+    """What a debate round shows the agent: its standing answer and those that disagree."""
+
+    own: AgentResult
+    shown: tuple[AgentResult, ...]
+    round: int
 
 
 class LlmAgent:
@@ -86,6 +96,14 @@ class LlmAgent:
         return f"LlmAgent(name={self.name!r}, model={self.config.model!r})"
 
     async def research(self, market: Market) -> AgentResult:
+        return await self._research_run(market, None)
+
+    async def revise(
+        self, market: Market, own: AgentResult, shown: Sequence[AgentResult], round_: int
+    ) -> AgentResult:
+        return await self._research_run(market, _Debate(own, tuple(shown), round_))
+
+    async def _research_run(self, market: Market, debate: _Debate | None) -> AgentResult:
         stats = RunStats(
             agent=self.name,
             market_id=market.id,
@@ -100,9 +118,15 @@ class LlmAgent:
                 return self._result(UNDETERMINED, 1.0, too_early_reasoning(market, now), ())
             budget = self.config.budget
             run = ResearchRun(stats, started + budget.wall_seconds, new_nonce())
+            if debate is not None:
+                # Its own earlier sources were returned by its tools (in the run that found
+                # them): it may cite them again. Those of the answers shown it must fetch.
+                for source in debate.own.sources:
+                    run.seen.add(source.normalized_url)
+                    run.titles.setdefault(source.normalized_url, source.title)
             try:
                 async with asyncio.timeout(budget.wall_seconds):
-                    result = await self._run(market, now, run)
+                    result = await self._run(market, now, run, debate)
             except TimeoutError:
                 raise AgentError(
                     f"wall-time budget of {budget.wall_seconds:g} s exhausted"
@@ -176,10 +200,16 @@ class LlmAgent:
             or time.monotonic() >= run.deadline - budget.answer_reserve_seconds
         )
 
-    async def _run(self, market: Market, now: float, run: ResearchRun) -> AgentResult:
+    async def _run(
+        self, market: Market, now: float, run: ResearchRun, debate: _Debate | None = None
+    ) -> AgentResult:
         question = parse_question(market.question, market.criteria)
         schema = answer_schema(market.answerable)
         transcript: list[Entry] = [UserText(question_prompt(market, question, now, run.nonce))]
+        if debate is not None:
+            transcript.append(
+                UserText(debate_prompt(debate.own, debate.shown, debate.round, run.nonce))
+            )
         while not self._research_over(run):
             turn = await self._complete(run, transcript, final=False, schema=schema)
             transcript.append(AssistantTurn(turn.text, turn.tool_calls))

@@ -6,12 +6,18 @@ A market is matched by its id, else by its question text (case and spacing ignor
 The agent answers with the recorded result whose `agent_id` is its `replay_as` (default:
 its own name); a recorded failure for that agent is replayed as a failure. Used for the
 demo, for tests, and for backtests.
+
+Debates are replayed from `directory/debate/round-<n>/`, recordings of the same format
+holding each agent's answer in round n; an agent with no answer recorded for a round
+keeps its standing answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from oracle.core.inputs import parse_consensus_input
@@ -22,6 +28,15 @@ from oracle.safe_json import loads
 
 def question_key(question: str) -> str:
     return " ".join(question.lower().split())
+
+
+@dataclass
+class _Recordings:
+    by_id: dict[str, ConsensusInput] = field(default_factory=dict)
+    by_question: dict[str, ConsensusInput] = field(default_factory=dict)
+
+    def find(self, market: Market) -> ConsensusInput | None:
+        return self.by_id.get(market.id) or self.by_question.get(question_key(market.question))
 
 
 class ReplayAgent:
@@ -45,29 +60,47 @@ class ReplayAgent:
         self._latency = latency_seconds
         self._jitter = latency_jitter_seconds
         self._random = random.Random(name)
-        self._by_id: dict[str, ConsensusInput] = {}
-        self._by_question: dict[str, ConsensusInput] = {}
-        self._load(directory)
-
-    def _load(self, directory: Path) -> None:
         if not directory.is_dir():
             raise AgentError(f"replay agent {self.name}: {directory} is not a directory")
+        self._recordings = self._load(directory)
+        self._rounds = {
+            int(path.name.removeprefix("round-")): self._load(path, f"debate/{path.name}/")
+            for path in sorted((directory / "debate").glob("round-*"))
+            if path.is_dir() and path.name.removeprefix("round-").isdigit()
+        }
+
+    def _load(self, directory: Path, shown_as: str = "") -> _Recordings:
+        recordings = _Recordings()
         for path in sorted(directory.glob("*.json")):
             try:
                 recording = parse_consensus_input(loads(path.read_bytes()))
             except (InputError, JsonError, OSError) as error:
-                raise AgentError(f"replay agent {self.name}: {path.name}: {error}") from None
-            self._by_id[recording.market.id] = recording
-            self._by_question[question_key(recording.market.question)] = recording
+                where = shown_as + path.name
+                raise AgentError(f"replay agent {self.name}: {where}: {error}") from None
+            recordings.by_id[recording.market.id] = recording
+            recordings.by_question[question_key(recording.market.question)] = recording
+        return recordings
 
     async def research(self, market: Market) -> AgentResult:
         if self._latency or self._jitter:
             await asyncio.sleep(self._latency + self._random.uniform(0, self._jitter))
-        recording = self._by_id.get(market.id) or self._by_question.get(
-            question_key(market.question)
-        )
+        recording = self._recordings.find(market)
         if recording is None:
             raise AgentError(f"no recording for market {market.id!r}")
+        return self._replayed(market, recording)
+
+    async def revise(
+        self, market: Market, own: AgentResult, shown: Sequence[AgentResult], round_: int
+    ) -> AgentResult:
+        recordings = self._rounds.get(round_)
+        recording = recordings.find(market) if recordings is not None else None
+        answered = {r.agent_id for r in recording.results} if recording is not None else set()
+        failed = {f.agent_id for f in recording.failures} if recording is not None else set()
+        if recording is None or self._replay_as not in answered | failed:
+            return own
+        return self._replayed(market, recording)
+
+    def _replayed(self, market: Market, recording: ConsensusInput) -> AgentResult:
         for failure in recording.failures:
             if failure.agent_id == self._replay_as:
                 raise AgentError(failure.error)

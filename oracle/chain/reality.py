@@ -18,15 +18,23 @@ the contract; `withdraw` pays an account out.
   persisted checkpoint, reorg rewind), filtered by asker (an indexed topic, filtered by
   the node), arbitrator and template (filtered here), delivered once per question id. The
   question text is kept as bytes: the contract does not check it is UTF-8.
+* `AnswerSource`: `LogNewAnswer` events (of some questions, or all) through `LogScanner`,
+  each delivered once: a counter-answer to ours shows here.
 * `RealityAnswerer`: `submitAnswer` through the `TxManager`, one intent per (question,
-  round) under the key `reality-answer:<chain id>:<contract>:<question id>:<round>`, that
-  key its subject. The round is the bond the answer replies to (0 for the first answer):
-  bonds at least double, so each round has its own, and `max_previous` is that bond. The
-  pre-send check is "the bond is no longer the one planned on, or the question is not
-  open": an answer someone gave meanwhile is recorded as SKIPPED and reported, never sent.
+  round) under the key `reality-answer:<chain id>:<contract>:<question id>:<round>`, its
+  subject `reality-round:<same>`. The round is the bond the answer replies to (0 for the
+  first answer): bonds at least double, so each round has its own, and `max_previous` is
+  that bond. The pre-send check is "the bond is no longer the one planned on, or the
+  question is not open": an answer someone gave meanwhile is recorded as SKIPPED and
+  reported, never sent. Never over our own standing answer with the same answer.
   A question not open now (before `opening_ts`, finalized or finalizing within
   `min_time_left`, pending arbitration) or a bond above `max_bond` is refused before
   anything is recorded (`AnswerRefused`), and the balance is checked (`BondShortfall`).
+  `commit` posts the answer's hash instead (`submitAnswerCommitment`, for where answers
+  get front-run; the same round, checks and refusals) with a nonce derived from the
+  signer's EIP-712 signature, so `reveal` (`submitAnswerReveal`) can recompute it after a
+  restart; a signer whose signatures vary is refused before anything is committed. An
+  answer and a commitment of the same round share its subject: one of them is sent.
   `claim` rebuilds the history from the logs and sends `claimWinnings`, then `withdraw`,
   each once.
 
@@ -43,6 +51,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eth_utils.address import to_checksum_address
+from eth_utils.crypto import keccak
 from hexbytes import HexBytes
 
 from oracle.chain.checkpoint import CheckpointStore
@@ -50,18 +59,22 @@ from oracle.chain.contracts import _Contract, load_artifact
 from oracle.chain.deploy import creation_code
 from oracle.chain.events import DecodedLog, EventDecoder
 from oracle.chain.intents import Intent, IntentState
+from oracle.chain.keys import Signer
 from oracle.chain.rpc import RpcPool, Web3
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager, TxRequest
+from oracle.chain.uma import address_topic
 from oracle.core.reality import (
     DEFAULT_TEMPLATES,
     NULL_HASH,
     HistoryEntry,
     Phase,
     RealityQuestion,
+    answer_hash,
     bond_accepts,
     claim_arguments,
+    commitment_id,
     history_hash,
     minimum_next_bond,
     parse_question,
@@ -88,10 +101,50 @@ NEW_ANSWER = "LogNewAnswer"
 ARBITRATION_REQUEST = "LogNotifyOfArbitrationRequest"
 FINALIZE = "LogFinalize"
 ANSWER_PREFIX = "reality-answer:"
+COMMIT_PREFIX = "reality-commit:"
+REVEAL_PREFIX = "reality-reveal:"
+ROUND_PREFIX = "reality-round:"
 CLAIM_PREFIX = "reality-claim:"
 WITHDRAW_PREFIX = "reality-withdraw:"
+ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
 NATIVE = "native"  # the bond currency of RealityETH_v3_0: the chain's own
 DEFAULT_MIN_TIME_LEFT = 30  # seconds: an answer this close to finalization may land too late
+
+
+def _answer_bytes(answer: bytes) -> bytes:
+    raw = bytes(answer)
+    if len(raw) != 32:
+        raise ValueError("answer: expected 32 bytes")
+    return raw
+
+
+def commitment_typed_data(
+    chain_id: int, contract: str, question: bytes, answer: bytes, bond: int
+) -> dict[str, Any]:
+    """The EIP-712 document whose signature seeds a commitment's nonce (never sent)."""
+    return {
+        "types": {
+            "EIP712Domain": [
+                {"name": "name", "type": "string"},
+                {"name": "version", "type": "string"},
+                {"name": "chainId", "type": "uint256"},
+                {"name": "verifyingContract", "type": "address"},
+            ],
+            "RealityCommitment": [
+                {"name": "questionId", "type": "bytes32"},
+                {"name": "answer", "type": "bytes32"},
+                {"name": "bond", "type": "uint256"},
+            ],
+        },
+        "primaryType": "RealityCommitment",
+        "domain": {
+            "name": "oracle: Reality.eth commitment nonce",
+            "version": "1",
+            "chainId": chain_id,
+            "verifyingContract": to_checksum_address(contract),
+        },
+        "message": {"questionId": question, "answer": answer, "bond": bond},
+    }
 
 
 def question_bytes(value: bytes | str) -> bytes:
@@ -168,8 +221,10 @@ def _question_view(qid: bytes, row: tuple[Any, ...], now: int) -> QuestionView:
 
 @dataclass(frozen=True)
 class AnswerLog:
-    """One `LogNewAnswer`: the history entry, the history hash after it, when and where."""
+    """One `LogNewAnswer`: the question, the history entry, the history hash after it,
+    when and where."""
 
+    question_id: bytes
     entry: HistoryEntry
     history_hash: bytes
     ts: int
@@ -181,6 +236,7 @@ class AnswerLog:
     def from_log(cls, log: DecodedLog) -> AnswerLog:
         args = log.args
         return cls(
+            question_id=bytes(args["question_id"]),
             entry=HistoryEntry(
                 answer=bytes(args["answer"]),
                 bond=int(args["bond"]),
@@ -343,10 +399,6 @@ def _question_id_of(log: DecodedLog) -> str:
     return _hex(bytes(log.args["question_id"]))
 
 
-def _address_topic(address: str) -> str:
-    return "0x" + "00" * 12 + to_checksum_address(address)[2:].lower()
-
-
 class QuestionSource:
     """Questions asked on a RealityETH_v3_0 by `askers` (None: anyone) with one of
     `arbitrators` (None: any) and one of `templates`, from its `LogNewQuestion` events
@@ -378,7 +430,7 @@ class QuestionSource:
         # topics after the event's own: question_id (any), then user (the askers).
         topics: list[str | list[str] | None] = []
         if askers is not None:
-            topics = [None, [_address_topic(a) for a in askers]]
+            topics = [None, [address_topic(a) for a in askers]]
         self.scanner = LogScanner(
             pool,
             address=to_checksum_address(reality_address),
@@ -414,6 +466,55 @@ class QuestionSource:
         return found
 
 
+class AnswerSource:
+    """Answers given on a RealityETH_v3_0 (`LogNewAnswer`), to questions in `questions`
+    (None: any; filtered by the node, the question id being the first indexed topic),
+    through `LogScanner`, each delivered once: how the bond game is watched."""
+
+    def __init__(
+        self,
+        pool: RpcPool,
+        reality_address: str,
+        checkpoints: CheckpointStore,
+        settings: ScannerSettings | None = None,
+        *,
+        questions: Sequence[bytes | str] | None = None,
+        start_block: int = 0,
+        name: str = "reality-answers",
+    ) -> None:
+        if questions is not None and not questions:
+            raise ValueError("questions: name at least one, or None for any")
+        topics: list[str | list[str] | None] = []
+        if questions is not None:
+            topics = [[_hex(question_bytes(q)) for q in questions]]
+        self.scanner = LogScanner(
+            pool,
+            address=to_checksum_address(reality_address),
+            decoder=_decoder(NEW_ANSWER),
+            checkpoints=checkpoints,
+            name=name,
+            settings=settings,
+            start_block=start_block,
+            topics=topics,
+        )
+
+    async def poll(
+        self, handler: Callable[[list[AnswerLog]], Awaitable[None]] | None = None
+    ) -> list[AnswerLog]:
+        """New answers since the last poll, oldest first; `handler` runs before the
+        checkpoint moves."""
+        found: list[AnswerLog] = []
+
+        async def wrapped(logs: list[DecodedLog]) -> None:
+            answers = [AnswerLog.from_log(log) for log in logs]
+            if handler is not None:
+                await handler(answers)
+            found.extend(answers)
+
+        await self.scanner.poll(wrapped)
+        return found
+
+
 # --- answering and claiming -----------------------------------------------------------------
 
 
@@ -429,15 +530,24 @@ class AnswerOutcome:
     question: QuestionView
     planned_bond: int  # the bond we replied to: the round
     bond: int  # the bond we posted (or would have)
+    standing_answerer: str | None  # who gave the standing answer (None: nobody yet)
+    account: str  # ours
 
     @property
     def answered(self) -> bool:
         return self.intent.state == IntentState.CONFIRMED
 
     @property
+    def standing_ours(self) -> bool:
+        """The answer that stands now is ours (whatever this call did)."""
+        return (self.standing_answerer or "").lower() == self.account.lower()
+
+    @property
     def superseded(self) -> bool:
         """Someone else answered this round first (not an error)."""
-        return not self.answered and self.question.bond != self.planned_bond
+        return (
+            not self.answered and not self.standing_ours and self.question.bond != self.planned_bond
+        )
 
 
 @dataclass(frozen=True)
@@ -454,7 +564,13 @@ class RealityAnswerer:
     """Answers questions on a RealityETH_v3_0 and claims, through one `TxManager`.
 
     `max_bond`: the largest bond one answer may post (None: no cap); `min_time_left`:
-    seconds before finalization under which an answer is not sent."""
+    seconds before finalization under which an answer is not sent; `signer`: the
+    manager's signer, needed only to commit and reveal; `logs_from_block`: the block the
+    answer history is read from (the contract's deployment).
+
+    It never answers over its own standing answer with the same answer: asked to, it
+    returns the round we answered (its intent, or a SKIPPED record when the intents were
+    lost), or refuses when the caller named that bond."""
 
     def __init__(
         self,
@@ -463,6 +579,8 @@ class RealityAnswerer:
         *,
         max_bond: int | None = None,
         min_time_left: int = DEFAULT_MIN_TIME_LEFT,
+        signer: Signer | None = None,
+        logs_from_block: int = 0,
     ) -> None:
         if max_bond is not None and max_bond <= 0:
             raise ValueError("max_bond: a positive amount, or None for no cap")
@@ -472,8 +590,12 @@ class RealityAnswerer:
         self.reality = reality
         self.max_bond = max_bond
         self.min_time_left = min_time_left
+        self.signer = signer  # the manager's own: only commit-reveal needs it
+        self.logs_from_block = logs_from_block  # where the contract's logs start
         # For intents found in the store after a restart (no callback at hand).
         manager.register_precheck(ANSWER_PREFIX, self._recorded_answer_done)
+        manager.register_precheck(COMMIT_PREFIX, self._recorded_answer_done)
+        manager.register_precheck(REVEAL_PREFIX, self._recorded_reveal_done)
         manager.register_precheck(CLAIM_PREFIX, self._recorded_claim_done)
         manager.register_precheck(WITHDRAW_PREFIX, self._recorded_withdraw_done)
 
@@ -483,8 +605,16 @@ class RealityAnswerer:
         return f"{self.manager.chain_id}:{self.reality.address.lower()}"
 
     def answer_key(self, qid: bytes | str, planned_bond: int) -> str:
-        """The idempotency key (and subject) of our answer over `planned_bond`."""
+        """The idempotency key of our answer over `planned_bond`."""
         return f"{ANSWER_PREFIX}{self._where()}:{_hex(question_bytes(qid))}:{planned_bond}"
+
+    def commit_key(self, qid: bytes | str, planned_bond: int) -> str:
+        """The idempotency key of our commitment over `planned_bond`."""
+        return f"{COMMIT_PREFIX}{self._where()}:{_hex(question_bytes(qid))}:{planned_bond}"
+
+    def round_subject(self, qid: bytes | str, planned_bond: int) -> str:
+        """What an answer or a commitment over `planned_bond` acts on: one per round."""
+        return f"{ROUND_PREFIX}{self._where()}:{_hex(question_bytes(qid))}:{planned_bond}"
 
     def claim_key(self, qid: bytes | str) -> str:
         return f"{CLAIM_PREFIX}{self._where()}:{_hex(question_bytes(qid))}"
@@ -506,6 +636,13 @@ class RealityAnswerer:
         _, args = reality.decode_call(intent.data)
         view = await reality.get_question(bytes(args["question_id"]))
         return view.bond != int(args["max_previous"]) or view.phase != Phase.OPEN
+
+    async def _recorded_reveal_done(self, intent: Intent) -> bool:
+        reality = self._recorded_reality(intent)
+        _, args = reality.decode_call(intent.data)
+        question, bond = bytes(args["question_id"]), int(args["bond"])
+        hashed = answer_hash(bytes(args["answer"]), int(args["nonce"]))
+        return await self._reveal_done(reality, commitment_id(question, hashed, bond))
 
     async def _recorded_claim_done(self, intent: Intent) -> bool:
         reality = self._recorded_reality(intent)
@@ -537,10 +674,105 @@ class RealityAnswerer:
         the question's bond has moved since, the round is recorded as SKIPPED and nothing
         is sent). `bond`: what to post, at least the smallest the contract takes (the
         default). A round already answered (or being answered) returns its intent."""
+        raw = _answer_bytes(answer)
+
+        async def calldata(question: bytes, planned: int, posted: int) -> str:
+            return self.reality.encode("submitAnswer", question, raw, planned)
+
+        return await self._round(
+            ANSWER_PREFIX, qid, raw, calldata, planned_bond=planned_bond, bond=bond
+        )
+
+    async def commit(
+        self,
+        qid: bytes | str,
+        answer: bytes,
+        *,
+        planned_bond: int | None = None,
+        bond: int | None = None,
+    ) -> AnswerOutcome:
+        """`answer`'s commitment (`submitAnswerCommitment`), for where answers get
+        front-run: as `answer` (the same round, pre-send check and refusals; a round holds
+        one answer or one commitment), but what is posted is the hash of the answer and a
+        nonce the signer derives (`commitment_nonce`), so it can be recomputed to `reveal`
+        within the reveal window (a question's timeout / 8) after a restart."""
+        raw = _answer_bytes(answer)
+
+        async def calldata(question: bytes, planned: int, posted: int) -> str:
+            nonce = await self.commitment_nonce(question, raw, posted)
+            hashed = answer_hash(raw, nonce)
+            return self.reality.encode(
+                "submitAnswerCommitment", question, hashed, planned, ZERO_ADDRESS
+            )
+
+        return await self._round(
+            COMMIT_PREFIX, qid, raw, calldata, planned_bond=planned_bond, bond=bond
+        )
+
+    async def commitment_nonce(self, question: bytes, answer: bytes, bond: int) -> int:
+        """The nonce of our commitment of `answer` with `bond`: the hash of the signer's
+        EIP-712 signature over them, secret and the same after a restart. Signed twice and
+        compared: a signer whose signatures vary could never reveal, so it is refused
+        before anything is committed."""
+        if self.signer is None or self.signer.address != self.manager.address:
+            raise TxError("commit-reveal needs the manager's own signer (signer=...)")
+        document = commitment_typed_data(
+            self.manager.chain_id, self.reality.address, question, answer, bond
+        )
+        first = await self.signer.sign_typed_data(document)
+        if await self.signer.sign_typed_data(document) != first:
+            raise TxError(
+                "the signer's signatures are not deterministic, so a commitment's nonce "
+                "could not be recomputed to reveal it: commit-reveal is refused"
+            )
+        return int.from_bytes(keccak(first), "big")
+
+    async def reveal(self, qid: bytes | str, answer: bytes, bond: int) -> Intent:
+        """Reveal our commitment of `answer` with `bond` (`submitAnswerReveal`), once.
+        Recorded SKIPPED when it is revealed already; `AnswerRefused` when there is no such
+        commitment or its reveal deadline passed."""
+        question, raw = question_bytes(qid), _answer_bytes(answer)
+        nonce = await self.commitment_nonce(question, raw, bond)
+        commitment = commitment_id(question, answer_hash(raw, nonce), bond)
+        deadline, revealed, _ = await self.reality.read("commitments", commitment)
+        if int(deadline) == 0:
+            raise AnswerRefused(_hex(question), f"no commitment of ours with bond {bond}")
+        now = await self.reality.block_time()
+        if not revealed and int(deadline) <= now:
+            raise AnswerRefused(_hex(question), f"the reveal deadline {deadline} has passed")
+        key = f"{REVEAL_PREFIX}{self._where()}:{_hex(question)}:{bond}"
+
+        async def done() -> bool:
+            return await self._reveal_done(self.reality, commitment)
+
+        intent = await self.manager.submit(
+            TxRequest(
+                key=key,
+                to=self.reality.address,
+                data=self.reality.encode("submitAnswerReveal", question, raw, nonce, bond),
+                already_done=done,
+                just_checked=not revealed,
+                subjects=(key,),
+            )
+        )
+        emit(logger, logging.INFO, "reality.reveal", key=key, state=intent.state)
+        return intent
+
+    async def _reveal_done(self, reality: RealityETH, commitment: bytes) -> bool:
+        deadline, revealed, _ = await reality.read("commitments", commitment)
+        return bool(revealed) or int(deadline) <= await reality.block_time()
+
+    async def _round(
+        self,
+        prefix: str,
+        qid: bytes | str,
+        answer: bytes,
+        calldata: Callable[[bytes, int, int], Awaitable[str]],
+        *,
+        planned_bond: int | None,
+        bond: int | None,
+    ) -> AnswerOutcome:
         question = question_bytes(qid)
-        raw = bytes(answer)
-        if len(raw) != 32:
-            raise ValueError("answer: expected 32 bytes")
         view = await self.reality.get_question(question)
         planned = view.bond if planned_bond is None else planned_bond
         if planned > view.bond:
@@ -548,7 +780,19 @@ class RealityAnswerer:
                 f"planned_bond {planned} is above question {view.id_hex}'s bond {view.bond}: "
                 "bonds only grow"
             )
-        key = self.answer_key(question, planned)
+        if view.bond and planned == view.bond:
+            # About to answer over the standing answer: never over our own. Asked again
+            # (after a restart), the round we answered is the one meant.
+            ours = await self._round_of_ours(question, answer, prefix == COMMIT_PREFIX)
+            if ours is not None:
+                if planned_bond is not None:
+                    raise AnswerRefused(
+                        view.id_hex,
+                        "the standing answer is ours: answering over it would only raise "
+                        "our own bond",
+                    )
+                planned = ours
+        key = f"{prefix}{self._where()}:{_hex(question)}:{planned}"
         recorded = await self.manager.intent(key)
         if recorded is not None and recorded.state not in (
             IntentState.REVERTED,
@@ -556,6 +800,7 @@ class RealityAnswerer:
         ):
             return await self._ended(question, recorded, planned)
         posted = minimum_next_bond(planned, view.min_bond) if bond is None else bond
+        data = await calldata(question, planned, posted)
 
         async def done() -> bool:
             return await self._round_over(question, planned)
@@ -564,11 +809,11 @@ class RealityAnswerer:
             return TxRequest(
                 key=key,
                 to=self.reality.address,
-                data=self.reality.encode("submitAnswer", question, raw, planned),
+                data=data,
                 value=posted,
                 already_done=done,
                 just_checked=just_checked,
-                subjects=(key,),
+                subjects=(self.round_subject(question, planned),),
             )
 
         try:
@@ -595,8 +840,12 @@ class RealityAnswerer:
                 if not await done():
                     raise
                 intent = await self.manager.submit(tx(just_checked=False))
-        except SubjectsHeld:
+        except SubjectsHeld as held:
+            # This round is another intent's: ours under this key (a replica), or our
+            # commitment where an answer was asked for (or the reverse).
             holder = await self.manager.intent(key)
+            for holder_key in held.holders.values():
+                holder = holder or await self.manager.intent(holder_key)
             if holder is None:
                 raise
             return await self._ended(question, holder, planned)
@@ -628,7 +877,15 @@ class RealityAnswerer:
         if intent.sender.lower() == self.manager.address.lower() and not intent.final:
             intent = await self.manager.wait(intent.key)
         view = await self.reality.get_question(question)
-        outcome = AnswerOutcome(intent, view, planned, intent.value)
+        standing = await self._standing(question) if view.bond else None
+        outcome = AnswerOutcome(
+            intent,
+            view,
+            planned,
+            intent.value,
+            standing.entry.answerer if standing is not None else None,
+            self.manager.address,
+        )
         emit(
             logger,
             logging.INFO if outcome.answered or not outcome.superseded else logging.WARNING,
@@ -639,8 +896,26 @@ class RealityAnswerer:
             planned_bond=planned,
             bond=view.bond,
             best_answer=_hex(view.best_answer),
+            standing_answerer=outcome.standing_answerer,
         )
         return outcome
+
+    async def _standing(self, question: bytes) -> AnswerLog | None:
+        """The last bonded entry of the question's history (an arbitrator's bears none)."""
+        history = await self.reality.history(question, self.logs_from_block)
+        return next((h for h in reversed(history) if h.entry.bond > 0), None)
+
+    async def _round_of_ours(self, question: bytes, answer: bytes, commitment: bool) -> int | None:
+        """When the standing answer is ours and this one (or, for a commitment, a
+        commitment of ours): the round it answered (the bond before it)."""
+        history = await self.reality.history(question, self.logs_from_block)
+        bonded = [h.entry for h in history if h.entry.bond > 0]
+        if not bonded or bonded[-1].answerer.lower() != self.manager.address.lower():
+            return None
+        same = bonded[-1].is_commitment if commitment else bonded[-1].answer == answer
+        if not same:
+            return None  # ours, but another answer: correcting it is the caller's call
+        return bonded[-2].bond if len(bonded) > 1 else 0
 
     # -- claiming ---------------------------------------------------------------------------
 

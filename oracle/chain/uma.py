@@ -289,7 +289,8 @@ def _request_id_of(log: DecodedLog) -> str:
     return PriceRequest.from_log(log).key.id_hex
 
 
-def _address_topic(address: str) -> str:
+def address_topic(address: str) -> str:
+    """An address as an indexed event argument's topic (for eth_getLogs filters)."""
     return "0x" + "00" * 12 + to_checksum_address(address)[2:].lower()
 
 
@@ -316,7 +317,7 @@ class RequestSource:
         )
         self.identifiers = frozenset(identifier_bytes(i) for i in identifiers)
         decoder = EventDecoder(load_artifact(OPTIMISTIC_ORACLE_V2).abi, REQUEST_EVENT)
-        topics = [] if requesters is None else [[_address_topic(r) for r in requesters]]
+        topics = [] if requesters is None else [[address_topic(r) for r in requesters]]
         self.scanner = LogScanner(
             pool,
             address=to_checksum_address(oracle_address),

@@ -47,6 +47,7 @@ from oracle.chain.uma import (
     OPTIMISTIC_ORACLE_V3,
     ZERO_ADDRESS,
     BondAccount,
+    address_topic,
     identifier_bytes,
 )
 from oracle.errors import SubjectsHeld, TxError, TxReverted
@@ -156,10 +157,6 @@ def _assertion_made() -> EventDecoder:
     return EventDecoder(load_artifact(OPTIMISTIC_ORACLE_V3).abi, "AssertionMade")
 
 
-def _address_topic(address: str) -> str:
-    return "0x" + "00" * 12 + to_checksum_address(address)[2:].lower()
-
-
 class OptimisticOracleV3(_Contract):
     artifact_name = OPTIMISTIC_ORACLE_V3
 
@@ -188,7 +185,7 @@ class OptimisticOracleV3(_Contract):
         decoder = _assertion_made()
         params = {
             "address": self.address,
-            "topics": [decoder.topic, None, _address_topic(asserter)],
+            "topics": [decoder.topic, None, address_topic(asserter)],
             "fromBlock": from_block,
             "toBlock": "latest",
         }

@@ -15,10 +15,10 @@ because agents herd. So the rules here are conservative:
   nothing); topologies from the debate-phases document: all-to-all, round-robin
   (a rotation by name hash), ring, star (the hub is the first agent by name), sparse (a
   seeded, reproducible subset). An agent with nobody to examine sits the round out.
-* **Evidence, not persuasion** (`flips`, `counted_outcomes`): a change of outcome counts
+* **Evidence, not persuasion** (`flips`, `next_standing`): a change of outcome counts
   only when the agent brings sources of its own that neither it nor the answers it was
-  shown had before. A flip without new evidence is marked and the agent's vote stays
-  where its evidence was.
+  shown had before. A flip without new evidence is marked and the agent's standing
+  answer stays where its evidence was.
 * **When to stop** (`stop_reason`): the leading outcome's Bayesian posterior reaches
   `stop_posterior` (converged), nobody changed their mind in a round (stalled), or
   `max_rounds` were run (exhausted).
@@ -43,7 +43,6 @@ from oracle.core.strategies import Ballot, bayesian_posterior
 
 class ConflictResolution(StrEnum):
     ESCALATE = "escalate"  # a person decides (the behaviour without debate)
-    MAJORITY = "majority"  # the plurality of counted votes leads; the policy still gates it
     DEBATE = "debate"
 
 
@@ -182,17 +181,24 @@ def flips(
     return changed
 
 
-def counted_outcomes(
-    first: Mapping[str, AgentResult], last: Mapping[str, AgentResult], marked: Sequence[Flip]
-) -> dict[str, str]:
-    """The outcome each agent's vote counts for after a debate: its last answer's, except
-    for an agent marked for a flip without new evidence, whose vote stays on its first
-    answer (a herd does not win by talking)."""
-    unsupported = {flip.agent_id for flip in marked if not flip.supported}
-    return {
-        agent_id: (first[agent_id] if agent_id in unsupported else result).outcome
-        for agent_id, result in last.items()
+def next_standing(
+    standing: Mapping[str, AgentResult],
+    revised: Mapping[str, AgentResult],
+    shown: Mapping[str, Sequence[AgentResult]],
+) -> tuple[dict[str, AgentResult], list[Flip]]:
+    """Each agent's standing answer after a round, and the round's flips. A revision
+    replaces the standing answer when it keeps the outcome or changes it with new
+    evidence; a change without new evidence is a marked flip and the standing answer
+    stays (a herd does not win by talking). Agents that were not revised keep theirs."""
+    round_flips = flips(standing, revised, shown)
+    unsupported = {flip.agent_id for flip in round_flips if not flip.supported}
+    after = {
+        agent_id: (
+            revised[agent_id] if agent_id in revised and agent_id not in unsupported else answer
+        )
+        for agent_id, answer in standing.items()
     }
+    return after, round_flips
 
 
 def stop_reason(

@@ -11,6 +11,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from oracle.core.debate import ConflictResolution, DebateParams
 from oracle.core.strategies import strategy_names
 
 TWO_THIRDS = Fraction(2, 3)
@@ -55,6 +56,14 @@ class ConsensusParams(BaseModel):
         ),
     )
     strategy: str = "bft-weighted"
+    conflict_resolution: ConflictResolution = Field(
+        ConflictResolution.ESCALATE,
+        description=(
+            "When the agents' independent answers conflict: escalate (a person decides) or "
+            "debate (critique and revision rounds, then the same policy)."
+        ),
+    )
+    debate: DebateParams = DebateParams()
 
     @field_validator("threshold")
     @classmethod

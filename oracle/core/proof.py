@@ -160,8 +160,10 @@ def build_proof(
     result: ConsensusResult,
     params: ConsensusParams,
     thresholds: SourceThresholds,
+    debate: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The proof document for `result`, as JSON-ready data with its checksum."""
+    """The proof document for `result`, as JSON-ready data with its checksum; `debate`:
+    the record of the debate that led to `consensus_input` (`oracle.daemon.debate`)."""
     verdict = result.model_dump(
         mode="json",
         include={
@@ -206,6 +208,7 @@ def build_proof(
                 "consensus": params.model_dump(mode="json"),
                 "sources": thresholds.model_dump(mode="json"),
             },
+            **({} if debate is None else {"debate": debate}),
         }
     )
     return _sealed(body)

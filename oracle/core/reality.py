@@ -29,7 +29,7 @@ which the question can be reopened) is produced only when the caller allows it.
 Bonds (`bond_accepts`, `minimum_next_bond`): the first answer needs at least the
 question's `min_bond` (and more than 0), every later one at least twice the current bond.
 
-History (`history_hash`, `claim_arguments`, `claim_payouts`): every answer extends
+History (`history_hash`, `claim_arguments`, `claim_payouts`, `position`): every answer extends
 `history_hash = keccak256(abi.encodePacked(previous hash, answer, bond, answerer,
 is_commitment))`, starting from zero. `claimWinnings` walks it backwards: it takes, newest
 first, the hash *before* each entry and the entry's answerer, bond and answer, and pays
@@ -469,6 +469,20 @@ def question_id(
     return keccak(packed)
 
 
+# --- commitments ----------------------------------------------------------------------------
+
+
+def answer_hash(answer: bytes, nonce: int) -> bytes:
+    """`keccak256(abi.encodePacked(answer, nonce))`: what `submitAnswerCommitment` posts."""
+    return keccak(bytes(answer) + _word(nonce))
+
+
+def commitment_id(question: bytes, hashed_answer: bytes, bond: int) -> bytes:
+    """`keccak256(abi.encodePacked(question_id, answer_hash, bond))`: the commitment's id,
+    which stands in the history where the answer would."""
+    return keccak(bytes(question) + bytes(hashed_answer) + _word(bond))
+
+
 # --- answer history -------------------------------------------------------------------------
 
 
@@ -601,6 +615,37 @@ def claim_payouts(
             last_bond -= last_bond // BOND_CLAIM_FEE_PROPORTION
     pay(payee, queued + last_bond)
     return {who: amount for who, amount in credits.items() if amount}
+
+
+@dataclass(frozen=True)
+class Position:
+    """One account's stake in a question's history, should the current best answer stand:
+    `posted` its bonds in total, `at_risk` those posted on another answer (lost), and
+    `claimable` what a claim would credit it (`claim_payouts`)."""
+
+    posted: int
+    at_risk: int
+    claimable: int
+
+
+def position(
+    entries: Sequence[HistoryEntry],
+    account: str,
+    *,
+    best_answer: bytes,
+    final_bond: int,
+    bounty: int = 0,
+) -> Position:
+    """`account`'s `Position` in the history `entries` (oldest first); for the metrics of
+    bonds at risk and claimable (commitments count as their commitment id: unrevealed)."""
+    who = account.lower()
+    ours = [e for e in entries if e.answerer.lower() == who]
+    credits = claim_payouts(entries, best_answer=best_answer, final_bond=final_bond, bounty=bounty)
+    return Position(
+        posted=sum(e.bond for e in ours),
+        at_risk=sum(e.bond for e in ours if e.is_commitment or e.answer != best_answer),
+        claimable=credits.get(who, 0),
+    )
 
 
 # --- question state -------------------------------------------------------------------------

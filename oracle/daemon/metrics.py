@@ -94,6 +94,21 @@ class DaemonMetrics:
             ["reason"],
             registry=r,
         )
+        self.debates = Counter(
+            "oracle_debates_total",
+            "Debates on conflicting answers, by how they stopped (converged, stalled, "
+            "exhausted) and the verdict's action after them.",
+            ["stop", "action"],
+            registry=r,
+        )
+        self.debate_rounds = Counter("oracle_debate_rounds_total", "Debate rounds run.", registry=r)
+        self.debate_flips = Counter(
+            "oracle_debate_flips_total",
+            "Agents that changed their outcome in a debate, by whether it counted (new "
+            "evidence) or was marked (none).",
+            ["counted"],
+            registry=r,
+        )
         self.submissions = Counter(
             "oracle_submissions_total",
             "Answers delivered, by result (confirmed, failed).",

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from oracle.agents.base import ResearchAgent
 from oracle.core.models import AgentFailure, AgentResult, Market
@@ -51,18 +52,59 @@ class AgentPool:
         return cls(agents, timeout_seconds, breakers, clock)
 
     async def research(self, market: Market) -> list[Answer]:
-        return list(await asyncio.gather(*(self._ask(agent, market) for agent in self.agents)))
+        return list(
+            await asyncio.gather(
+                *(
+                    self._ask(agent, market, partial(agent.research, market))
+                    for agent in self.agents
+                )
+            )
+        )
 
-    async def _ask(self, agent: ResearchAgent, market: Market) -> Answer:
+    async def revise(
+        self,
+        market: Market,
+        standing: Mapping[str, AgentResult],
+        shown: Mapping[str, Sequence[AgentResult]],
+        round_: int,
+        timeout_seconds: float,
+    ) -> list[Answer]:
+        """A debate round: every agent named in `shown` answers again (`revise`) after
+        examining those answers, isolated and behind its breaker as in `research`."""
+        asked = [agent for agent in self.agents if agent.name in shown]
+        return list(
+            await asyncio.gather(
+                *(
+                    self._ask(
+                        agent,
+                        market,
+                        partial(
+                            agent.revise, market, standing[agent.name], shown[agent.name], round_
+                        ),
+                        timeout_seconds,
+                    )
+                    for agent in asked
+                )
+            )
+        )
+
+    async def _ask(
+        self,
+        agent: ResearchAgent,
+        market: Market,
+        call: Callable[[], Awaitable[AgentResult]],
+        timeout_seconds: float | None = None,
+    ) -> Answer:
+        timeout = self.timeout_seconds if timeout_seconds is None else timeout_seconds
         breaker = self.breakers[agent.name]
         start = self.clock()
         if not breaker.allows(start):
             return Answer(agent.name, _failure(agent, "circuit open after repeated failures"), 0.0)
         try:
-            result = await asyncio.wait_for(agent.research(market), self.timeout_seconds)
+            result = await asyncio.wait_for(call(), timeout)
             problem = _check(agent, market, result)
         except TimeoutError:
-            problem = f"timed out after {self.timeout_seconds:g} s"
+            problem = f"timed out after {timeout:g} s"
         except AgentError as error:
             problem = str(error) or type(error).__name__
         except Exception as error:  # an agent bug must not stop the daemon

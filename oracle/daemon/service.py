@@ -41,11 +41,19 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from oracle.core import build_proof, evaluate, render_markdown
+from oracle.core.debate import ConflictResolution, is_conflict
 from oracle.core.lifecycle import MarketEvent, MarketState
 from oracle.core.markets import MarketSpec
-from oracle.core.models import AgentFailure, AgentResult, ConsensusInput, Market
+from oracle.core.models import (
+    AgentFailure,
+    AgentResult,
+    ConsensusInput,
+    ConsensusResult,
+    Market,
+)
 from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.core.proof import build_decision_proof
+from oracle.daemon.debate import run_debate
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
     Funded,
@@ -421,7 +429,13 @@ class Daemon:
         )
         params, thresholds = self.judgement.params, self.judgement.thresholds
         result = evaluate(consensus_input, params, thresholds)
-        proof = build_proof(consensus_input, result, params, thresholds)
+        debate = None
+        counted = [vote.outcome for vote in result.votes if vote.counted]
+        if params.conflict_resolution is ConflictResolution.DEBATE and is_conflict(
+            counted, result.reached
+        ):
+            consensus_input, result, debate = await self._debate(consensus_input, result)
+        proof = build_proof(consensus_input, result, params, thresholds, debate=debate)
         # On disk before the verdict is committed: a market never moves on without it.
         self._write_proof(row.id, proof)
         if result.action == "submit":
@@ -468,6 +482,31 @@ class Daemon:
         if review_id is not None:
             emit(logger, logging.INFO, "market.review_opened", market=row.id, review=review_id)
         return row
+
+    async def _debate(
+        self, consensus_input: ConsensusInput, result: ConsensusResult
+    ) -> tuple[ConsensusInput, ConsensusResult, dict[str, Any]]:
+        """The conflict in `result` debated (`oracle.daemon.debate`): the standing answers,
+        their verdict, and the record of the rounds for the proof."""
+        params, thresholds = self.judgement.params, self.judgement.thresholds
+        outcome = await run_debate(self.pool, consensus_input, result, params, thresholds)
+        self.metrics.debates.labels(outcome.stop.value, outcome.result.action).inc()
+        self.metrics.debate_rounds.inc(outcome.rounds)
+        for flip in outcome.flips:
+            self.metrics.debate_flips.labels(str(flip.supported).lower()).inc()
+        emit(
+            logger,
+            logging.INFO,
+            "market.debate",
+            market=consensus_input.market.id,
+            stop=outcome.stop,
+            rounds=outcome.rounds,
+            before=result.leading_outcome,
+            after=outcome.result.leading_outcome,
+            action=outcome.result.action,
+            unsupported_flips=",".join(outcome.record["unsupported_flips"]),
+        )
+        return outcome.consensus_input, outcome.result, outcome.record
 
     async def _prepare_reviewed(self, row: MarketRow) -> MarketRow:
         """Build the decision proof for a person's answer, then start its delivery."""

@@ -8,6 +8,10 @@ broadcast."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import random
+import secrets
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,10 +20,14 @@ from eth_utils.crypto import keccak
 
 from oracle.chain.checkpoint import InMemoryCheckpointStore
 from oracle.chain.contracts import encode_call
-from oracle.chain.intents import InMemoryIntentStore, Intent, IntentState
+from oracle.chain.intents import FileIntentStore, InMemoryIntentStore, Intent, IntentState
+from oracle.chain.keys import LocalSigner
 from oracle.chain.reality import (
     ANSWER_PREFIX,
+    CLAIM_PREFIX,
     REALITY_ARBITRATOR,
+    REALITY_ETH,
+    AnswerSource,
     ClaimOutcome,
     NewQuestion,
     QuestionSource,
@@ -37,14 +45,17 @@ from oracle.core.reality import (
     TEMPLATES,
     Phase,
     QuestionKind,
+    answer_hash,
     claim_payouts,
+    commitment_id,
     decode_answer,
     encode_answer,
     encode_question_text,
 )
-from oracle.errors import AnswerRefused, RealityQuestionError
+from oracle.errors import AnswerRefused, RealityQuestionError, TxError
 from tests.anvil import DEV_ADDRESSES, DEV_KEYS, Anvil, AnvilFactory
 from tests.chain.helpers import manager_for, mining, sender_txs, wait_for_state
+from tests.chain.test_crash import run_worker
 
 ETHER = 10**18
 MIN_BOND = ETHER // 10
@@ -206,6 +217,20 @@ def test_questions_are_discovered_filtered_and_read(anvil_factory: AnvilFactory)
     asyncio.run(run())
 
 
+async def asked_again_sends_nothing(
+    answerer: RealityAnswerer, qid: bytes, answer: bytes, first: Intent
+) -> None:
+    """The same round again: the confirmed intent. Asked again without a plan: never over
+    our own standing answer, the round we answered. Named: refused."""
+    assert (await answerer.answer(qid, answer, planned_bond=0)).intent == first
+    again = await answerer.answer(qid, answer)
+    assert again.intent == first
+    assert again.standing_ours
+    assert not again.superseded
+    with pytest.raises(AnswerRefused, match="the standing answer is ours"):
+        await answerer.answer(qid, answer, planned_bond=MIN_BOND)
+
+
 def test_answer_counter_answer_defend_finalize_claim(anvil_factory: AnvilFactory) -> None:
     """We answer, another account answers otherwise at double the bond, we defend at double
     again; the timeout passes; claim and withdraw pay us the bounty and every bond (less
@@ -230,15 +255,25 @@ def test_answer_counter_answer_defend_finalize_claim(anvil_factory: AnvilFactory
             first = await answerer.answer(qid, team_a)
             assert first.answered
             assert first.intent.value == MIN_BOND
-            assert first.intent.subjects == (answerer.answer_key(qid, 0),)
+            assert first.intent.subjects == (answerer.round_subject(qid, 0),)
             assert first.question.bond == MIN_BOND
-            # The same round again: the confirmed intent, nothing sent.
-            assert (await answerer.answer(qid, team_a, planned_bond=0)).intent == first.intent
+            await asked_again_sends_nothing(answerer, qid, team_a, first.intent)
             assert len(sender_txs(anvil, OURS)) == 1
 
+            watch = AnswerSource(
+                manager.pool,
+                reality,
+                InMemoryCheckpointStore(),
+                ScannerSettings(confirmations=0),
+                questions=[qid],
+            )
+            assert [a.entry.answerer for a in await watch.poll()] == [OURS]
             draw = encode_answer(question, "Draw")
             counter = await other.answer(qid, draw)
             assert counter.answered
+            (seen,) = await watch.poll()  # the counter-answer, once
+            assert (seen.question_id, seen.entry.answerer) == (qid, OTHER)
+            assert (seen.entry.answer, seen.entry.bond) == (draw, 2 * MIN_BOND)
             assert counter.intent.value == 2 * MIN_BOND
             assert decode_answer(question, await contract.get_best_answer(qid)).outcome == "Draw"
 
@@ -634,3 +669,255 @@ def test_killed_between_broadcast_and_confirmation_leaves_one_answer(
         assert reverted(anvil) == []
 
     asyncio.run(run())
+
+
+class _DiesBeforeBroadcastingAClaim(InMemoryIntentStore):
+    async def put(self, intent: Intent) -> None:
+        await super().put(intent)
+        if intent.state == IntentState.SIGNED and intent.key.startswith(CLAIM_PREFIX):
+            raise _Died
+
+
+def test_a_claim_someone_else_made_meanwhile_is_skipped_after_a_restart(
+    anvil_factory: AnvilFactory,
+) -> None:
+    """Our claim was recorded, then the process died; someone else sent the same
+    `claimWinnings` (anyone may). After the restart the recorded claim is skipped, not
+    sent (it would revert), and `claim` withdraws what the contract credited us."""
+    anvil = anvil_factory()
+
+    async def run() -> None:
+        reality, arbitrator = await setup(anvil)
+        async with manager_for(anvil.url, key=DEV_KEYS[1]) as asker:
+            qid = await ask(asker, reality, 0, BOOL_TEXT, arbitrator=arbitrator)
+        yes = b"\x00" * 31 + b"\x01"
+        store = _DiesBeforeBroadcastingAClaim()
+        async with manager_for(anvil.url, key=DEV_KEYS[2], store=store) as dying:
+            answerer = RealityAnswerer(dying, RealityETH(dying.pool, reality))
+            answered = await answerer.answer(qid, yes)
+            elapse(anvil, TIMEOUT + 1)
+            with pytest.raises(_Died):
+                await answerer.claim(qid)
+        recorded = await store.get(answerer.claim_key(qid))
+        assert recorded is not None
+        assert recorded.state == IntentState.SIGNED
+        async with manager_for(anvil.url, key=DEV_KEYS[3]) as helper:
+            # The same call, from another account.
+            theirs = await helper.submit(
+                TxRequest(key="their-claim", to=reality, data=recorded.data)
+            )
+            assert theirs.state == IntentState.CONFIRMED
+        restarted_store = InMemoryIntentStore()
+        await restarted_store.put(answered.intent)
+        await restarted_store.put(recorded)
+        async with manager_for(anvil.url, key=DEV_KEYS[2], store=restarted_store) as manager:
+            contract = RealityETH(manager.pool, reality)
+            restarted = RealityAnswerer(manager, contract)
+            credited = await contract.balance_of(OURS)
+            assert credited == BOUNTY + MIN_BOND
+            async with mining(anvil):
+                (recovered,) = await manager.recover()
+            assert recovered.state == IntentState.SKIPPED
+            claimed = await restarted.claim(qid)
+            assert claimed is not None
+            assert claimed.claim is None  # the history is claimed: nothing to send
+            assert claimed.withdrawn == credited
+            assert await contract.balance_of(OURS) == 0
+        assert reverted(anvil) == []
+
+    asyncio.run(run())
+
+
+class _VaryingSigner:
+    """Signs typed data differently each time (as some remote signers may)."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+
+    async def sign_typed_data(self, typed_data: Any) -> bytes:
+        return secrets.token_bytes(65)
+
+
+async def commit_needs_a_deterministic_signer(
+    manager: TxManager, contract: RealityETH, qid: bytes
+) -> None:
+    yes = b"\x00" * 31 + b"\x01"
+    with pytest.raises(TxError, match="needs the manager's own signer"):
+        await RealityAnswerer(manager, contract).commit(qid, yes)
+    varying = RealityAnswerer(manager, contract, signer=_VaryingSigner(OURS))  # type: ignore[arg-type]
+    with pytest.raises(TxError, match="not deterministic"):
+        await varying.commit(qid, yes)
+
+
+def test_commit_reveal_finalize_claim(anvil_factory: AnvilFactory) -> None:
+    """A commitment holds the round (the best answer does not change), its reveal makes
+    our answer the best one, and the claim pays us through the commitment, to the wei.
+    A nonce the signer cannot reproduce, or a reveal after its deadline, is refused."""
+    anvil = anvil_factory()
+
+    async def run() -> None:
+        reality, arbitrator = await setup(anvil)
+        async with manager_for(anvil.url, key=DEV_KEYS[1]) as asker:
+            qid = await ask(asker, reality, 0, BOOL_TEXT, arbitrator=arbitrator)
+            late = await ask(asker, reality, 0, BOOL_TEXT, arbitrator=arbitrator, nonce=1)
+        yes = b"\x00" * 31 + b"\x01"
+        start = anvil.balance(OURS)
+        async with manager_for(anvil.url, key=DEV_KEYS[2]) as manager:
+            contract = RealityETH(manager.pool, reality)
+            await commit_needs_a_deterministic_signer(manager, contract, qid)
+            assert sender_txs(anvil, OURS) == []
+
+            answerer = RealityAnswerer(manager, contract, signer=LocalSigner(DEV_KEYS[2]))
+            committed = await answerer.commit(qid, yes)
+            assert committed.answered
+            assert committed.intent.key == answerer.commit_key(qid, 0)
+            (entry,) = [h.entry for h in await contract.history(qid)]
+            assert entry.is_commitment
+            nonce = await answerer.commitment_nonce(qid, yes, MIN_BOND)
+            assert entry.answer == commitment_id(qid, answer_hash(yes, nonce), MIN_BOND)
+            view = await contract.get_question(qid)
+            assert (view.bond, view.best_answer, view.finalize_ts) == (MIN_BOND, NULL_HASH, 0)
+            # The round holds one commitment: a plain answer over the same bond is not
+            # sent, the round's intent is the commitment.
+            sent = len(sender_txs(anvil, OURS))
+            again = await answerer.answer(qid, yes, planned_bond=0)
+            assert again.intent == committed.intent
+            assert len(sender_txs(anvil, OURS)) == sent
+
+            revealed = await answerer.reveal(qid, yes, MIN_BOND)
+            assert revealed.state == IntentState.CONFIRMED
+            assert await contract.get_best_answer(qid) == yes
+            assert await answerer.reveal(qid, yes, MIN_BOND) == revealed  # once
+
+            elapse(anvil, TIMEOUT + 1)
+            history = [h.entry for h in await contract.history(qid)]
+            expected = claim_payouts(
+                history,
+                best_answer=yes,
+                final_bond=MIN_BOND,
+                bounty=BOUNTY,
+                revealed={entry.answer: yes},
+            )
+            assert expected == {OURS.lower(): BOUNTY + MIN_BOND}
+            claimed = await answerer.claim(qid)
+            assert claimed is not None
+            assert claimed.withdrawn == BOUNTY + MIN_BOND
+            spent = gas_cost(committed.intent, revealed, claimed.claim, claimed.withdraw)
+            assert anvil.balance(OURS) == start + BOUNTY - spent
+
+            await answerer.commit(late, yes)
+            elapse(anvil, TIMEOUT // 8 + 1)
+            with pytest.raises(AnswerRefused, match=r"reveal deadline .* has passed"):
+                await answerer.reveal(late, yes, MIN_BOND)
+            with pytest.raises(AnswerRefused, match="no commitment of ours"):
+                await answerer.reveal(late, yes, 2 * MIN_BOND)
+        assert reverted(anvil) == []
+
+    asyncio.run(run())
+
+
+def test_claim_payouts_match_the_contract_on_random_histories(
+    anvil_factory: AnvilFactory,
+) -> None:
+    """Histories of up to six answers by three accounts, with answers and bonds drawn at
+    random (fixed seed): after one `claimWinnings` per question, each account's balance in
+    the contract is what `claim_payouts` computes, to the wei."""
+    anvil = anvil_factory()
+    draw = random.Random(20261123)
+
+    async def run() -> None:
+        reality, _ = await setup(anvil)
+        async with contextlib.AsyncExitStack() as stack:
+            managers = [
+                await stack.enter_async_context(manager_for(anvil.url, key=DEV_KEYS[i]))
+                for i in range(4)
+            ]
+            answerers = [RealityAnswerer(m, RealityETH(m.pool, reality)) for m in managers]
+            claimer, accounts = answerers[0], answerers[1:]
+            expected: dict[str, int] = {}
+            for number in range(8):
+                qid = await ask(
+                    managers[0], reality, 0, BOOL_TEXT, arbitrator=managers[0].address, nonce=number
+                )
+                for _ in range(draw.randint(1, 6)):
+                    answerer = draw.choice(accounts)
+                    view = await answerer.reality.get_question(qid)
+                    bond = view.next_bond * draw.choice((1, 1, 2, 3))
+                    answer = (b"\x00" * 31) + bytes([draw.randint(0, 1)])
+                    outcome = await answerer.answer(qid, answer, bond=bond)
+                    assert outcome.answered
+                elapse(anvil, TIMEOUT + 1)
+                contract = claimer.reality
+                view = await contract.get_question(qid)
+                history = [h.entry for h in await contract.history(qid)]
+                payouts = claim_payouts(
+                    history, best_answer=view.best_answer, final_bond=view.bond, bounty=BOUNTY
+                )
+                for who, amount in payouts.items():
+                    expected[who] = expected.get(who, 0) + amount
+                claimed = await claimer.claim(qid)
+                assert claimed is not None
+                assert claimed.claim is not None
+                assert claimed.claim.state == IntentState.CONFIRMED
+            for answerer in accounts:
+                address = answerer.manager.address
+                held = await claimer.reality.balance_of(address)
+                assert held == expected.get(address.lower(), 0), address
+            assert sum(expected.values()) > 0
+        assert reverted(anvil) == []
+
+    asyncio.run(run())
+
+
+def test_sigkilled_between_broadcast_and_confirmation_answers_once(
+    anvil_factory: AnvilFactory, tmp_path: Path
+) -> None:
+    """A process broadcasts our answer (the answerer's key, calldata and bond) and is
+    SIGKILLed before it is mined; it is mined while nobody watches. The restarted answerer
+    asked to answer the same round resumes that intent and sends nothing; with the intents
+    lost, the pre-send check sees the round answered. One answer, nothing reverted."""
+    anvil = anvil_factory("--no-mining")
+    store_file = tmp_path / "intents.json"
+    yes = b"\x00" * 31 + b"\x01"
+
+    async def prepare() -> tuple[str, bytes, str]:
+        async with manager_for(anvil.url) as deployer, mining(anvil, 0.05):
+            reality = await deploy_reality(deployer, run="crash")
+            async with manager_for(anvil.url, key=DEV_KEYS[1]) as asker:
+                qid = await ask(asker, reality, 0, BOOL_TEXT, arbitrator=deployer.address)
+            answerer = RealityAnswerer(deployer, RealityETH(deployer.pool, reality))
+            return reality, qid, answerer.answer_key(qid, 0)
+
+    reality, qid, key = asyncio.run(prepare())
+    data = encode_call(REALITY_ETH, "submitAnswer", qid, yes, 0)
+    tx_hash = run_worker(
+        anvil.url,
+        store_file,
+        key=key,
+        to=reality,
+        value=MIN_BOND,
+        data=data,
+        mode="after-broadcast",
+    )
+    anvil.mine(1)  # the answer lands while the process is dead
+
+    async def restart() -> None:
+        store = FileIntentStore(store_file)
+        async with manager_for(anvil.url, store=store, confirmations=3) as manager, mining(anvil):
+            await manager.resume()
+            answerer = RealityAnswerer(manager, RealityETH(manager.pool, reality))
+            outcome = await answerer.answer(qid, yes)
+            assert outcome.answered
+            assert outcome.intent.hashes == (tx_hash,)
+        async with manager_for(anvil.url, store=InMemoryIntentStore()) as manager:
+            amnesiac = RealityAnswerer(manager, RealityETH(manager.pool, reality))
+            lost = await amnesiac.answer(qid, yes)
+            assert lost.intent.state == IntentState.SKIPPED
+            assert lost.intent.key == amnesiac.answer_key(qid, 0)
+            assert lost.standing_ours
+            assert not lost.superseded
+            history = await amnesiac.reality.history(qid)
+            assert [(h.entry.answerer, h.tx_hash) for h in history] == [(DEV_ADDRESSES[0], tx_hash)]
+
+    asyncio.run(restart())
+    assert all(r["status"] == "0x1" for r in anvil.receipts_in_chain())

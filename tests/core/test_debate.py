@@ -13,9 +13,9 @@ from oracle.core.debate import (
     StopReason,
     Topology,
     challenges,
-    counted_outcomes,
     flips,
     is_conflict,
+    next_standing,
     stop_reason,
     strength,
 )
@@ -119,8 +119,15 @@ def test_a_flip_counts_only_with_new_evidence() -> None:
         ("c", "NO", "YES", True),
     ]
     assert len(marked[1].new_sources) == 3
-    # The unsupported flip keeps a's vote where its evidence was.
-    assert counted_outcomes(before, after, marked) == {"a": "YES", "c": "YES"}
+    # The unsupported flip keeps a's standing answer where its evidence was.
+    standing, round_flips = next_standing(before, after, shown)
+    assert round_flips == marked
+    assert standing == {"a": before["a"], "c": informed}
+    # An agent not revised this round keeps its answer; a same-outcome revision replaces it.
+    refined = before["a"].model_copy(update={"confidence": 0.95})
+    standing, round_flips = next_standing(before, {"a": refined}, {})
+    assert standing == {"a": refined, "c": before["c"]}
+    assert round_flips == []
 
 
 def ballots(*outcomes: str, weight: float = 1.0) -> list[Ballot]:

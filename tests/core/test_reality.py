@@ -28,9 +28,11 @@ from oracle.core.reality import (
     HistoryEntry,
     Phase,
     QuestionKind,
+    answer_hash,
     bond_accepts,
     claim_arguments,
     claim_payouts,
+    commitment_id,
     content_hash,
     decode_answer,
     encode_answer,
@@ -40,6 +42,7 @@ from oracle.core.reality import (
     minimum_next_bond,
     parse_question,
     phase,
+    position,
     question_id,
 )
 from oracle.errors import InputError, RealityQuestionError
@@ -421,3 +424,24 @@ def test_phase() -> None:
     assert at(100, finalize_ts=101) == Phase.OPEN
     assert at(100, finalize_ts=100) == Phase.FINALIZED
     assert at(100, finalize_ts=101, pending_arbitration=True) == Phase.PENDING_ARBITRATION
+
+
+def test_position_bonds_at_risk_and_claimable() -> None:
+    entries = entries_of((1, 1000, ALICE), (0, 2000, BOB), (1, 4000, ALICE))
+    alice = position(
+        entries, ALICE.upper().replace("0X", "0x"), best_answer=word(1), final_bond=4000
+    )
+    assert alice.posted == 5000
+    assert alice.at_risk == 0
+    assert alice.claimable == 4000 + (2000 - 50) + (1000 - 25)
+    bob = position(entries, BOB, best_answer=word(1), final_bond=4000)
+    assert (bob.posted, bob.at_risk, bob.claimable) == (2000, 2000, 0)
+    # Were Bob's answer to stand (arbitration), Alice's bonds would be the ones at risk.
+    alice_lost = position(entries, ALICE, best_answer=word(0), final_bond=4000)
+    assert (alice_lost.at_risk, alice_lost.claimable) == (5000, 0)
+
+
+def test_commitment_packing() -> None:
+    hashed = answer_hash(word(1), 42)
+    assert hashed == keccak(word(1) + word(42))
+    assert commitment_id(b"q" * 32, hashed, 10) == keccak(b"q" * 32 + hashed + word(10))

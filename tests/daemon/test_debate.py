@@ -1,0 +1,135 @@
+"""Debate on conflict through the daemon's real path: an HTTP venue, replay agents that
+replay recorded debate rounds, the verdict judged by the same policy, the rounds in the
+proof."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from oracle.config import Settings
+from oracle.core.lifecycle import MarketState
+from oracle.core.proof import verify_proof
+from oracle.daemon.metrics import DaemonMetrics
+from oracle.testing import consensus_document, result_dict, source_dicts
+from tests.daemon.test_pipeline import Venue, market, one_pass, run, serve, settings_for
+
+AGENTS = ("alpha", "beta", "gamma", "delta")
+QUESTION = "Did the bridge reopen before 1 June?"
+
+
+def write(directory: Path, results: list[dict[str, Any]]) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    document = consensus_document(results, market_id="bridge", question=QUESTION)
+    (directory / "bridge.json").write_text(json.dumps(document))
+
+
+def recordings(root: Path, round_one: list[dict[str, Any]]) -> Path:
+    """Two against two, then what round one brings."""
+    write(
+        root,
+        [
+            result_dict("alpha", "YES", 0.8, 60),
+            result_dict("beta", "YES", 0.8, 55),
+            result_dict("gamma", "NO", 0.7, 55),
+            result_dict("delta", "NO", 0.7, 50),
+        ],
+    )
+    write(root / "debate" / "round-1", round_one)
+    return root
+
+
+def settings(tmp_path: Path, venue: Venue, replays: Path, mode: str) -> Settings:
+    """The pipeline tests' settings with four agents and `mode` for conflicts."""
+    base = settings_for(f"sqlite:///{tmp_path / 'oracle.db'}", tmp_path, venue, replays)
+    return Settings(
+        database=base.database,
+        daemon=base.daemon,
+        metrics=base.metrics,
+        market_sources=base.market_sources,
+        consensus={"conflict_resolution": mode},
+        agents=[{"name": a, "kind": "replay", "directory": str(replays)} for a in AGENTS],
+    )
+
+
+def debate_once(
+    tmp_path: Path, round_one: list[dict[str, Any]], mode: str = "debate"
+) -> tuple[Venue, Settings, DaemonMetrics]:
+    replays = recordings(tmp_path / "replays", round_one)
+    metrics = DaemonMetrics()
+
+    async def scenario() -> tuple[Venue, Settings]:
+        markets = [{"id": "bridge", "question": QUESTION, "resolve_after": 100}]
+        async with serve(Venue(markets)) as venue:
+            configured = settings(tmp_path, venue, replays, mode)
+            await one_pass(configured, metrics)
+            return venue, configured
+
+    venue, configured = run(scenario)
+    return venue, configured, metrics
+
+
+def proof_of(tmp_path: Path) -> dict[str, Any]:
+    (path,) = (tmp_path / "proofs" / "venue_bridge").glob("*.json")
+    document: dict[str, Any] = json.loads(path.read_text())
+    assert verify_proof(document)[0]
+    return document
+
+
+def test_new_evidence_in_a_debate_settles_a_conflict(tmp_path: Path) -> None:
+    # gamma researched again and found sources nobody had shown it; delta keeps NO.
+    informed = result_dict("gamma", "YES", 0.85, 55)
+    informed["sources"] = source_dicts("gamma-second-look", 55)
+    venue, configured, metrics = debate_once(
+        tmp_path, [informed, result_dict("delta", "NO", 0.7, 50)]
+    )
+    assert [(a["market_id"], a["outcome"]) for a in venue.answers] == [("bridge", "YES")]
+    assert market(configured, "venue:bridge").state == MarketState.FINAL
+    debate = proof_of(tmp_path)["debate"]
+    assert debate["initial"] == {"alpha": "YES", "beta": "YES", "delta": "NO", "gamma": "NO"}
+    assert debate["stop"] == "converged"
+    (first,) = debate["rounds"]
+    assert first["standing"]["gamma"] == "YES"
+    assert [(f["agent"], f["from"], f["to"], f["counted"]) for f in first["flips"]] == [
+        ("gamma", "NO", "YES", True)
+    ]
+    assert len(first["flips"][0]["new_sources"]) == 55
+    assert ["alpha", "gamma"] in first["challenges"]  # gamma was shown alpha's answer
+    assert debate["strength"] == {"before": "contested", "after": "moderate"}
+    registry = metrics.registry
+    assert (
+        registry.get_sample_value("oracle_debates_total", {"stop": "converged", "action": "submit"})
+        == 1
+    )
+    assert registry.get_sample_value("oracle_debate_flips_total", {"counted": "true"}) == 1
+
+
+def test_a_flip_without_new_evidence_is_marked_and_goes_to_a_person(tmp_path: Path) -> None:
+    # gamma takes alpha's side citing only alpha's sources (what it was shown): herding.
+    herded = result_dict("gamma", "YES", 0.9, 60, shared=source_dicts("alpha", 60))
+    venue, configured, metrics = debate_once(
+        tmp_path, [herded, result_dict("delta", "NO", 0.7, 50)]
+    )
+    assert venue.answers == []
+    assert market(configured, "venue:bridge").state == MarketState.NEEDS_REVIEW
+    proof = proof_of(tmp_path)
+    debate = proof["debate"]
+    assert debate["stop"] == "stalled"
+    assert debate["unsupported_flips"] == ["gamma"]
+    (first,) = debate["rounds"]
+    assert first["standing"]["gamma"] == "NO"  # its vote stays with its evidence
+    assert first["flips"][0]["counted"] is False
+    assert first["flips"][0]["new_sources"] == []
+    assert proof["verdict"]["action"] == "review"
+    assert metrics.registry.get_sample_value("oracle_debate_flips_total", {"counted": "false"}) == 1
+
+
+def test_escalate_by_default_asks_no_agent_again(tmp_path: Path) -> None:
+    informed = result_dict("gamma", "YES", 0.85, 55)
+    informed["sources"] = source_dicts("gamma-second-look", 55)
+    venue, configured, metrics = debate_once(tmp_path, [informed], mode="escalate")
+    assert venue.answers == []
+    assert market(configured, "venue:bridge").state == MarketState.NEEDS_REVIEW
+    assert "debate" not in proof_of(tmp_path)
+    assert metrics.registry.get_sample_value("oracle_debate_rounds_total") == 0
