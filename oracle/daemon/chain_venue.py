@@ -168,7 +168,7 @@ class ChainVenue:
         before the next block is made."""
         try:
             parts = await self._ready()
-            block = await parts.pool.call("eth_getBlockByNumber", _latest_block)
+            block = await parts.pool.call("eth_getBlockByNumber", latest_block)
         except ChainError as error:
             raise ResolverError(f"source {self.name}: chain clock: {error}") from None
         return float(block["timestamp"])
@@ -177,11 +177,7 @@ class ChainVenue:
         """None while the venue can reach the chain; else why not (`/readyz`, metrics)."""
         if self.pool is None:
             return self._start_problem
-        nodes = self.pool.status()
-        if any(node.up and node.failures == 0 for node in nodes):
-            return None
-        reasons = "; ".join(f"{node.name}: {node.last_error or 'down'}" for node in nodes)
-        return f"no RPC node answers ({reasons})"
+        return pool_problem(self.pool)
 
     async def signer_balance(self) -> SignerBalance | None:
         """What the signer holds to pay for answers (None: not connected yet; the housekeep
@@ -375,8 +371,17 @@ class ChainVenue:
             await self._parts.pool.close()
 
 
-async def _latest_block(w3: Web3) -> Any:
+async def latest_block(w3: Web3) -> Any:
     return await w3.eth.get_block("latest")
+
+
+def pool_problem(pool: RpcPool) -> str | None:
+    """None while a node of `pool` answers without failures; else why none does."""
+    nodes = pool.status()
+    if any(node.up and node.failures == 0 for node in nodes):
+        return None
+    reasons = "; ".join(f"{node.name}: {node.last_error or 'down'}" for node in nodes)
+    return f"no RPC node answers ({reasons})"
 
 
 def _outcome_name(index: int, outcomes: tuple[str, ...]) -> str:

@@ -22,7 +22,8 @@ delivery failure. A request someone else proposed first is never sent to: the re
 records their proposer, price and outcome beside ours, and a `disagreement` when they
 differ (the daemon opens a review item). `state` maps `getState`: PROPOSED stays proposed,
 DISPUTED is disputed, EXPIRED, RESOLVED and SETTLED are final with the price mapped back
-to an outcome; `settle` settles once the price is final.
+to an outcome; `settle` settles our own proposals once their price is final (settling
+someone else's pays them, for our gas).
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ from oracle.core.ancillary import (
 )
 from oracle.core.bonds import BondCaps, check_bond, gas_cost_in_currency, to_units
 from oracle.core.markets import MarketSpec
+from oracle.daemon.chain_venue import latest_block, pool_problem
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
     Deliver,
@@ -247,7 +249,7 @@ class UmaVenue:
         """The chain's clock (the oracle's liveness runs on block time)."""
         try:
             parts = await self._ready()
-            block = await parts.pool.call("eth_getBlockByNumber", _latest_block)
+            block = await parts.pool.call("eth_getBlockByNumber", latest_block)
         except ChainError as error:
             raise ResolverError(f"source {self.name}: chain clock: {error}") from None
         return float(block["timestamp"])
@@ -255,11 +257,7 @@ class UmaVenue:
     def health(self) -> str | None:
         if self._parts is None:
             return self._start_problem
-        nodes = self._parts.pool.status()
-        if any(node.up and node.failures == 0 for node in nodes):
-            return None
-        reasons = "; ".join(f"{node.name}: {node.last_error or 'down'}" for node in nodes)
-        return f"no RPC node answers ({reasons})"
+        return pool_problem(self._parts.pool)
 
     async def signer_balance(self) -> SignerBalance | None:
         """The signer's native balance (gas); the bond gauges are refreshed with it."""
@@ -546,8 +544,13 @@ class UmaVenue:
 
     async def settle(self, market: MarketRef) -> str | None:
         """Settle the request once its price is final: the settling transaction (or None
-        when someone else settled it); ResolverError while it cannot be settled yet."""
+        when someone else settled it, or the proposal was someone else's: settling pays
+        them, and its gas is theirs to spend); ResolverError while it cannot be settled
+        yet."""
         key = request_key(market.details)
+        if market.submission.get("proposed_by_other"):
+            emit(logger, logging.INFO, "uma.settle_left", market=market.market_id)
+            return None
         try:
             intent = await (await self._ready()).proposer.settle(key)
         except ChainError as error:
@@ -566,10 +569,6 @@ class UmaVenue:
         if self._parts is not None:
             await self._parts.manager.close()
             await self._parts.pool.close()
-
-
-async def _latest_block(w3: Web3) -> Any:
-    return await w3.eth.get_block("latest")
 
 
 async def _gas_price(w3: Web3) -> int:

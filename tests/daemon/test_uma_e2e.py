@@ -61,6 +61,7 @@ OURS, OTHER = DEV_ADDRESSES[2], DEV_ADDRESSES[3]
 AGENTS = ("alpha", "beta", "gamma")
 AGREED = [("alpha", "YES", 0.9), ("beta", "YES", 0.85), ("gamma", "NO", 0.6)]
 CONTESTED = [("alpha", "YES", 0.7), ("beta", "NO", 0.7), ("gamma", "UNDETERMINED", 0.5)]
+TOO_SOON = [(agent, "UNDETERMINED", 0.9) for agent in ("alpha", "beta", "gamma")]
 
 
 def polymarket_question(title: str) -> str:
@@ -252,6 +253,7 @@ def test_a_request_is_proposed_on_settled_and_final_a_review_posts_no_bond_a_cap
     agreed = world.ask("Did the launch happen before the deadline?", AGREED)
     contested = world.ask("Who won the local chess final?", CONTESTED)
     costly = world.ask("Did the costly event happen?", AGREED, bond=5 * BOND)
+    too_soon = world.ask("Has the future event happened yet?", TOO_SOON)
     settings = world.config(database_url, max_bond_per_request=300)
     before = world.balance(OURS)
     metrics = DaemonMetrics()
@@ -269,22 +271,19 @@ def test_a_request_is_proposed_on_settled_and_final_a_review_posts_no_bond_a_cap
     assert (view.proposer, view.proposed_price) == (OURS, PRICE_SCALE)
     assert market.submission["reference"] != ""
     assert market.window_ends_at == view.expiration_time
-    # One bond posted: the contested question went to a person, the costly one was refused.
+    # One bond posted: the contested question went to a person, the one the agents agree
+    # cannot be decided yet waits, the costly one was refused.
     assert world.balance(OURS) == before - BOND - FINAL_FEE
+    assert store.get_market(too_soon).state == MarketState.DEFERRED
+    assert world.view(too_soon).state == RequestState.REQUESTED
     assert store.get_market(contested).state == MarketState.NEEDS_REVIEW
     assert world.view(contested).state == RequestState.REQUESTED
     refused = store.get_market(costly)
     assert refused.state == MarketState.FAILED_RETRY
     assert world.view(costly).state == RequestState.REQUESTED
     assert "bond refused (per_request_cap)" in store.audit(costly)[-1].reason
-    labels = {"venue": "uma", "token": world.stack.currency}
-    assert gauge(metrics, "oracle_bond_refusals_total", venue="uma", reason="per_request_cap") == 1
-    assert gauge(metrics, "oracle_bonds_at_risk", **labels) == BOND + FINAL_FEE
-    assert gauge(metrics, "oracle_bond_allowance", **labels) == float(
-        MAX_UINT256 - BOND - FINAL_FEE
-    )
-    assert gauge(metrics, "oracle_bond_balance", **labels) == before - BOND - FINAL_FEE
-    # No proposal intent exists for the contested or the refused request.
+    assert_bond_gauges(metrics, world, balance=before - BOND - FINAL_FEE)
+    # No proposal intent exists for the contested, deferred or refused request.
     uma_keys = [k for k in _intent_keys(store) if k.startswith(PROPOSE_PREFIX)]
     assert len(uma_keys) == 1
     assert uma_keys[0].endswith(world.keys[agreed].id_hex)
@@ -300,6 +299,7 @@ def test_a_request_is_proposed_on_settled_and_final_a_review_posts_no_bond_a_cap
     assert view.state == RequestState.SETTLED
     assert view.resolved_price == PRICE_SCALE
     assert world.balance(OURS) == before + REWARD  # bond and fee back, and the reward
+    labels = {"venue": "uma", "token": world.stack.currency}
     assert gauge(metrics, "oracle_bonds_at_risk", **labels) == 0
     assert store.get_market(contested).state == MarketState.NEEDS_REVIEW
     assert world.view(contested).state == RequestState.REQUESTED
@@ -307,6 +307,17 @@ def test_a_request_is_proposed_on_settled_and_final_a_review_posts_no_bond_a_cap
     assert len(world.our_transactions()) == 3
     assert world.reverted() == []
     store.engine.dispose()
+
+
+def assert_bond_gauges(metrics: DaemonMetrics, world: UmaWorld, *, balance: int) -> None:
+    """One bond posted, one refused by the per-request cap."""
+    labels = {"venue": "uma", "token": world.stack.currency}
+    assert gauge(metrics, "oracle_bond_refusals_total", venue="uma", reason="per_request_cap") == 1
+    assert gauge(metrics, "oracle_bonds_at_risk", **labels) == BOND + FINAL_FEE
+    assert gauge(metrics, "oracle_bond_allowance", **labels) == float(
+        MAX_UINT256 - BOND - FINAL_FEE
+    )
+    assert gauge(metrics, "oracle_bond_balance", **labels) == balance
 
 
 def _intent_keys(store: Store) -> list[str]:
@@ -328,13 +339,24 @@ def test_another_proposers_contradicting_price_is_recorded_and_opens_a_review_it
             assert proposal.intent is not None
             assert proposal.intent.state == IntentState.CONFIRMED
 
+    async def ask_unreadable() -> None:
+        async with manager_for(world.anvil.url, key=ASKER_KEY) as asker:
+            await ask_like_polymarket(
+                asker, world.requester, "Will it rain?", reward=REWARD, bond=BOND
+            )
+
     asyncio.run(propose_no())
+    asyncio.run(ask_unreadable())
     settings = world.config(database_url)
     metrics = DaemonMetrics()
 
     one_pass(settings, metrics)
 
+    # The unreadable question is reported, never a market (so never a bond).
+    assert gauge(metrics, "oracle_source_errors_total", source="uma", kind="malformed") == 1
+
     store = open_store(settings)
+    assert [m.id for m in store.markets()] == [market_id]
     market = store.get_market(market_id)
     assert market.state == MarketState.SUBMITTED
     assert market.decided_outcome == "YES"
@@ -360,7 +382,9 @@ def test_another_proposers_contradicting_price_is_recorded_and_opens_a_review_it
     assert store.reviews() == []
     [closed] = store.reviews("closed")
     assert (closed.id, closed.decided_reason) == (item.id, "the venue settled on NO")
-    assert world.view(market_id).state == RequestState.SETTLED
+    # Settling pays their bond back: left to them, for their gas.
+    assert world.view(market_id).state == RequestState.EXPIRED
+    assert world.our_transactions() == []
     assert world.reverted() == []
     store.engine.dispose()
 

@@ -1,0 +1,244 @@
+"""The demo of the daemon on UMA's Optimistic Oracle V2: a question asked the way
+Polymarket's adapter asks it, researched by `replay` agents, answered by proposing a price
+with a bond, and settled once the liveness has passed.
+
+UMA's real contracts (from `@uma/core`) and the test requester `UmaStyleRequester` are
+deployed on a local anvil; everything lives under data/demo-uma/. Run it after setup
+(`./scripts/demo` or `./scripts/test` install what it needs):
+
+    .venv/bin/python scripts/demo_uma.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from oracle.chain.contracts import Deployment, encode_call
+from oracle.chain.intents import InMemoryIntentStore, IntentState
+from oracle.chain.keys import LocalSigner
+from oracle.chain.rpc import RpcPool
+from oracle.chain.settings import RpcSettings, TxSettings
+from oracle.chain.txmanager import TxManager, TxRequest
+from oracle.chain.uma import (
+    TESTNET_ERC20,
+    YES_OR_NO_QUERY,
+    OptimisticOracleV2,
+    RequestKey,
+    RequestView,
+    identifier_bytes,
+)
+from oracle.chain.uma_stack import ask_like_polymarket, deploy_style_requester, deploy_uma_stack
+from oracle.core.ancillary import parse_ancillary
+from oracle.daemon.uma_venue import outcome_of_price
+from oracle.devchain import DEV_ADDRESSES, DEV_KEYS, Anvil, anvil_binary
+from oracle.errors import OracleError
+from oracle.store.database import open_database
+from oracle.store.repository import Store
+from oracle.testing import consensus_document, result_dict
+
+ROOT = Path(__file__).resolve().parent.parent
+LIVENESS = 7200  # OOv2's usual two hours, passed on the chain's clock
+BOND, REWARD, FINAL_FEE = 100 * 10**18, 2 * 10**18, 5 * 10**18
+QUESTION = (
+    "q: title: Did the demo launch happen before the deadline?, description: This market "
+    'will resolve to "Yes" if the launch happened before the deadline, otherwise "No". '
+    "res_data: p1: 0, p2: 1, p3: 0.5. Where p1 corresponds to No, p2 to Yes, p3 to "
+    "unknown/50-50."
+)
+AGENTS = (("alpha", "YES", 0.9), ("beta", "YES", 0.85), ("gamma", "NO", 0.6))
+ASKER, PROPOSER = 1, 2
+
+
+async def _manager(url: str, slot: int) -> TxManager:
+    pool = RpcPool([url], RpcSettings())
+    await pool.start()
+    return TxManager(
+        pool, LocalSigner(DEV_KEYS[slot]), InMemoryIntentStore(), TxSettings(confirmations=1)
+    )
+
+
+async def _close(manager: TxManager) -> None:
+    await manager.close()
+    await manager.pool.close()
+
+
+async def deploy_and_ask(url: str, home: Path) -> tuple[RequestKey, Path, str]:
+    """UMA's system, the requester (funded), the proposer funded; one question asked."""
+    deployer = await _manager(url, 0)
+    try:
+        stack = await deploy_uma_stack(deployer, liveness=LIVENESS, final_fee=FINAL_FEE)
+        requester = await deploy_style_requester(deployer, stack)
+        for account in (requester, DEV_ADDRESSES[PROPOSER]):
+            intent = await deployer.submit(
+                TxRequest(
+                    key=f"fund:{account}",
+                    to=stack.currency,
+                    data=encode_call(TESTNET_ERC20, "allocateTo", account, 10 * BOND),
+                )
+            )
+            if intent.state != IntentState.CONFIRMED:
+                sys.exit(f"demo: funding {account} failed: {intent.error}")
+        deployment = Deployment(
+            chain_id=deployer.chain_id,
+            block_number=0,
+            deployer=deployer.address,
+            contracts=stack.contracts(),
+        )
+    finally:
+        await _close(deployer)
+    deployment_file = home / "uma-deployment.json"
+    deployment.save(deployment_file)
+    asker = await _manager(url, ASKER)
+    try:
+        asked = await ask_like_polymarket(asker, requester, QUESTION, reward=REWARD, bond=BOND)
+    finally:
+        await _close(asker)
+    key = RequestKey(
+        asked.requester, identifier_bytes(YES_OR_NO_QUERY), asked.timestamp, asked.ancillary_data
+    )
+    return key, deployment_file, stack.optimistic_oracle
+
+
+def write_config(home: Path, url: str, deployment_file: Path, key: RequestKey) -> Path:
+    replays = home / "replays"
+    replays.mkdir()
+    document = consensus_document(
+        [result_dict(agent, outcome, conf) for agent, outcome, conf in AGENTS],
+        market_id="demo-uma",
+        question=parse_ancillary(key.ancillary_data).text,
+    )
+    (replays / "demo-uma.json").write_text(json.dumps(document))
+    config: dict[str, Any] = {
+        "database": {"url": f"sqlite:///{home / 'oracle.db'}"},
+        "daemon": {"proofs_dir": str(home / "proofs"), "poll_interval": 1, "watch_interval": 1},
+        "metrics": {"enabled": False},
+        "log": {"format": "json"},
+        "agents": [
+            {"name": agent, "kind": "replay", "directory": str(replays)} for agent, _, _ in AGENTS
+        ],
+        "market_sources": [
+            {
+                "kind": "uma",
+                "name": "uma",
+                "deployment_file": str(deployment_file),
+                "requesters": [key.requester],
+                "risk": {"max_bond_outstanding": 1000, "max_bond_per_request": 500},
+            }
+        ],
+        "chain": {
+            "rpc": {"urls": [url]},
+            "signer": {"type": "dev_private_key", "dev_private_key": DEV_KEYS[PROPOSER]},
+            "tx": {"confirmations": 1},
+            "scanner": {"confirmations": 0, "poll_interval": 1},
+        },
+    }
+    path = home / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def request_view(url: str, oracle: str, key: RequestKey) -> RequestView:
+    async def read() -> RequestView:
+        pool = RpcPool([url], RpcSettings())
+        await pool.start()
+        try:
+            return await OptimisticOracleV2(pool, oracle).get_request(key)
+        finally:
+            await pool.close()
+
+    return asyncio.run(read())
+
+
+def market_state(home: Path, market_id: str) -> str | None:
+    """The market's state in the daemon's database (None until the daemon stored it)."""
+    if not (home / "oracle.db").exists():
+        return None
+    try:
+        store = Store(open_database(f"sqlite:///{home / 'oracle.db'}", create=False))
+    except OracleError:  # the daemon is still creating its schema
+        return None
+    try:
+        return next((m.state for m in store.markets() if m.id == market_id), None)
+    except Exception:  # a table not created yet
+        return None
+    finally:
+        store.engine.dispose()
+
+
+def wait_for(what: str, check: Any, daemon: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if daemon.poll() is not None:
+            sys.exit(f"demo: the daemon exited with {daemon.returncode}; log: {log}")
+        if check():
+            return
+        time.sleep(0.5)
+    sys.exit(f"demo: timed out waiting for {what}; log: {log}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--home", type=Path, default=ROOT / "data" / "demo-uma")
+    args = parser.parse_args()
+    home: Path = args.home
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    binary = anvil_binary()
+    if binary is None:
+        sys.exit("demo: anvil not found; ./scripts/demo installs it (or install Foundry)")
+    chain = Anvil(binary, [], None)
+    chain.start()
+    daemon: subprocess.Popen[bytes] | None = None
+    try:
+        key, deployment_file, oracle = asyncio.run(deploy_and_ask(chain.url, home))
+        print(f"1. UMA's OptimisticOracleV2 at {oracle} on anvil ({chain.url})")
+        print(f"2. asked as Polymarket's adapter asks: request {key.id_hex}")
+        config = write_config(home, chain.url, deployment_file, key)
+        log = home / "daemon.log"
+        daemon = subprocess.Popen(
+            [sys.executable, "-m", "oracle", "run", "--config", str(config)],
+            stdout=subprocess.DEVNULL,
+            stderr=log.open("wb"),
+        )
+        market_id = f"uma:{key.id_hex}"
+        wait_for("the proposal", lambda: market_state(home, market_id) == "submitted", daemon, log)
+        view = request_view(chain.url, oracle, key)
+        print(
+            f"3. the daemon proposed: state {view.state.name}, price {view.proposed_price}, "
+            f"bond {view.total_bond} posted by {view.proposer}"
+        )
+        chain.rpc("evm_increaseTime", LIVENESS + 1)
+        chain.mine()
+        wait_for(
+            "settlement",
+            lambda: request_view(chain.url, oracle, key).state.name == "SETTLED",
+            daemon,
+            log,
+        )
+        view = request_view(chain.url, oracle, key)
+        print(
+            f"4. after the liveness: market {market_state(home, market_id)}, request "
+            f"{view.state.name} at price {view.resolved_price} "
+            f"({outcome_of_price(parse_ancillary(key.ancillary_data), view.resolved_price)})"
+        )
+        print(f"   proofs: {home / 'proofs'}   config: {config}   log: {log}")
+    finally:
+        if daemon is not None and daemon.poll() is None:
+            daemon.send_signal(signal.SIGTERM)
+            daemon.wait(timeout=60)
+        chain.stop(signal.SIGKILL)
+
+
+if __name__ == "__main__":
+    main()
