@@ -475,7 +475,12 @@ class RealityWiring(ChainWiring):
             pool=pool,
             manager=manager,
             reality=reality,
-            answerer=RealityAnswerer(manager, reality, max_bond=config.bond.max_per_question_wei),
+            answerer=RealityAnswerer(
+                manager,
+                reality,
+                max_bond=config.bond.max_per_question_wei,
+                logs_from_block=config.start_block,
+            ),
             source=source,
             start_block=config.start_block,
             scanner_settings=settings.scanner,

@@ -83,6 +83,7 @@ from oracle.core.reality_policy import (
     first_bond,
     superseded,
 )
+from oracle.daemon.chain_venue import pool_problem
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
     Deliver,
@@ -293,11 +294,7 @@ class RealityVenue:
     def health(self) -> str | None:
         if self._parts is None:
             return self._start_problem
-        nodes = self._parts.pool.status()
-        if any(node.up and node.failures == 0 for node in nodes):
-            return None
-        reasons = "; ".join(f"{node.name}: {node.last_error or 'down'}" for node in nodes)
-        return f"no RPC node answers ({reasons})"
+        return pool_problem(self._parts.pool)
 
     async def signer_balance(self) -> SignerBalance | None:
         """The signer's balance (gas and bonds); the bond gauges are refreshed with it."""
@@ -520,9 +517,11 @@ class RealityVenue:
     ) -> Receipt:
         """Nothing sent: the answer that stands now, ours or someone else's, recorded."""
         us = parts.manager.address
-        last = history[-1] if history else None
+        # The last answer with a bond (an arbitrator's ruling is an entry with none).
+        bonded = [h for h in history if h.entry.bond > 0]
+        last = bonded[-1] if bonded else None
         if last is not None and view.best_answer == answer and _same(last.entry.answerer, us):
-            previous = history[-2].entry.bond if len(history) > 1 else 0
+            previous = bonded[-2].entry.bond if len(bonded) > 1 else 0
             intent = await parts.manager.intent(
                 parts.answerer.answer_key(view.question_id, previous)
             )
@@ -597,11 +596,12 @@ class RealityVenue:
         inclusion = intent.inclusion if intent is not None else None
         ours_sent = intent is not None and inclusion is not None and _same(intent.sender, us)
         details = self._details(view, history, answer, outcome, us)
-        details.update({"answerer": us, "bond": history[-1].entry.bond if history else 0})
+        bonded = [h for h in history if h.entry.bond > 0]
+        details.update({"answerer": us, "bond": bonded[-1].entry.bond if bonded else 0})
         reference = (
             inclusion.tx_hash
             if inclusion is not None
-            else (history[-1].tx_hash if history else f"answered:{view.id_hex}")
+            else (bonded[-1].tx_hash if bonded else f"answered:{view.id_hex}")
         )
         return Receipt(
             reference=reference,
