@@ -61,6 +61,7 @@ from oracle.chain.rpc import RpcPool
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager
+from oracle.chain.uma import address_topic
 from oracle.core.markets import MarketSpec
 from oracle.core.reality import (
     INVALID,
@@ -181,7 +182,7 @@ class _OurAnswers:
             # Unconfirmed answers count too: a cap errs on the side of posting less.
             settings=parts.scanner_settings.model_copy(update={"confirmations": 0}),
             start_block=parts.start_block,
-            topics=[None, "0x" + "00" * 12 + parts.manager.address[2:].lower()],
+            topics=[None, address_topic(parts.manager.address)],  # user: us
         )
         self._bonds: dict[str, dict[tuple[str, int], int]] = {}  # question -> log -> bond
 
@@ -201,17 +202,18 @@ class _OurAnswers:
     async def holdings(self) -> Holdings:
         for log in await self._scanner.poll():
             answer = AnswerLog.from_log(log)
-            question = HexBytes(log.args["question_id"]).to_0x_hex()
+            question = HexBytes(answer.question_id).to_0x_hex()
+            # Keyed by log: a log seen twice (two polls at once, a rewind) counts once.
             self._bonds.setdefault(question, {})[(log.tx_hash, log.log_index)] = answer.entry.bond
         questions = list(self._bonds)
         at_risk = claimable = 0
         for view in await self._reality.get_questions(questions):
             if view.phase != Phase.FINALIZED:
-                at_risk += sum(self._bonds[view.id_hex].values())
+                at_risk += sum(self._bonds.get(view.id_hex, {}).values())
                 continue
             won = await self.payout(view)
             if won == 0:  # claimed, or lost: nothing more will come of it
-                del self._bonds[view.id_hex]
+                self._bonds.pop(view.id_hex, None)
             claimable += won
         claimable += await self._reality.balance_of(self._us)
         return Holdings(at_risk, claimable)
