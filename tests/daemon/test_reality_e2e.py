@@ -86,7 +86,7 @@ class RealityWorld:
             arbitrator = await deploy_arbitrator(deployer, reality, FEE, run="e2e")
         return reality, arbitrator
 
-    def ask(self, title: str, votes: list[tuple[str, str, float]]) -> str:
+    def ask(self, title: str, votes: list[tuple[str, str, float]], opening_ts: int = 0) -> str:
         """A bool question asked by the asker with a bounty, and the agents' recorded
         answers to it; the market id."""
         text = encode_question_text(QuestionKind.BOOL, title, category="news")
@@ -103,6 +103,7 @@ class RealityWorld:
                     arbitrator=self.arbitrator,
                     timeout=TIMEOUT,
                     nonce=self.nonce,
+                    opening_ts=opening_ts,
                     min_bond=MIN_BOND,
                     bounty=BOUNTY,
                 )
@@ -640,3 +641,20 @@ def test_a_round_taken_while_we_answer_is_recorded_not_failed(world: RealityWorl
     assert world.our_transactions() == []
     assert world.history(market_id) == [(OTHER, MIN_BOND, NO_WORD)]
     assert world.reverted() == []
+
+
+def test_a_question_is_not_researched_before_it_opens(world: RealityWorld, tmp_path: Path) -> None:
+    opens = int(world.anvil.block()["timestamp"], 16) + 1000
+    market_id = world.ask("Will the later question be answered?", AGREED, opening_ts=opens)
+    settings = world.config(f"sqlite:///{tmp_path / 'oracle.db'}")
+    one_pass(settings)
+    store = open_store(settings)
+    market = store.get_market(market_id)
+    assert market.state == MarketState.DISCOVERED  # not due before opening_ts, by block time
+    assert market.resolve_after == opens
+    assert store.latest_run(market_id, "done") is None
+    world.elapse(1000)
+    one_pass(settings)
+    assert store.get_market(market_id).state == MarketState.SUBMITTED
+    assert world.history(market_id) == [(OURS, INITIAL, YES_WORD)]
+    store.engine.dispose()
