@@ -66,6 +66,7 @@ from oracle.chain.intents import InMemoryIntentStore, IntentStore
 from oracle.chain.keys import Signer, signer_from_settings
 from oracle.chain.market import MarketSource as QuestionScanner
 from oracle.chain.observer import SILENT, ChainObserver
+from oracle.chain.reality import QuestionSource, RealityAnswerer, RealityETH
 from oracle.chain.rpc import RpcPool
 from oracle.chain.settings import ChainSettings
 from oracle.chain.submitter import ProposalSubmitter
@@ -76,9 +77,10 @@ from oracle.daemon.chain_venue import ChainParts, ChainVenue
 from oracle.daemon.http_venue import HttpMarketSource, WebhookResolver
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import MarketSource, Monitored, Resolver
+from oracle.daemon.reality_venue import RealityParts, RealityVenue
 from oracle.daemon.research import AgentPool
 from oracle.daemon.service import Daemon, Judgement
-from oracle.daemon.settings import ChainSourceConfig, UmaSourceConfig
+from oracle.daemon.settings import ChainSourceConfig, RealitySourceConfig, UmaSourceConfig
 from oracle.daemon.uma_venue import UmaParts, UmaVenue
 from oracle.errors import (
     ChainIdMismatch,
@@ -258,7 +260,7 @@ class ChainWiring:
 
     def __init__(
         self,
-        config: ChainSourceConfig | UmaSourceConfig,
+        config: ChainSourceConfig | UmaSourceConfig | RealitySourceConfig,
         settings: ChainSettings,
         store: Store,
         observer: ChainObserver = SILENT,
@@ -402,6 +404,86 @@ class UmaWiring(ChainWiring):
         )
 
 
+class RealityWiring(ChainWiring):
+    """How a `reality` venue's objects are made: the signer as for a chain venue, the pool
+    on `chain.rpc` (its chain id checked when `chain.rpc.chain_id` is set) with code at
+    `contract_address`, the transaction manager on the daemon's database, the answerer
+    (no single bond above the per-question cap) and the question scanner."""
+
+    def __init__(
+        self,
+        config: RealitySourceConfig,
+        settings: ChainSettings,
+        store: Store,
+        observer: ChainObserver = SILENT,
+    ) -> None:
+        super().__init__(config, settings, store, observer)
+        self._config = config
+
+    async def _contract(self) -> RpcPool:
+        settings, address = self._settings, self._config.contract_address
+        key = f"market_sources[{self._config.name}].contract_address"
+        pool = RpcPool(
+            settings.rpc.urls, settings.rpc, chain_id=settings.rpc.chain_id, observer=self._observer
+        )
+        try:
+            await pool.start()
+            code = await pool.call("eth_getCode", lambda w3: w3.eth.get_code(address))  # type: ignore[arg-type]
+            if not bytes(code):
+                raise SetupError(key, f"no contract at {address} on chain {pool.chain_id}")
+        except ChainIdMismatch as error:
+            await pool.close()
+            raise SetupError(
+                "chain.rpc.chain_id", f"the RPC node {error.url} serves chain id {error.actual}"
+            ) from None
+        except RpcUnavailable as error:
+            await pool.close()
+            raise SetupError("chain.rpc.urls", str(error)) from None
+        except BaseException:
+            await pool.close()
+            raise
+        return pool
+
+    async def __call__(self) -> RealityParts:  # type: ignore[override]
+        signer = await self._unlock()
+        settings, config = self._settings, self._config
+        pool = await self._contract()
+        reality = RealityETH(pool, config.contract_address)
+        manager = TxManager(
+            pool,
+            signer,
+            DatabaseIntentStore(self._store),
+            settings.tx,
+            decoder=error_decoder(),
+            observer=self._observer,
+        )
+        source = QuestionSource(
+            pool,
+            reality.address,
+            DatabaseCheckpointStore(self._store),
+            settings.scanner,
+            arbitrators=config.arbitrators,
+            templates=config.templates,
+            askers=config.askers,
+            start_block=config.start_block,
+            name=f"{config.name}:{pool.chain_id}:{reality.address.lower()}",
+        )
+        return RealityParts(
+            pool=pool,
+            manager=manager,
+            reality=reality,
+            answerer=RealityAnswerer(
+                manager,
+                reality,
+                max_bond=config.bond.max_per_question_wei,
+                logs_from_block=config.start_block,
+            ),
+            source=source,
+            start_block=config.start_block,
+            scanner_settings=settings.scanner,
+        )
+
+
 @dataclass(frozen=True)
 class ChainSession:
     """A one-shot command's view of the chain: a started pool, a manager whose intents are
@@ -506,6 +588,11 @@ def assemble(
             uma = UmaVenue(source_config, uma_wiring, metrics)
             sources.append(uma)
             resolvers[source_config.name] = uma
+        elif isinstance(source_config, RealitySourceConfig):
+            reality_wiring = RealityWiring(source_config, settings.chain, store, observer=metrics)
+            reality = RealityVenue(source_config, reality_wiring, metrics)
+            sources.append(reality)
+            resolvers[source_config.name] = reality
         else:
             sources.append(HttpMarketSource(source_config))
             resolvers[source_config.name] = WebhookResolver(source_config)

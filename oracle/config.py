@@ -33,6 +33,7 @@ from oracle.daemon.settings import (
     DaemonSettings,
     MarketSourceConfig,
     MetricsSettings,
+    RealitySourceConfig,
     UmaSourceConfig,
 )
 from oracle.store.settings import DatabaseSettings
@@ -85,12 +86,16 @@ class Settings(BaseModel):
             # Both would read the same deployment and sign with the same key: every
             # question answered twice, and two transaction managers racing for nonces.
             raise ValueError("at most one source of kind chain: they all use the chain section")
-        signing = [item for item in value if isinstance(item, ChainSourceConfig | UmaSourceConfig)]
+        signing = [
+            item
+            for item in value
+            if isinstance(item, ChainSourceConfig | UmaSourceConfig | RealitySourceConfig)
+        ]
         if len(signing) > 1:
             # Each has its own transaction manager on chain.signer's key: they would race
             # each other for nonces.
             raise ValueError(
-                "at most one source of kind chain or uma: each signs with chain.signer, "
+                "at most one source of kind chain, uma or reality: each signs with chain.signer, "
                 f"and {', '.join(s.name for s in signing)} would race for its nonces"
             )
         return value

@@ -11,7 +11,7 @@ from oracle.config import SECTIONS, Settings, config_key, effective_config, load
 from oracle.config_sources import load_section
 from oracle.core.params import ConsensusParams
 from oracle.core.urls import redact_url
-from oracle.daemon.settings import UmaSourceConfig
+from oracle.daemon.settings import RealitySourceConfig, UmaSourceConfig
 from oracle.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -314,7 +314,77 @@ def test_a_uma_market_source_is_validated_up_front(tmp_path: Path) -> None:
         ),
         (
             f"{{kind: uma, oracle_address: '{oracle}'}}\n  - {{kind: chain}}",
-            "market_sources: at most one source of kind chain or uma",
+            "market_sources: at most one source of kind chain, uma or reality",
+        ),
+    ):
+        with pytest.raises(ConfigError) as error:
+            load_settings(_write(tmp_path, f"market_sources:\n  - {text}\n"))
+        assert message in str(error.value), str(error.value)
+
+
+def test_a_reality_market_source_is_validated_up_front(tmp_path: Path) -> None:
+    contract = "0x" + "cd" * 20
+    settings = load_settings(
+        _write(
+            tmp_path,
+            "market_sources:\n"
+            f"  - {{kind: reality, contract_address: '{contract}',\n"
+            "     bond: {initial_wei: 1000, defend: true, max_per_question_wei: 8000}}\n",
+        )
+    )
+    (reality,) = settings.market_sources
+    assert isinstance(reality, RealitySourceConfig)
+    assert (reality.name, reality.templates, reality.claim, reality.allow_unresolved) == (
+        "reality",
+        (0, 2),
+        True,
+        False,
+    )
+    assert (reality.counter_answer, reality.arbitrators, reality.askers) == ("never", None, None)
+    assert (reality.bond.defend, reality.bond.max_total_wei, reality.bond.past_cap) == (
+        True,
+        None,
+        "review",
+    )
+    good = f"kind: reality, contract_address: '{contract}'"
+    for text, message in (
+        (f"{{{good}}}", "market_sources[0].reality.bond: is required"),
+        (
+            "{kind: reality, contract_address: '0x12', bond: {initial_wei: 1}}",
+            "market_sources[0].reality.contract_address: must be a 0x-prefixed address",
+        ),
+        (
+            f"{{{good}, bond: {{initial_wei: 0}}}}",
+            "market_sources[0].reality.bond.initial_wei: Input should be greater than 0",
+        ),
+        (
+            f"{{{good}, bond: {{initial_wei: 1, defend: true}}}}",
+            "defend: true needs max_per_question_wei",
+        ),
+        (
+            f"{{{good}, bond: {{initial_wei: 10, max_total_wei: 5}}}}",
+            "max_total_wei 5 is below initial_wei 10",
+        ),
+        (
+            f"{{{good}, bond: {{initial_wei: 1}}, templates: [0, 3]}}",
+            "template 3: the daemon answers one outcome",
+        ),
+        (
+            f"{{{good}, bond: {{initial_wei: 1}}, arbitrators: []}}",
+            "market_sources[0].reality.arbitrators: name at least one address",
+        ),
+        (
+            f"{{{good}, bond: {{initial_wei: 1}}, askers: ['{contract}', 'x']}}",
+            "market_sources[0].reality.askers: [1] must be a 0x-prefixed",
+        ),
+        (
+            f"{{{good}, bond: {{initial_wei: 1}}, counter_answer: after_review}}",
+            "answering over another's first answer is not built yet",
+        ),
+        (
+            f"{{{good}, bond: {{initial_wei: 1}}}}\n"
+            f"  - {{kind: uma, oracle_address: '{contract}'}}",
+            "market_sources: at most one source of kind chain, uma or reality",
         ),
     ):
         with pytest.raises(ConfigError) as error:

@@ -209,47 +209,7 @@ class DaemonMetrics:
             ["endpoint"],
             registry=r,
         )
-        # Bonds on optimistic oracles (UMA): amounts in the bond currency's smallest unit.
-        self.bond_refusals = Counter(
-            "oracle_bond_refusals_total",
-            "Proposals not sent because their bond broke a venue's risk cap, by venue and "
-            "reason (per_request_cap, outstanding_cap, reward_below_minimum, reward_below_gas).",
-            ["venue", "reason"],
-            registry=r,
-        )
-        self.bond_balance = Gauge(
-            "oracle_bond_balance",
-            "What the signer holds of a bond currency, in its smallest unit, by venue and token.",
-            ["venue", "token"],
-            registry=r,
-        )
-        self.bond_min_balance = Gauge(
-            "oracle_bond_min_balance",
-            "The bond balance below which OracleBondBalanceLow fires (risk.min_bond_balance, "
-            "in the currency's smallest unit; 0: no alert), by venue and token.",
-            ["venue", "token"],
-            registry=r,
-        )
-        self.bond_allowance = Gauge(
-            "oracle_bond_allowance",
-            "What the venue's oracle may still take of the signer's bond currency, in its "
-            "smallest unit, by venue and token.",
-            ["venue", "token"],
-            registry=r,
-        )
-        self.bonds_at_risk = Gauge(
-            "oracle_bonds_at_risk",
-            "Bonds and final fees the signer posted and has not got back yet, in the "
-            "currency's smallest unit, by venue and token.",
-            ["venue", "token"],
-            registry=r,
-        )
-        self.venue_disagreements = Counter(
-            "oracle_venue_disagreements_total",
-            "Answers someone else proposed first on a venue that contradict our verdict.",
-            ["venue"],
-            registry=r,
-        )
+        self._add_bond_metrics(r)
         self.build_info = Gauge(
             "oracle_build_info",
             "1, labelled with what runs: the version, the commit (ORACLE_COMMIT) and the "
@@ -312,6 +272,72 @@ class DaemonMetrics:
             "oracle_market_attention_timestamp_seconds",
             "Since when (Unix time) a market awaits a person, by reason (review, disputed).",
             list(ATTENTION_LABELS),
+            registry=r,
+        )
+
+    def _add_bond_metrics(self, r: CollectorRegistry) -> None:
+        """The venues' bonds (UMA, Reality.eth): amounts in the currency's smallest unit."""
+        self.bond_refusals = Counter(
+            "oracle_bond_refusals_total",
+            "Proposals not sent because their bond broke a venue's risk cap, by venue and "
+            "reason (per_request_cap, outstanding_cap, reward_below_minimum, reward_below_gas; "
+            "Reality.eth: per_question_cap, total_cap).",
+            ["venue", "reason"],
+            registry=r,
+        )
+        self.bond_balance = Gauge(
+            "oracle_bond_balance",
+            "What the signer holds of a bond currency, in its smallest unit, by venue and token.",
+            ["venue", "token"],
+            registry=r,
+        )
+        self.bond_min_balance = Gauge(
+            "oracle_bond_min_balance",
+            "The bond balance below which OracleBondBalanceLow fires (risk.min_bond_balance, "
+            "in the currency's smallest unit; 0: no alert), by venue and token.",
+            ["venue", "token"],
+            registry=r,
+        )
+        self.bond_allowance = Gauge(
+            "oracle_bond_allowance",
+            "What the venue's oracle may still take of the signer's bond currency, in its "
+            "smallest unit, by venue and token.",
+            ["venue", "token"],
+            registry=r,
+        )
+        self.bonds_at_risk = Gauge(
+            "oracle_bonds_at_risk",
+            "Bonds and final fees the signer posted and has not got back yet, in the "
+            "currency's smallest unit, by venue and token.",
+            ["venue", "token"],
+            registry=r,
+        )
+        self.bonds_claimable = Gauge(
+            "oracle_bonds_claimable",
+            "What the signer won and can claim or withdraw on a venue (Reality.eth: "
+            "finalized questions not claimed yet, and the balance held by the contract), "
+            "in the currency's smallest unit, by venue and token.",
+            ["venue", "token"],
+            registry=r,
+        )
+        self.bonds_claimed = Counter(
+            "oracle_bonds_claimed_total",
+            "What the signer's claims credited it (bonds and bounties won), in the "
+            "currency's smallest unit, by venue and token.",
+            ["venue", "token"],
+            registry=r,
+        )
+        self.answers_superseded = Counter(
+            "oracle_answers_superseded_total",
+            "Our answers another answer replaced (Reality.eth), by venue and what the bond "
+            "policy did (defend, review).",
+            ["venue", "decision"],
+            registry=r,
+        )
+        self.venue_disagreements = Counter(
+            "oracle_venue_disagreements_total",
+            "Answers someone else proposed first on a venue that contradict our verdict.",
+            ["venue"],
             registry=r,
         )
 

@@ -96,6 +96,9 @@ class Resolution:
     outcome: str | None = None
     final_after: float | None = None
     finality: Finality | None = None
+    # Why the venue reports this status, in the venue's words (the audit log records it
+    # with the transition; None: the daemon's own wording).
+    reason: str | None = None
 
 
 @dataclass(frozen=True)

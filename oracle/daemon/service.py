@@ -717,7 +717,7 @@ class Daemon:
                 Finality.TIME,
             )
         elif row.state == S.SUBMITTED and status is ResolutionStatus.DISPUTED:
-            await self._apply(row.id, E.DISPUTED, "the answer was disputed")
+            await self._apply(row.id, E.DISPUTED, resolution.reason or "the answer was disputed")
         elif row.state == S.DISPUTED and status is ResolutionStatus.FINAL:
             upheld = resolution.outcome is not None and resolution.outcome != row.decided_outcome
             await self._finalize(
@@ -731,7 +731,7 @@ class Daemon:
             await self._apply(
                 row.id,
                 E.PROPOSAL_RESET,
-                "the arbiter asked for a new answer",
+                resolution.reason or "the arbiter asked for a new answer",
                 updates={
                     "decided_outcome": None,
                     "proof_checksum": None,

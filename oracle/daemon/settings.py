@@ -256,6 +256,129 @@ class UmaSourceConfig(BaseModel):
         return self
 
 
+class RealityBondPolicy(BaseModel):
+    """`market_sources[].bond` of kind `reality`: what answers may put at stake, in wei of
+    the chain's native token (RealityETH_v3_0 bonds are ETH, xDAI, ...)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    initial_wei: int = Field(
+        gt=0,
+        description="Bond of a first answer; the question's min_bond when that is higher.",
+    )
+    defend: bool = Field(
+        False,
+        description="When another answer supersedes ours: research again and answer again "
+        "at double the bond (within the caps); false: the market goes to a person.",
+    )
+    max_per_question_wei: int | None = Field(
+        None, gt=0, description="Cap on all our bonds on one question; null: no cap."
+    )
+    max_total_wei: int | None = Field(
+        None,
+        gt=0,
+        description="Cap on our bonds on questions not yet finalized, over the venue; "
+        "null: no cap.",
+    )
+    past_cap: Literal["review"] = Field(
+        "review",
+        description="A defence the caps do not allow: the market goes to a person.",
+    )
+
+    @model_validator(mode="after")
+    def _bounded(self) -> RealityBondPolicy:
+        if self.defend and self.max_per_question_wei is None:
+            # Each defence doubles the bond: without a cap a bond war has no end.
+            raise ValueError("defend: true needs max_per_question_wei (each defence doubles)")
+        for cap in ("max_per_question_wei", "max_total_wei"):
+            value = getattr(self, cap)
+            if value is not None and value < self.initial_wei:
+                raise ValueError(f"{cap} {value} is below initial_wei {self.initial_wei}")
+        return self
+
+
+_REALITY_ANSWERABLE = {0: "bool", 2: "single-select"}
+
+
+class RealitySourceConfig(BaseModel):
+    """`market_sources[]` entry of kind `reality`: questions on a Reality.eth v3 contract
+    (RealityETH_v3_0, native-token bonds), answered with bonds (signed by `chain.signer`,
+    on the nodes of `chain.rpc`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field("reality", min_length=1, max_length=50, pattern=r"^[a-z0-9_-]+$")
+    kind: Literal["reality"]
+    contract_address: str = Field(description="The RealityETH_v3_0 contract.")
+    arbitrators: tuple[str, ...] | None = Field(
+        None, description="Only questions naming one of these arbitrators; null: any."
+    )
+    templates: tuple[int, ...] = Field(
+        (0, 2), description="Built-in templates answered: 0 bool, 2 single-select."
+    )
+    askers: tuple[str, ...] | None = Field(
+        None, description="Only questions asked by these accounts; null: anyone's."
+    )
+    start_block: int = Field(0, ge=0, description="Scan for questions from this block.")
+    bond: RealityBondPolicy
+    allow_unresolved: bool = Field(
+        False,
+        description="Answer Reality.eth's 'answered too soon' (0xff..fe) when the verdict "
+        "is TOO_EARLY.",
+    )
+    claim: bool = Field(
+        True, description="Claim winnings and withdraw them once a question is finalized."
+    )
+    counter_answer: Literal["never", "after_review"] = Field(
+        "never", description="Answer over another's first answer: only never is built so far."
+    )
+
+    @field_validator("contract_address")
+    @classmethod
+    def _contract_address(cls, value: str) -> str:
+        return _address(value)
+
+    @field_validator("arbitrators", "askers")
+    @classmethod
+    def _addresses(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("name at least one address, or leave it out for any")
+        for index, address in enumerate(value):
+            if not _ADDRESS.match(address):
+                raise ValueError(f"[{index}] must be a 0x-prefixed address of 40 hex digits")
+        return value
+
+    @field_validator("templates")
+    @classmethod
+    def _templates(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        if not value:
+            raise ValueError("name at least one template id")
+        for template in value:
+            if template not in _REALITY_ANSWERABLE:
+                # The daemon's verdict is one outcome: numbers, dates and sets of outcomes
+                # are not answers it gives.
+                raise ValueError(
+                    f"template {template}: the daemon answers one outcome; only 0 (bool) and "
+                    "2 (single-select) can be answered"
+                )
+        return value
+
+    @field_validator("counter_answer")
+    @classmethod
+    def _counter_answer(cls, value: str) -> str:
+        if value != "never":
+            # The planned setting, refused until built: a configuration must never promise
+            # counter-answers that are not sent.
+            raise ValueError(
+                f"{value}: answering over another's first answer is not built yet; only "
+                "never is supported"
+            )
+        return value
+
+
 MarketSourceConfig = Annotated[
-    HttpSourceConfig | ChainSourceConfig | UmaSourceConfig, Field(discriminator="kind")
+    HttpSourceConfig | ChainSourceConfig | UmaSourceConfig | RealitySourceConfig,
+    Field(discriminator="kind"),
 ]

@@ -64,10 +64,12 @@ MAY_BE_EMPTY = {
     "Tool calls by result",
     "RPC latency p50 / p95 by endpoint",
     "RPC error ratio by endpoint",
-    # No UMA venue and no debate on the live stack: their queries run, and return nothing.
+    # No UMA or Reality.eth venue and no debate on the live stack: their queries run and
+    # return nothing.
     "Bond balance and allowance",
     "Bonds at risk",
     "Bond refusals and disagreements",
+    "Bonds claimable, claimed, and answers superseded (Reality.eth)",
     "Debates by how they stopped",
     "Debate rounds",
     "Flips",

@@ -1,0 +1,100 @@
+"""The daemon's bond policy on Reality.eth: pure, no I/O.
+
+Amounts are wei of the chain's native token. `BondPolicy` is a venue's settings as
+numbers: the first answer's bond (`first_bond`: the policy's, or the question's
+`min_bond` when higher), whether a superseded answer is defended, and two caps:
+
+* per question: all our bonds on one question (earlier answers stay at stake until the
+  question is claimed), the next one included;
+* in total: our bonds on questions not finalized yet, over the venue, the next included.
+
+`cap_refusal` says whether a bond may be posted (None) or which cap it breaks (a
+`Refusal` whose reason is a metric label). `superseded` says whether the standing answer
+replaced ours since we last looked, and `after_superseded` what the policy does then:
+`defend` (research again, then answer at the doubled bond) or `review` (a person).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from oracle.core.bonds import Refusal
+from oracle.core.reality import minimum_next_bond
+
+CAP_REASONS = ("per_question_cap", "total_cap")
+Decision = Literal["defend", "review"]
+
+
+@dataclass(frozen=True)
+class BondPolicy:
+    initial: int
+    defend: bool = False
+    max_per_question: int | None = None
+    max_total: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.initial <= 0:
+            raise ValueError(f"initial: a positive bond in wei, got {self.initial}")
+        for name in ("max_per_question", "max_total"):
+            cap = getattr(self, name)
+            if cap is not None and cap <= 0:
+                raise ValueError(f"{name}: a positive amount in wei, or None, got {cap}")
+
+
+def first_bond(policy: BondPolicy, min_bond: int) -> int:
+    """The bond of a first answer: the policy's, raised to the question's minimum."""
+    return max(policy.initial, minimum_next_bond(0, min_bond))
+
+
+def cap_refusal(
+    policy: BondPolicy, *, bond: int, ours_on_question: int, at_risk: int
+) -> Refusal | None:
+    """None when `bond` may be posted on a question where we already have
+    `ours_on_question` at stake, with `at_risk` at stake over the venue; else why not."""
+    for name, value in (
+        ("bond", bond),
+        ("ours_on_question", ours_on_question),
+        ("at_risk", at_risk),
+    ):
+        if value < 0:
+            raise ValueError(f"{name}: expected a non-negative amount, got {value}")
+    on_question = ours_on_question + bond
+    if policy.max_per_question is not None and on_question > policy.max_per_question:
+        return Refusal(
+            "per_question_cap",
+            f"{ours_on_question} wei already on the question + a bond of {bond} would be "
+            f"above the per-question cap {policy.max_per_question}",
+        )
+    if policy.max_total is not None and at_risk + bond > policy.max_total:
+        return Refusal(
+            "total_cap",
+            f"{at_risk} wei at risk + a bond of {bond} would be above the total cap "
+            f"{policy.max_total}",
+        )
+    return None
+
+
+def superseded(
+    *, our_answer: bytes, ours_on_question: int, seen_bond: int, bond: int, best_answer: bytes
+) -> bool:
+    """Whether another answer replaced ours since we recorded the question at `seen_bond`:
+    we have a bond on it, the bond has grown since, and the standing answer is not ours.
+    (A question someone else answered first, with nothing of ours on it, is never
+    superseded: that disagreement went to a person when it was recorded.)"""
+    return ours_on_question > 0 and bond > seen_bond and best_answer != our_answer
+
+
+def after_superseded(
+    policy: BondPolicy, *, current_bond: int, ours_on_question: int, at_risk: int
+) -> tuple[Decision, str]:
+    """What to do when our answer was superseded at `current_bond`, and why."""
+    if not policy.defend:
+        return "review", "the bond policy sends superseded answers to a person (defend: false)"
+    next_bond = minimum_next_bond(current_bond, 0)
+    refusal = cap_refusal(
+        policy, bond=next_bond, ours_on_question=ours_on_question, at_risk=at_risk
+    )
+    if refusal is not None:
+        return "review", f"a defence at {next_bond} wei is past a cap: {refusal.detail}"
+    return "defend", f"defending at {next_bond} wei, within the caps"

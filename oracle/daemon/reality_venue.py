@@ -1,0 +1,738 @@
+"""Reality.eth v3 (`RealityETH_v3_0`, native-token bonds) as the daemon's market source
+and resolver.
+
+Markets come from `LogNewQuestion` events (the chain layer's `QuestionSource`: configured
+askers, arbitrators and templates, checkpoint in the daemon's database, reorg rewind).
+Each question becomes a market whose external id is the question id, whose question is
+its title, whose outcomes are YES and NO for a bool question or the labels of a
+single-select one (INVALID is always open to the agents; TOO_EARLY, Reality.eth's
+"answered too soon", only with `allow_unresolved`), due at its `opening_ts` (before it
+nobody can answer). A question the daemon cannot read exactly is skipped with a line.
+
+`propose` answers through `RealityAnswerer` (one intent per round, `max_previous` the
+bond replied to): the first answer posts the bond policy's `initial_wei` (the question's
+`min_bond` when higher), a defence the doubled bond; both are weighed against the caps
+first (`oracle.core.reality_policy.cap_refusal`: a refusal is a `reality.bond_refused`
+log line, `oracle_bond_refusals_total{venue,reason}` and a retried delivery). Nothing is
+sent when the standing answer is already ours or the verdict's, when the question is
+finalized or pending arbitration, or when someone else answered first: their answer is
+recorded beside ours, with a `disagreement` when they differ (the daemon opens a review
+item; answering over them is `counter_answer`, not built). The daemon calls `propose`
+only for a consensus to submit or a person's decision: review, research-again and
+too-early verdicts never post a bond.
+
+`state` follows the question at every watch (the receipt's window ends at once: the bond
+game is played during the question's timeout): finalized is FINAL with the final answer
+as an outcome; pending arbitration is DISPUTED; an answer that superseded ours is decided
+by the bond policy (`after_superseded`): `defend` is reported as RESET, which sends the
+market back to research and then to `propose`, which answers at double the bond; `review`
+(no `defend`, or a defence past a cap) is reported as DISPUTED, the state in which the
+daemon waits for someone else to settle the question and shows it to people
+(`oracle_market_attention_timestamp_seconds{reason="disputed"}`). `settle` claims once the
+question is finalized: the history rebuilt from the logs, `claimWinnings`, `withdraw`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hexbytes import HexBytes
+
+from oracle.chain.checkpoint import InMemoryCheckpointStore
+from oracle.chain.contracts import load_artifact
+from oracle.chain.events import EventDecoder
+from oracle.chain.intents import Intent, IntentState
+from oracle.chain.reality import (
+    NATIVE,
+    NEW_ANSWER,
+    REALITY_ETH,
+    AnswerLog,
+    NewQuestion,
+    QuestionSource,
+    QuestionView,
+    RealityAnswerer,
+    RealityETH,
+)
+from oracle.chain.rpc import RpcPool
+from oracle.chain.scanner import LogScanner
+from oracle.chain.settings import ScannerSettings
+from oracle.chain.txmanager import TxManager
+from oracle.chain.uma import address_topic
+from oracle.core.markets import MarketSpec
+from oracle.core.reality import (
+    INVALID,
+    NO,
+    NULL_HASH,
+    TOO_EARLY,
+    YES,
+    Phase,
+    QuestionKind,
+    RealityQuestion,
+    claim_payouts,
+    decode_answer,
+    encode_answer,
+    parse_question,
+)
+from oracle.core.reality_policy import (
+    BondPolicy,
+    after_superseded,
+    cap_refusal,
+    first_bond,
+    superseded,
+)
+from oracle.core.scoring import Finality
+from oracle.daemon.chain_venue import pool_problem
+from oracle.daemon.metrics import DaemonMetrics
+from oracle.daemon.ports import (
+    Deliver,
+    MarketRef,
+    Receipt,
+    Resolution,
+    ResolutionStatus,
+    SignerBalance,
+)
+from oracle.daemon.settings import RealitySourceConfig
+from oracle.errors import ChainError, RealityQuestionError, ResolverError, SetupError, SourceError
+from oracle.log import emit
+
+logger = logging.getLogger("oracle.daemon.reality")
+
+
+def market_outcomes(question: RealityQuestion, *, allow_unresolved: bool) -> tuple[str, ...]:
+    """What the agents may answer (INVALID is always open to them, so not listed). A label
+    that reads as a reserved answer is refused: its verdict could not be told apart."""
+    if question.kind == QuestionKind.BOOL:
+        names: tuple[str, ...] = (YES, NO)
+    elif question.kind == QuestionKind.SINGLE_SELECT:
+        names = question.outcomes
+        for index, label in enumerate(names):
+            if label.upper() in (INVALID, TOO_EARLY):
+                raise RealityQuestionError(
+                    f"reality question: outcomes: label {index} reads as the reserved answer "
+                    f"{label.upper()}"
+                )
+    else:
+        raise RealityQuestionError(
+            f"reality question: template: {question.kind.value} is not answered by the daemon"
+        )
+    return (*names, TOO_EARLY) if allow_unresolved else names
+
+
+def outcome_of_answer(question: RealityQuestion, answer: bytes) -> str:
+    """The outcome a bytes32 answer stands for (`answer:0x…` when it names none)."""
+    try:
+        outcome = decode_answer(question, answer).outcome
+    except RealityQuestionError:
+        outcome = None
+    return outcome if outcome is not None else f"answer:{HexBytes(answer).to_0x_hex()}"
+
+
+def _same(a: str, b: str) -> bool:
+    return a.lower() == b.lower()
+
+
+def _ours_on_question(history: list[AnswerLog], us: str) -> int:
+    return sum(h.entry.bond for h in history if _same(h.entry.answerer, us))
+
+
+@dataclass(frozen=True)
+class RealityParts:
+    """What the venue works with, made by the composition root when it starts."""
+
+    pool: RpcPool
+    manager: TxManager
+    reality: RealityETH
+    answerer: RealityAnswerer
+    source: QuestionSource
+    start_block: int
+    scanner_settings: ScannerSettings = field(default_factory=ScannerSettings)
+
+
+OpenReality = Callable[[], Awaitable[RealityParts]]
+
+
+@dataclass(frozen=True)
+class Holdings:
+    """Our bonds on questions not finalized (at risk), and what we won and have not
+    withdrawn yet (claimable: finalized questions not claimed, and the contract's balance
+    for us), in wei."""
+
+    at_risk: int
+    claimable: int
+
+
+class _OurAnswers:
+    """The questions this signer answered and has not been paid out for: its `LogNewAnswer`
+    events (scanned from the venue's start block, again after a restart: the position is
+    kept in memory on purpose), dropped once claimed or lost."""
+
+    def __init__(self, parts: RealityParts) -> None:
+        self._reality = parts.reality
+        self._us = parts.manager.address
+        self._from = parts.start_block
+        self._scanner = LogScanner(
+            parts.pool,
+            address=parts.reality.address,
+            decoder=EventDecoder(load_artifact(REALITY_ETH).abi, NEW_ANSWER, strings_as_bytes=True),
+            checkpoints=InMemoryCheckpointStore(),
+            name="reality-our-answers",
+            # Unconfirmed answers count too: a cap errs on the side of posting less.
+            settings=parts.scanner_settings.model_copy(update={"confirmations": 0}),
+            start_block=parts.start_block,
+            topics=[None, address_topic(parts.manager.address)],  # user: us
+        )
+        self._bonds: dict[str, dict[tuple[str, int], int]] = {}  # question -> log -> bond
+
+    async def payout(self, view: QuestionView) -> int:
+        """What claiming the finalized question `view` credits us (0 once claimed)."""
+        if view.history_hash == NULL_HASH:
+            return 0
+        history = await self._reality.history(view.question_id, self._from)
+        credits = claim_payouts(
+            [h.entry for h in history],
+            best_answer=view.best_answer,
+            final_bond=view.bond,
+            bounty=view.bounty,
+        )
+        return credits.get(self._us.lower(), 0)
+
+    async def holdings(self) -> Holdings:
+        for log in await self._scanner.poll():
+            answer = AnswerLog.from_log(log)
+            question = HexBytes(answer.question_id).to_0x_hex()
+            # Keyed by log: a log seen twice (two polls at once, a rewind) counts once.
+            self._bonds.setdefault(question, {})[(log.tx_hash, log.log_index)] = answer.entry.bond
+        questions = list(self._bonds)
+        at_risk = claimable = 0
+        for view in await self._reality.get_questions(questions):
+            if view.phase != Phase.FINALIZED:
+                at_risk += sum(self._bonds.get(view.id_hex, {}).values())
+                continue
+            won = await self.payout(view)
+            if won == 0:  # claimed, or lost: nothing more will come of it
+                self._bonds.pop(view.id_hex, None)
+            claimable += won
+        claimable += await self._reality.balance_of(self._us)
+        return Holdings(at_risk, claimable)
+
+
+class RealityVenue:
+    """Market source and resolver for one RealityETH_v3_0."""
+
+    def __init__(
+        self,
+        config: RealitySourceConfig,
+        open_chain: OpenReality,
+        metrics: DaemonMetrics | None = None,
+    ) -> None:
+        self.name = config.name
+        self.config = config
+        bond = config.bond
+        self.policy = BondPolicy(
+            initial=bond.initial_wei,
+            defend=bond.defend,
+            max_per_question=bond.max_per_question_wei,
+            max_total=bond.max_total_wei,
+        )
+        self._open_chain = open_chain
+        self._metrics = metrics
+        self._lock = asyncio.Lock()
+        self._parts: RealityParts | None = None
+        self._ours: _OurAnswers | None = None
+        self._start_problem: str | None = None
+        self._superseded_seen: set[tuple[str, int]] = set()  # (market, bond) reported
+        self._guarding = asyncio.Lock()
+        self._reserved: dict[str, int] = {}  # answer intent key -> bond, while being sent
+        self._claims_counted: set[str] = set()
+
+    # -- connection ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect (the contract on the expected chain, the signer unlocked) and resume the
+        transactions a previous process left unfinished; a SetupError names the setting."""
+        async with self._lock:
+            if self._parts is not None:
+                return
+            parts = await self._open_chain()
+            try:
+                await parts.manager.resume()
+            except BaseException:
+                await parts.manager.close()
+                await parts.pool.close()
+                raise
+            self._parts = parts
+            self._ours = _OurAnswers(parts)
+            self._start_problem = None
+            emit(
+                logger,
+                logging.INFO,
+                "reality.venue_started",
+                source=self.name,
+                chain_id=parts.pool.chain_id,
+                contract=parts.reality.address,
+                answerer=parts.manager.address,
+            )
+
+    async def _ready(self) -> RealityParts:
+        try:
+            await self.start()
+        except SetupError as error:
+            self._start_problem = str(error)
+            raise ChainError(str(error)) from None
+        assert self._parts is not None
+        return self._parts
+
+    async def now(self) -> float:
+        """The chain's clock (opening times and timeouts run on block time)."""
+        try:
+            parts = await self._ready()
+            return float(await parts.reality.block_time())
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: chain clock: {error}") from None
+
+    def health(self) -> str | None:
+        if self._parts is None:
+            return self._start_problem
+        return pool_problem(self._parts.pool)
+
+    async def signer_balance(self) -> SignerBalance | None:
+        """The signer's balance (gas and bonds); the bond gauges are refreshed with it."""
+        parts = self._parts
+        if parts is None:
+            return None
+        problem = self.health()
+        if problem is not None:
+            raise ResolverError(f"source {self.name}: signer balance: {problem}")
+        try:
+            wei = await parts.manager.balance()
+            await self._report_bonds()
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: signer balance: {error}") from None
+        return SignerBalance(parts.manager.address, wei)
+
+    async def _report_bonds(self) -> Holdings:
+        assert self._ours is not None
+        holdings = await self._ours.holdings()
+        if self._metrics is not None:
+            self._metrics.bonds_at_risk.labels(self.name, NATIVE).set(holdings.at_risk)
+            self._metrics.bonds_claimable.labels(self.name, NATIVE).set(holdings.claimable)
+        return holdings
+
+    # -- MarketSource -------------------------------------------------------------------------
+
+    async def poll(self, deliver: Deliver) -> list[str]:
+        try:
+            parts = await self._ready()
+        except ChainError as error:
+            raise SourceError(f"source {self.name}: {error}") from None
+        skipped: list[str] = []
+
+        async def handle(questions: list[NewQuestion]) -> None:
+            specs = []
+            for asked in questions:
+                try:
+                    specs.append(self._market(parts, asked))
+                except RealityQuestionError as error:
+                    skipped.append(f"question {asked.id_hex}: {error}")
+            await deliver(specs)
+
+        try:
+            await parts.source.poll(handle)
+        except ChainError as error:
+            raise SourceError(f"source {self.name}: {error}") from None
+        return skipped
+
+    def _market(self, parts: RealityParts, asked: NewQuestion) -> MarketSpec:
+        question = asked.question(self.config.templates)
+        outcomes = market_outcomes(question, allow_unresolved=self.config.allow_unresolved)
+        criteria = f"A Reality.eth {question.kind.value} question"
+        if question.category:
+            criteria += f" in the category {question.category}"
+        criteria += "; answered as things stand when it opens."
+        return MarketSpec(
+            source=self.name,
+            external_id=asked.id_hex,
+            question=question.title,
+            criteria=criteria,
+            # Nobody can answer before opening_ts; 0 means open from the moment it was asked.
+            resolve_after=float(asked.opening_ts or asked.created),
+            outcomes=outcomes,
+            details={
+                "contract": parts.reality.address,
+                "question_id": asked.id_hex,
+                "template_id": asked.template_id,
+                "text": asked.text.decode("utf-8"),  # UTF-8: it was read as a question
+                "kind": question.kind.value,
+                "category": question.category,
+                "language": question.language,
+                "asker": asked.asker,
+                "arbitrator": asked.arbitrator,
+                "timeout": asked.timeout,
+                "opening_ts": asked.opening_ts,
+                "created": asked.created,
+                "block_number": asked.block_number,
+                "tx_hash": asked.tx_hash,
+            },
+            awaits_settlement=self.config.claim,
+        )
+
+    # -- Resolver -----------------------------------------------------------------------------
+
+    def _question(self, details: dict[str, Any]) -> RealityQuestion:
+        template = int(details["template_id"])
+        return parse_question(template, details["text"], templates={template})
+
+    async def propose(self, market: MarketRef, outcome: str, proof_checksum: str) -> Receipt:
+        """Answer `outcome` on the market's question, once per round (see the module
+        docstring); the proof checksum stays with the market: Reality.eth has no place
+        for it."""
+        qid = market.details["question_id"]
+        try:
+            question = self._question(market.details)
+            answer = encode_answer(question, outcome, allow_too_soon=self.config.allow_unresolved)
+        except RealityQuestionError as error:
+            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        try:
+            parts = await self._ready()
+            # A round someone else took first (caught before sending, or by max_previous)
+            # is not an error: decided again at once on what the question shows now.
+            for _ in range(2):
+                receipt = await self._answer_round(parts, market, question, answer, outcome)
+                if receipt is not None:
+                    return receipt
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        raise ResolverError(
+            f"source {self.name}: question {qid}: others took two rounds in a row while we "
+            "answered; deciding again at the next attempt"
+        )
+
+    async def _answer_round(
+        self,
+        parts: RealityParts,
+        market: MarketRef,
+        question: RealityQuestion,
+        answer: bytes,
+        outcome: str,
+    ) -> Receipt | None:
+        """Answer the round the question is at, or record the answer that stands; None
+        when someone else took the round first."""
+        qid = market.details["question_id"]
+        us = parts.manager.address
+        view = await parts.reality.get_question(qid)
+        if view.phase in (Phase.NOT_ASKED, Phase.NOT_OPEN):
+            raise ResolverError(
+                f"source {self.name}: question {qid} is {view.phase.value} "
+                f"(opens at {view.opening_ts}, now {view.now})"
+            )
+        history = await parts.reality.history(qid, market.details["block_number"])
+        ours = _ours_on_question(history, us)
+        stands = view.answered and view.best_answer == answer
+        defending = view.answered and ours > 0 and self.policy.defend
+        if view.phase != Phase.OPEN or stands or (view.answered and not defending):
+            return await self._standing(
+                parts, question, view, history, answer=answer, outcome=outcome
+            )
+        bond = view.next_bond if view.answered else first_bond(self.policy, view.min_bond)
+        key = parts.answerer.answer_key(qid, view.bond)
+        if await parts.manager.intent(key) is None:
+            await self._guard(key, qid, bond, ours)
+        try:
+            result = await parts.answerer.answer(qid, answer, planned_bond=view.bond, bond=bond)
+        finally:
+            # Sent or not, it is settled now: the scan of our answers sees it if it was.
+            self._reserved.pop(key, None)
+        if result.superseded:
+            emit(
+                logger,
+                logging.INFO,
+                "reality.round_taken",
+                source=self.name,
+                market=market.market_id,
+                round=view.bond,
+                state=result.intent.state,
+            )
+            return None
+        if not result.answered:
+            intent = result.intent
+            raise ResolverError(
+                f"source {self.name}: question {qid}: the answer ended {intent.state.value}: "
+                f"{intent.error or 'no reason'}"
+            )
+        emit(
+            logger,
+            logging.INFO,
+            "reality.answered",
+            source=self.name,
+            market=market.market_id,
+            outcome=outcome,
+            bond=result.bond,
+            round=result.planned_bond,
+        )
+        history = await parts.reality.history(qid, market.details["block_number"])
+        return self._receipt(
+            result.question, history, answer=answer, outcome=outcome, intent=result.intent, us=us
+        )
+
+    async def _guard(self, key: str, qid: str, bond: int, ours: int) -> None:
+        """Refuse (ResolverError, retried later) a bond the caps do not allow; else
+        reserve it under `key` until the answer is settled, so that answers being sent at
+        the same time count against the total cap."""
+        async with self._guarding:
+            holdings = await self._report_bonds()
+            refusal = cap_refusal(
+                self.policy,
+                bond=bond,
+                ours_on_question=ours,
+                at_risk=holdings.at_risk + sum(self._reserved.values()),
+            )
+            if refusal is None:
+                self._reserved[key] = bond
+                return
+        if self._metrics is not None:
+            self._metrics.bond_refusals.labels(self.name, refusal.reason).inc()
+        emit(
+            logger,
+            logging.WARNING,
+            "reality.bond_refused",
+            source=self.name,
+            question=qid,
+            reason=refusal.reason,
+            detail=refusal.detail,
+        )
+        raise ResolverError(
+            f"source {self.name}: bond refused ({refusal.reason}): {refusal.detail}"
+        )
+
+    async def _standing(
+        self,
+        parts: RealityParts,
+        question: RealityQuestion,
+        view: QuestionView,
+        history: list[AnswerLog],
+        *,
+        answer: bytes,
+        outcome: str,
+    ) -> Receipt:
+        """Nothing sent: the answer that stands now, ours or someone else's, recorded."""
+        us = parts.manager.address
+        # The last answer with a bond (an arbitrator's ruling is an entry with none).
+        bonded = [h for h in history if h.entry.bond > 0]
+        last = bonded[-1] if bonded else None
+        if last is not None and view.best_answer == answer and _same(last.entry.answerer, us):
+            previous = bonded[-2].entry.bond if len(bonded) > 1 else 0
+            intent = await parts.manager.intent(
+                parts.answerer.answer_key(view.question_id, previous)
+            )
+            return self._receipt(
+                view, history, answer=answer, outcome=outcome, intent=intent, us=us
+            )
+        details = self._details(view, history, answer, outcome, us)
+        if last is None:  # finalized or frozen without an answer: nothing to compare
+            return Receipt(
+                reference=f"unanswered:{view.id_hex}",
+                final_after=float(view.finalize_ts or view.now),
+                details=details,
+            )
+        theirs = outcome_of_answer(question, view.best_answer)
+        agrees = view.best_answer == answer
+        details.update(
+            {
+                "answered_by_other": True,
+                "answerer": last.entry.answerer,
+                "their_outcome": theirs,
+                "agrees": agrees,
+            }
+        )
+        disagreement = None
+        if not agrees:
+            disagreement = (
+                f"{last.entry.answerer} answered {theirs} (bond {view.bond} wei) on Reality.eth "
+                f"question {view.id_hex}, which is {view.phase.value}; our verdict is {outcome}"
+            )
+        return Receipt(
+            reference=f"answered-by:{last.entry.answerer}",
+            final_after=self._watch_from(view),
+            details=details,
+            disagreement=disagreement,
+        )
+
+    def _details(
+        self,
+        view: QuestionView,
+        history: list[AnswerLog],
+        answer: bytes,
+        outcome: str,
+        us: str,
+    ) -> dict[str, Any]:
+        return {
+            "question_id": view.id_hex,
+            "answer": HexBytes(answer).to_0x_hex(),
+            "our_outcome": outcome,
+            "best_answer": HexBytes(view.best_answer).to_0x_hex(),
+            "bond_seen": view.bond,
+            "ours_on_question": _ours_on_question(history, us),
+            "finalize_ts": view.finalize_ts,
+        }
+
+    @staticmethod
+    def _watch_from(view: QuestionView) -> float:
+        # The window "ends" at once: the watch follows the question from now on, since a
+        # counter-answer can come at any time before it finalizes.
+        return float(view.finalize_ts if view.phase == Phase.FINALIZED else view.now)
+
+    def _receipt(
+        self,
+        view: QuestionView,
+        history: list[AnswerLog],
+        *,
+        answer: bytes,
+        outcome: str,
+        intent: Intent | None,
+        us: str,
+    ) -> Receipt:
+        """Our answer stands: where it went (our transaction, else its log's)."""
+        inclusion = intent.inclusion if intent is not None else None
+        ours_sent = intent is not None and inclusion is not None and _same(intent.sender, us)
+        details = self._details(view, history, answer, outcome, us)
+        bonded = [h for h in history if h.entry.bond > 0]
+        details.update({"answerer": us, "bond": bonded[-1].entry.bond if bonded else 0})
+        reference = (
+            inclusion.tx_hash
+            if inclusion is not None
+            else (bonded[-1].tx_hash if bonded else f"answered:{view.id_hex}")
+        )
+        return Receipt(
+            reference=reference,
+            final_after=self._watch_from(view),
+            gas_used=inclusion.gas_used if ours_sent and inclusion is not None else 0,
+            details=details,
+        )
+
+    async def state(self, market: MarketRef) -> Resolution:
+        qid = market.details["question_id"]
+        try:
+            question = self._question(market.details)
+        except RealityQuestionError as error:
+            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        try:
+            await self._ready()
+            assert self._parts is not None
+            view = await self._parts.reality.get_question(qid)
+            if view.phase == Phase.FINALIZED:
+                outcome = outcome_of_answer(question, view.best_answer)
+                return Resolution(
+                    ResolutionStatus.FINAL,
+                    outcome,
+                    float(view.finalize_ts),
+                    Finality.REALITY_FINALIZATION,
+                )
+            if view.phase == Phase.PENDING_ARBITRATION:
+                return Resolution(
+                    ResolutionStatus.DISPUTED,
+                    reason=f"arbitration was requested on question {qid}: it is frozen",
+                )
+            if not view.answered:
+                return Resolution(ResolutionStatus.OPEN)
+            submission = market.submission
+            if not superseded(
+                our_answer=bytes(HexBytes(submission.get("answer", "0x"))),
+                ours_on_question=int(submission.get("ours_on_question", 0)),
+                seen_bond=int(submission.get("bond_seen", 0)),
+                bond=view.bond,
+                best_answer=view.best_answer,
+            ):
+                return Resolution(ResolutionStatus.PROPOSED, None, float(view.finalize_ts))
+            holdings = await self._report_bonds()
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        decision, why = after_superseded(
+            self.policy,
+            current_bond=view.bond,
+            ours_on_question=int(submission.get("ours_on_question", 0)),
+            at_risk=holdings.at_risk,
+        )
+        theirs = outcome_of_answer(question, view.best_answer)
+        reason = (
+            f"our {submission.get('our_outcome')} was superseded by {theirs} at a bond of "
+            f"{view.bond} wei: {why}"
+        )
+        if (market.market_id, view.bond) not in self._superseded_seen:
+            self._superseded_seen.add((market.market_id, view.bond))
+            if self._metrics is not None:
+                self._metrics.answers_superseded.labels(self.name, decision).inc()
+            emit(
+                logger,
+                logging.WARNING,
+                "reality.superseded",
+                source=self.name,
+                market=market.market_id,
+                decision=decision,
+                reason=reason,
+            )
+        if decision == "defend":
+            return Resolution(ResolutionStatus.RESET, reason=reason)
+        return Resolution(ResolutionStatus.DISPUTED, None, float(view.finalize_ts), reason=reason)
+
+    async def settle(self, market: MarketRef) -> str | None:
+        """Claim what the finalized question owes us and withdraw it, once: the last
+        transaction's hash, or None when nothing of ours is to claim (no gas is spent
+        claiming for others); ResolverError while it cannot be claimed yet."""
+        qid = market.details["question_id"]
+        try:
+            parts = await self._ready()
+            assert self._ours is not None
+            view = await parts.reality.get_question(qid)
+            if view.phase != Phase.FINALIZED:
+                raise ResolverError(f"source {self.name}: question {qid} is not finalized yet")
+            won = await self._ours.payout(view)
+            held = await parts.reality.balance_of(parts.manager.address)
+            # Nothing of ours won: claiming would pay gas to credit others. Still withdraw
+            # when someone else claimed the question for us.
+            if won == 0 and (view.history_hash != NULL_HASH or held == 0):
+                return None
+            claimed = await parts.answerer.claim(qid, from_block=market.details["block_number"])
+            if claimed is None:
+                raise ResolverError(f"source {self.name}: question {qid} is not finalized yet")
+            for intent in (claimed.claim, claimed.withdraw):
+                if intent is not None and intent.state not in (
+                    IntentState.CONFIRMED,
+                    IntentState.SKIPPED,
+                ):
+                    raise ResolverError(
+                        f"source {self.name}: {intent.key} {intent.state.value}: "
+                        f"{intent.error or 'no reason'}"
+                    )
+            if (
+                claimed.claim is not None
+                and claimed.claim.state == IntentState.CONFIRMED
+                and qid not in self._claims_counted
+            ):
+                self._claims_counted.add(qid)
+                if self._metrics is not None:
+                    self._metrics.bonds_claimed.labels(self.name, NATIVE).inc(won)
+            await self._report_bonds()
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        emit(
+            logger,
+            logging.INFO,
+            "reality.claimed",
+            source=self.name,
+            market=market.market_id,
+            won=won,
+            withdrawn=claimed.withdrawn,
+        )
+        last = claimed.withdraw or claimed.claim
+        if last is None or last.inclusion is None:
+            return None
+        return last.inclusion.tx_hash
+
+    async def aclose(self) -> None:
+        if self._parts is not None:
+            await self._parts.manager.close()
+            await self._parts.pool.close()

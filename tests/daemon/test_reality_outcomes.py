@@ -1,0 +1,51 @@
+"""A Reality.eth question read as a market's outcomes, and an answer read back as one
+(oracle.daemon.reality_venue), without a chain."""
+
+from __future__ import annotations
+
+import pytest
+
+from oracle.core.reality import (
+    INVALID_ANSWER,
+    TOO_SOON_ANSWER,
+    QuestionKind,
+    RealityQuestion,
+    encode_question_text,
+    parse_question,
+)
+from oracle.daemon.reality_venue import market_outcomes, outcome_of_answer
+from oracle.errors import RealityQuestionError
+
+
+def _select(*labels: str) -> RealityQuestion:
+    text = encode_question_text(QuestionKind.SINGLE_SELECT, "Who wins?", outcomes=list(labels))
+    return parse_question(2, text)
+
+
+def test_outcomes_of_bool_and_single_select_questions() -> None:
+    yes_no = parse_question(0, encode_question_text(QuestionKind.BOOL, "Did it happen?"))
+    assert market_outcomes(yes_no, allow_unresolved=False) == ("YES", "NO")
+    assert market_outcomes(yes_no, allow_unresolved=True) == ("YES", "NO", "TOO_EARLY")
+    teams = _select("Team A", "Team B", "Draw")
+    assert market_outcomes(teams, allow_unresolved=False) == ("Team A", "Team B", "Draw")
+
+
+@pytest.mark.parametrize("label", ["Invalid", "too_early"])
+def test_a_label_that_reads_as_a_reserved_answer_is_refused(label: str) -> None:
+    with pytest.raises(RealityQuestionError, match="label 1 reads as the reserved answer"):
+        market_outcomes(_select("Yes", label), allow_unresolved=False)
+
+
+def test_a_multiple_select_question_is_not_answered() -> None:
+    text = encode_question_text(QuestionKind.MULTIPLE_SELECT, "Which?", outcomes=["a", "b"])
+    with pytest.raises(RealityQuestionError, match="multiple-select is not answered"):
+        market_outcomes(parse_question(3, text), allow_unresolved=False)
+
+
+def test_answers_read_back_as_outcomes() -> None:
+    teams = _select("Team A", "Team B")
+    assert outcome_of_answer(teams, (1).to_bytes(32, "big")) == "Team B"
+    assert outcome_of_answer(teams, INVALID_ANSWER) == "INVALID"
+    assert outcome_of_answer(teams, TOO_SOON_ANSWER) == "TOO_EARLY"
+    # An index past the outcomes names no outcome: shown as the raw answer.
+    assert outcome_of_answer(teams, (5).to_bytes(32, "big")) == "answer:0x" + "00" * 31 + "05"
