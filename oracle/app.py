@@ -71,7 +71,14 @@ from oracle.chain.rpc import RpcPool
 from oracle.chain.settings import ChainSettings
 from oracle.chain.submitter import ProposalSubmitter
 from oracle.chain.txmanager import TxManager
-from oracle.chain.uma import OPTIMISTIC_ORACLE_V2, OptimisticOracleV2, RequestSource, UmaProposer
+from oracle.chain.uma import (
+    OPTIMISTIC_ORACLE_V2,
+    OPTIMISTIC_ORACLE_V3,
+    OptimisticOracleV2,
+    RequestSource,
+    UmaProposer,
+)
+from oracle.chain.uma_v3 import OptimisticOracleV3, UmaAsserter
 from oracle.config import Settings, config_checksum
 from oracle.daemon.chain_venue import ChainParts, ChainVenue
 from oracle.daemon.http_venue import HttpMarketSource, WebhookResolver
@@ -80,7 +87,13 @@ from oracle.daemon.ports import MarketSource, Monitored, Resolver
 from oracle.daemon.reality_venue import RealityParts, RealityVenue
 from oracle.daemon.research import AgentPool
 from oracle.daemon.service import Daemon, Judgement
-from oracle.daemon.settings import ChainSourceConfig, RealitySourceConfig, UmaSourceConfig
+from oracle.daemon.settings import (
+    ChainSourceConfig,
+    RealitySourceConfig,
+    UmaSourceConfig,
+    UmaV3SourceConfig,
+)
+from oracle.daemon.uma_v3_venue import UmaV3Parts, UmaV3Venue
 from oracle.daemon.uma_venue import UmaParts, UmaVenue
 from oracle.errors import (
     ChainIdMismatch,
@@ -260,7 +273,7 @@ class ChainWiring:
 
     def __init__(
         self,
-        config: ChainSourceConfig | UmaSourceConfig | RealitySourceConfig,
+        config: ChainSourceConfig | UmaSourceConfig | UmaV3SourceConfig | RealitySourceConfig,
         settings: ChainSettings,
         store: Store,
         observer: ChainObserver = SILENT,
@@ -325,11 +338,14 @@ class UmaWiring(ChainWiring):
     """How a `uma` venue's objects are made: the signer as for a chain venue, the pool on
     the oracle's chain (its deployment file's, checked as `oracle.chain.connect` checks;
     or `chain.rpc.chain_id`'s, with code at `oracle_address`), the transaction manager on
-    the daemon's database, the proposer and the request scanner."""
+    the daemon's database, the proposer and the request scanner. `artifact` names the
+    oracle in a deployment file (`UmaV3Wiring` reads OOv3's)."""
+
+    artifact = OPTIMISTIC_ORACLE_V2
 
     def __init__(
         self,
-        config: UmaSourceConfig,
+        config: UmaSourceConfig | UmaV3SourceConfig,
         settings: ChainSettings,
         store: Store,
         observer: ChainObserver = SILENT,
@@ -347,7 +363,7 @@ class UmaWiring(ChainWiring):
                 settings, config.deployment_file, deployment_key=key, observer=self._observer
             )
             try:
-                address = deployment.address(OPTIMISTIC_ORACLE_V2)
+                address = deployment.address(self.artifact)
             except DeploymentError as error:
                 await pool.close()
                 raise SetupError(key, f"{config.deployment_file}: {error}") from None
@@ -380,6 +396,7 @@ class UmaWiring(ChainWiring):
     async def __call__(self) -> UmaParts:  # type: ignore[override]
         signer = await self._unlock()
         settings, config = self._settings, self._config
+        assert isinstance(config, UmaSourceConfig)  # UmaV3Wiring makes its own parts
         pool, address, start = await self._oracle()
         oracle = OptimisticOracleV2(pool, address)
         manager = self._manager(pool, signer)
@@ -401,6 +418,30 @@ class UmaWiring(ChainWiring):
             source=source,
             start_block=start,
             scanner_settings=settings.scanner,
+        )
+
+
+class UmaV3Wiring(UmaWiring):
+    """How a `uma_v3` venue's objects are made: the oracle found as for `uma` (its
+    deployment file's uma/OptimisticOracleV3, or `oracle_address`), the asserter (its own
+    assertions looked for from the start block) and the checkpoints for the scan of
+    others' assertions."""
+
+    artifact = OPTIMISTIC_ORACLE_V3
+
+    async def __call__(self) -> UmaV3Parts:  # type: ignore[override]
+        signer = await self._unlock()
+        pool, address, start = await self._oracle()
+        oracle = OptimisticOracleV3(pool, address)
+        manager = self._manager(pool, signer)
+        return UmaV3Parts(
+            pool=pool,
+            manager=manager,
+            oracle=oracle,
+            asserter=UmaAsserter(manager, oracle, from_block=start),
+            checkpoints=DatabaseCheckpointStore(self._store),
+            start_block=start,
+            scanner_settings=self._settings.scanner,
         )
 
 
@@ -588,6 +629,11 @@ def assemble(
             uma = UmaVenue(source_config, uma_wiring, metrics)
             sources.append(uma)
             resolvers[source_config.name] = uma
+        elif isinstance(source_config, UmaV3SourceConfig):
+            v3_wiring = UmaV3Wiring(source_config, settings.chain, store, observer=metrics)
+            v3 = UmaV3Venue(source_config, v3_wiring, metrics)
+            sources.append(v3)
+            resolvers[source_config.name] = v3
         elif isinstance(source_config, RealitySourceConfig):
             reality_wiring = RealityWiring(source_config, settings.chain, store, observer=metrics)
             reality = RealityVenue(source_config, reality_wiring, metrics)

@@ -35,6 +35,7 @@ from oracle.daemon.settings import (
     MetricsSettings,
     RealitySourceConfig,
     UmaSourceConfig,
+    UmaV3SourceConfig,
 )
 from oracle.store.settings import DatabaseSettings
 
@@ -89,13 +90,17 @@ class Settings(BaseModel):
         signing = [
             item
             for item in value
-            if isinstance(item, ChainSourceConfig | UmaSourceConfig | RealitySourceConfig)
+            if isinstance(
+                item,
+                ChainSourceConfig | UmaSourceConfig | UmaV3SourceConfig | RealitySourceConfig,
+            )
         ]
         if len(signing) > 1:
             # Each has its own transaction manager on chain.signer's key: they would race
             # each other for nonces.
             raise ValueError(
-                "at most one source of kind chain, uma or reality: each signs with chain.signer, "
+                "at most one source of kind chain, uma, uma_v3 or reality: each signs with "
+                "chain.signer, "
                 f"and {', '.join(s.name for s in signing)} would race for its nonces"
             )
         return value

@@ -11,7 +11,7 @@ from oracle.config import SECTIONS, Settings, config_key, effective_config, load
 from oracle.config_sources import load_section
 from oracle.core.params import ConsensusParams
 from oracle.core.urls import redact_url
-from oracle.daemon.settings import RealitySourceConfig, UmaSourceConfig
+from oracle.daemon.settings import RealitySourceConfig, UmaSourceConfig, UmaV3SourceConfig
 from oracle.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -314,7 +314,7 @@ def test_a_uma_market_source_is_validated_up_front(tmp_path: Path) -> None:
         ),
         (
             f"{{kind: uma, oracle_address: '{oracle}'}}\n  - {{kind: chain}}",
-            "market_sources: at most one source of kind chain, uma or reality",
+            "market_sources: at most one source of kind chain, uma, uma_v3 or reality",
         ),
     ):
         with pytest.raises(ConfigError) as error:
@@ -384,7 +384,91 @@ def test_a_reality_market_source_is_validated_up_front(tmp_path: Path) -> None:
         (
             f"{{{good}, bond: {{initial_wei: 1}}}}\n"
             f"  - {{kind: uma, oracle_address: '{contract}'}}",
-            "market_sources: at most one source of kind chain, uma or reality",
+            "market_sources: at most one source of kind chain, uma, uma_v3 or reality",
+        ),
+    ):
+        with pytest.raises(ConfigError) as error:
+            load_settings(_write(tmp_path, f"market_sources:\n  - {text}\n"))
+        assert message in str(error.value), str(error.value)
+
+
+def test_a_uma_v3_market_source_is_validated_up_front(tmp_path: Path) -> None:
+    oracle = "0x" + "ef" * 20
+    settings = load_settings(
+        _write(
+            tmp_path,
+            "market_sources:\n"
+            f"  - kind: uma_v3\n"
+            f"    oracle_address: '{oracle}'\n"
+            "    markets:\n"
+            "      - {id: launch, question: 'Did it launch?', resolve_after: "
+            "'2026-06-01T00:00:00Z'}\n"
+            f"    second_opinion: {{asserters: ['{oracle}']}}\n"
+            "    bond: {amount: 10, liveness: 3600}\n"
+            "    risk: {max_bond_outstanding: 250.5, max_bond_per_assertion: 20}\n",
+        )
+    )
+    (v3,) = settings.market_sources
+    assert isinstance(v3, UmaV3SourceConfig)
+    assert (v3.name, v3.settle, v3.dispute, v3.start_block) == ("uma-v3", True, "never", None)
+    (market,) = v3.markets
+    assert (market.id, market.outcomes) == ("launch", ("YES", "NO"))
+    assert market.resolve_after.timestamp() == 1_780_272_000
+    assert v3.bond.amount == Decimal(10)
+    assert v3.bond.currency is None
+    assert v3.risk.max_bond_outstanding == Decimal("250.5")
+    assert v3.second_opinion is not None
+    assert v3.second_opinion.asserters == (oracle,)
+    good = f"kind: uma_v3, oracle_address: '{oracle}'"
+    market = "{id: m, question: 'Q?', resolve_after: '2026-06-01T00:00:00Z'}"
+    watch = f"second_opinion: {{asserters: ['{oracle}']}}"
+    for text, message in (
+        (
+            f"{{kind: uma_v3, {watch}}}",
+            "market_sources[0].uma_v3: set exactly one of oracle_address",
+        ),
+        (f"{{{good}}}", "nothing to do: name markets, a second_opinion, or both"),
+        (
+            f"{{kind: uma_v3, oracle_address: '0x12', {watch}}}",
+            "market_sources[0].uma_v3.oracle_address: must be a 0x-prefixed address",
+        ),
+        (
+            f"{{{good}, name: uma_v3, {watch}}}",
+            "market_sources[0].uma_v3.name: String should match pattern",
+        ),
+        (f"{{{good}, second_opinion: {{}}}}", "name asserters, escalation_managers or claim"),
+        (
+            f"{{{good}, second_opinion: {{escalation_managers: ['{oracle}', 'x']}}}}",
+            "second_opinion.escalation_managers: [1] must be a 0x-prefixed",
+        ),
+        (
+            f"{{{good}, {watch}, bond: {{currency: '0x1'}}}}",
+            "uma_v3.bond.currency: must be a 0x-prefixed address",
+        ),
+        (f"{{{good}, {watch}, bond: {{amount: 0}}}}", "bond.amount: Input should be greater"),
+        (
+            f"{{{good}, {watch}, bond: {{amount: 30}}, risk: {{max_bond_per_assertion: 20}}}}",
+            "bond.amount 30 is above risk.max_bond_per_assertion 20",
+        ),
+        (f"{{{good}, {watch}, dispute: after_review}}", "disputing others' assertions is not"),
+        (
+            f"{{{good}, markets: [{{id: m, question: 'Q?', resolve_after: '2026-06-01'}}]}}",
+            "uma_v3.markets[0].resolve_after: Input should have timezone info",
+        ),
+        (f"{{{good}, markets: [{market}, {market}]}}", "markets: [1].id: m is used twice"),
+        (
+            f"{{{good}, markets: [{{id: 'A b', question: 'Q?', "
+            "resolve_after: '2026-06-01T00:00:00Z'}]}",
+            "uma_v3.markets[0].id: String should match pattern",
+        ),
+        (
+            f"{{{good}, markets: [{{id: m, question: 'Q?', outcomes: ['YES'], "
+            "resolve_after: '2026-06-01T00:00:00Z'}]}",
+            "name at least two outcomes",
+        ),
+        (
+            f"{{{good}, {watch}}}\n  - {{kind: uma, oracle_address: '{oracle}'}}",
+            "market_sources: at most one source of kind chain, uma, uma_v3 or reality",
         ),
     ):
         with pytest.raises(ConfigError) as error:

@@ -44,3 +44,20 @@ def assertion_claim(*, market_id: str, question: str, outcome: str, proof_checks
         f'The answer to "{shown}" (market {market_id}) is {_plain(outcome)}. '
         f"Proof: sha256:{checksum}."
     ).encode()
+
+
+MAX_CLAIM_BYTES = 8192  # of someone else's claim read at all
+MAX_SHOWN_CLAIM_CHARS = 2000
+
+
+def read_claim(raw: bytes) -> str:
+    """Someone else's claim as one bounded line of text for research and review: at most
+    `MAX_CLAIM_BYTES` read, invalid UTF-8 replaced, control characters and runs of
+    whitespace made one space, cut at `MAX_SHOWN_CLAIM_CHARS`. ValueError when nothing
+    readable is left. Never raises on content otherwise: claims are anyone's bytes."""
+    text = _plain(raw[:MAX_CLAIM_BYTES].decode("utf-8", errors="replace"))
+    if not text.strip("\ufffd "):
+        raise ValueError("claim: no readable text")
+    if len(text) > MAX_SHOWN_CLAIM_CHARS:
+        text = text[: MAX_SHOWN_CLAIM_CHARS - 1].rstrip() + "…"
+    return text

@@ -8,7 +8,15 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 
 from oracle.core.urls import is_http_url
 
@@ -137,6 +145,7 @@ class ChainSourceConfig(BaseModel):
 
 _ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
 _IDENTIFIER = re.compile(r"^[\x20-\x7e]{1,32}$")
+_OUTCOME = re.compile(r"^[^\x00-\x1f\x7f]{1,100}$")
 Amount = Annotated[Decimal, Field(allow_inf_nan=False)]
 
 
@@ -253,6 +262,204 @@ class UmaSourceConfig(BaseModel):
     def _one_oracle(self) -> UmaSourceConfig:
         if (self.oracle_address is None) == (self.deployment_file is None):
             raise ValueError("set exactly one of oracle_address and deployment_file")
+        return self
+
+
+class ClaimMarketConfig(BaseModel):
+    """`market_sources[].markets[]` of kind `uma_v3`: a claim-style market the daemon
+    researches and, on a verdict to submit, asserts on the OptimisticOracleV3."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(
+        min_length=1,
+        max_length=100,
+        pattern=r"^[a-z0-9][a-z0-9.-]*$",
+        description="The market's id within the venue (market <source>:claim:<id>).",
+    )
+    question: str = Field(min_length=1, max_length=2000)
+    criteria: str = Field("", max_length=5000, description="How the answer is decided.")
+    outcomes: tuple[str, ...] = ("YES", "NO")
+    resolve_after: AwareDatetime = Field(
+        description="When it can be researched (the chain's clock), with its time zone."
+    )
+
+    @field_validator("outcomes")
+    @classmethod
+    def _outcomes(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if len(value) < 2:
+            raise ValueError("name at least two outcomes")
+        if len(set(value)) != len(value):
+            raise ValueError("outcomes must differ")
+        for index, outcome in enumerate(value):
+            if not _OUTCOME.match(outcome):
+                raise ValueError(f"[{index}] must be 1 to 100 characters, no control characters")
+        return value
+
+
+class UmaV3BondSettings(BaseModel):
+    """`market_sources[].bond` of kind `uma_v3`: the terms of our assertions."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    currency: str | None = Field(
+        None, description="The bond's ERC-20 (whitelisted by UMA); null: the oracle's default."
+    )
+    amount: Amount | None = Field(
+        None,
+        gt=0,
+        description="Bond per assertion in units of the currency; null: the oracle's minimum "
+        "bond for it (getMinimumBond).",
+    )
+    liveness: int | None = Field(
+        None,
+        gt=0,
+        lt=2**64,
+        description="Seconds an assertion can be disputed; null: the oracle's default.",
+    )
+
+    @field_validator("currency")
+    @classmethod
+    def _currency(cls, value: str | None) -> str | None:
+        return None if value is None else _address(value)
+
+
+class UmaV3RiskSettings(BaseModel):
+    """`market_sources[].risk` of kind `uma_v3`, in units of the bond currency."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_bond_outstanding: Amount | None = Field(
+        None,
+        gt=0,
+        description="Cap on the bonds of our assertions not yet settled; null: no cap.",
+    )
+    max_bond_per_assertion: Amount | None = Field(
+        None, gt=0, description="Cap on one assertion's bond; null: no cap."
+    )
+    min_bond_balance: Amount = Field(
+        Decimal(0),
+        ge=0,
+        description="Alert (OracleBondBalanceLow) when the signer holds less of the bond "
+        "currency than this; 0: no alert.",
+    )
+
+
+class SecondOpinionSettings(BaseModel):
+    """`market_sources[].second_opinion` of kind `uma_v3`: whose assertions the daemon
+    researches and compares with its own verdict (an assertion matching any filter)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    asserters: tuple[str, ...] | None = Field(None, description="Assertions by these accounts.")
+    escalation_managers: tuple[str, ...] | None = Field(
+        None, description="Assertions naming one of these escalation managers."
+    )
+    claim_prefixes: tuple[str, ...] | None = Field(
+        None, description="Assertions whose claim (UTF-8) starts with one of these."
+    )
+
+    @field_validator("asserters", "escalation_managers")
+    @classmethod
+    def _addresses(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("name at least one address, or leave it out")
+        for index, address in enumerate(value):
+            if not _ADDRESS.match(address):
+                raise ValueError(f"[{index}] must be a 0x-prefixed address of 40 hex digits")
+        return value
+
+    @field_validator("claim_prefixes")
+    @classmethod
+    def _prefixes(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("name at least one prefix, or leave it out")
+        for index, prefix in enumerate(value):
+            if not 1 <= len(prefix) <= 200:
+                raise ValueError(f"[{index}] must be 1 to 200 characters")
+        return value
+
+    @model_validator(mode="after")
+    def _some_filter(self) -> SecondOpinionSettings:
+        if (self.asserters, self.escalation_managers, self.claim_prefixes) == (None,) * 3:
+            # Every assertion on a busy oracle would be researched: name whose to watch.
+            raise ValueError("name asserters, escalation_managers or claim_prefixes")
+        return self
+
+
+class UmaV3SourceConfig(BaseModel):
+    """`market_sources[]` entry of kind `uma_v3`: claim-style markets asserted on UMA's
+    Optimistic Oracle V3, and a second opinion on others' assertions (signed by
+    `chain.signer`, on the nodes of `chain.rpc`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # No underscore: the name is part of the market id the claim text names.
+    name: str = Field("uma-v3", min_length=1, max_length=50, pattern=r"^[a-z0-9-]+$")
+    kind: Literal["uma_v3"]
+    oracle_address: str | None = Field(
+        None, description="The OptimisticOracleV3; or deployment_file naming it."
+    )
+    deployment_file: Path | None = Field(
+        None, description="A deployment file with a uma/OptimisticOracleV3 address."
+    )
+    start_block: int | None = Field(
+        None, ge=0, description="Scan from this block; null: the deployment's block, else 0."
+    )
+    markets: tuple[ClaimMarketConfig, ...] = Field(
+        (), description="Claim-style markets to research and assert."
+    )
+    second_opinion: SecondOpinionSettings | None = Field(
+        None, description="Others' assertions to research and compare; null: none."
+    )
+    bond: UmaV3BondSettings = UmaV3BondSettings()
+    risk: UmaV3RiskSettings = UmaV3RiskSettings()
+    settle: bool = Field(True, description="Settle our assertions once they can be.")
+    dispute: Literal["never", "after_review"] = Field(
+        "never", description="Dispute others' assertions: only never is built so far."
+    )
+
+    @field_validator("oracle_address")
+    @classmethod
+    def _oracle_address(cls, value: str | None) -> str | None:
+        return None if value is None else _address(value)
+
+    @field_validator("markets")
+    @classmethod
+    def _markets(cls, value: tuple[ClaimMarketConfig, ...]) -> tuple[ClaimMarketConfig, ...]:
+        seen: set[str] = set()
+        for index, market in enumerate(value):
+            if market.id in seen:
+                raise ValueError(f"[{index}].id: {market.id} is used twice")
+            seen.add(market.id)
+        return value
+
+    @field_validator("dispute")
+    @classmethod
+    def _dispute(cls, value: str) -> str:
+        if value != "never":
+            # The planned setting, refused until built: never promise disputes not sent.
+            raise ValueError(
+                f"{value}: disputing others' assertions is not built yet; only never is supported"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> UmaV3SourceConfig:
+        if (self.oracle_address is None) == (self.deployment_file is None):
+            raise ValueError("set exactly one of oracle_address and deployment_file")
+        if not self.markets and self.second_opinion is None:
+            raise ValueError("nothing to do: name markets, a second_opinion, or both")
+        cap, amount = self.risk.max_bond_per_assertion, self.bond.amount
+        if cap is not None and amount is not None and amount > cap:
+            raise ValueError(
+                f"bond.amount {amount} is above risk.max_bond_per_assertion {cap}: every "
+                "assertion would be refused"
+            )
         return self
 
 
@@ -379,6 +586,10 @@ class RealitySourceConfig(BaseModel):
 
 
 MarketSourceConfig = Annotated[
-    HttpSourceConfig | ChainSourceConfig | UmaSourceConfig | RealitySourceConfig,
+    HttpSourceConfig
+    | ChainSourceConfig
+    | UmaSourceConfig
+    | UmaV3SourceConfig
+    | RealitySourceConfig,
     Field(discriminator="kind"),
 ]

@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oracle.core.claims import MAX_QUESTION_CHARS, assertion_claim
+from oracle.core.claims import (
+    MAX_CLAIM_BYTES,
+    MAX_QUESTION_CHARS,
+    MAX_SHOWN_CLAIM_CHARS,
+    assertion_claim,
+    read_claim,
+)
 
 CHECKSUM = "ab" * 32
 
@@ -59,3 +65,33 @@ def test_any_question_gives_a_bounded_single_line_claim(question: str) -> None:
     assert claim.isprintable()
     assert len(claim) <= MAX_QUESTION_CHARS + 120
     assert claim.endswith(f"Proof: sha256:{CHECKSUM}.")
+
+
+def test_someone_elses_claim_is_read_as_one_bounded_line() -> None:
+    assert (
+        read_claim(b'The bridge "reopened"\n on\t3 March.') == "The bridge 'reopened' on 3 March."
+    )
+    assert read_claim(b"caf\xc3\xa9 \xff ok") == "caf\u00e9 \ufffd ok"  # bad UTF-8 replaced
+    long = read_claim(b"x " * MAX_CLAIM_BYTES)
+    assert len(long) == MAX_SHOWN_CLAIM_CHARS
+    assert long.endswith("\u2026")
+    for unreadable in (b"", b"\x00\x01\n", b"\xff\xfe\x7f"):
+        with pytest.raises(ValueError, match=r"^claim: no readable text"):
+            read_claim(unreadable)
+
+
+def _read(raw: bytes) -> tuple[str | None, str | None]:
+    try:
+        return read_claim(raw), None
+    except ValueError as error:
+        return None, str(error)
+
+
+@given(st.binary(max_size=20_000))
+def test_any_claim_bytes_give_a_bounded_line_or_a_named_error(raw: bytes) -> None:
+    text, error = _read(raw)
+    if text is None:
+        assert error == "claim: no readable text"
+        return
+    assert text.isprintable()
+    assert 0 < len(text) <= MAX_SHOWN_CLAIM_CHARS

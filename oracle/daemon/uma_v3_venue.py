@@ -1,0 +1,562 @@
+"""UMA's Optimistic Oracle V3 as the daemon's market source and resolver.
+
+Two kinds of markets, told apart by `details["kind"]`:
+
+* `claim`: a claim-style market of the venue's configuration (`markets[]`), id
+  `<source>:claim:<id>`, due at its `resolve_after` on the chain's clock. A verdict to
+  submit (or a person's decision) is asserted through `UmaAsserter`: the claim names the
+  market, the outcome and `sha256:<proof checksum>` (`oracle.core.claims`), one intent
+  per claim, found again among this signer's `AssertionMade` events after a crash or on
+  another replica, so it is bonded once. Before the bond is posted it is weighed against
+  the venue's caps (`oracle.core.bonds.check_bond`: a refusal is a `uma.bond_refused`
+  log line, `oracle_bond_refusals_total{venue,reason}` and a retried delivery).
+* `assertion`: someone else's assertion (`AssertionMade` events matching
+  `second_opinion`), id `<source>:assertion:<assertion id>`, question "Is this claim
+  true? <the claim, bounded>", outcomes YES and NO. Nothing is ever sent for it: `propose`
+  records our verdict beside theirs, and a `disagreement` (a review item, and
+  `oracle_venue_disagreements_total`) when our verdict is not YES.
+
+`state` reads `getAssertion` (what `AssertionDisputed` and `AssertionSettled` change):
+ASSERTED is proposed, DISPUTED disputed, EXPIRED (undisputed, liveness over: it can only
+settle true) and SETTLED are final, with the settled truth as the market's outcome
+(`uma-settlement` in the accuracy ledger). `settle` settles our own assertions once
+expired; a disputed one of ours is settled as soon as the vote has a price.
+
+One assertion per transaction: the daemon hands each market's verdict to `propose` on its
+own, under that market's lease, and waits for it to be confirmed; gathering several into
+one `multicall` would hold every verdict back for the others, and one claim the oracle
+refuses would revert the whole batch (docs/venues.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from eth_utils.address import to_checksum_address
+
+from oracle.chain.checkpoint import CheckpointStore
+from oracle.chain.contracts import load_artifact
+from oracle.chain.events import DecodedLog, EventDecoder
+from oracle.chain.intents import IntentState
+from oracle.chain.rpc import RpcPool
+from oracle.chain.scanner import LogScanner
+from oracle.chain.settings import ScannerSettings
+from oracle.chain.txmanager import TxManager
+from oracle.chain.uma import OPTIMISTIC_ORACLE_V3, Erc20, address_topic
+from oracle.chain.uma_v3 import (
+    AssertionMade,
+    AssertionState,
+    AssertionView,
+    Claim,
+    OptimisticOracleV3,
+    UmaAsserter,
+)
+from oracle.core.bonds import BondCaps, check_bond, to_units
+from oracle.core.claims import assertion_claim, read_claim
+from oracle.core.markets import MarketSpec
+from oracle.core.scoring import Finality
+from oracle.daemon.chain_venue import latest_block, pool_problem
+from oracle.daemon.metrics import DaemonMetrics
+from oracle.daemon.ports import (
+    Deliver,
+    MarketRef,
+    Receipt,
+    Resolution,
+    ResolutionStatus,
+    SignerBalance,
+)
+from oracle.daemon.settings import UmaV3SourceConfig
+from oracle.errors import ChainError, ResolverError, SetupError, SourceError
+from oracle.log import emit
+
+logger = logging.getLogger("oracle.daemon.uma_v3")
+
+CLAIM, ASSERTION = "claim", "assertion"
+YES, NO = "YES", "NO"
+
+
+def settled_outcome(market: MarketRef, truth: bool) -> str:
+    """The market's outcome once its assertion settled `truth`: for someone else's claim,
+    YES or NO; for ours, the outcome we asserted, or (false) the other of two outcomes,
+    `not:<ours>` when there are more."""
+    if market.details.get("kind") == ASSERTION:
+        return YES if truth else NO
+    asserted = str(market.submission.get("asserted_outcome", ""))
+    if truth:
+        return asserted
+    others = [o for o in market.outcomes if o != asserted]
+    return others[0] if len(others) == 1 else f"not:{asserted}"
+
+
+@dataclass(frozen=True)
+class UmaV3Parts:
+    """What the venue works with, made by the composition root when it starts."""
+
+    pool: RpcPool
+    manager: TxManager
+    oracle: OptimisticOracleV3
+    asserter: UmaAsserter
+    checkpoints: CheckpointStore
+    start_block: int
+    scanner_settings: ScannerSettings
+
+
+OpenUmaV3 = Callable[[], Awaitable[UmaV3Parts]]
+
+
+class _OurAssertions:
+    """Our assertions not settled yet (their bonds at risk): this signer's `AssertionMade`
+    events, read from where the last read ended (from the start block after a restart),
+    each dropped once settled."""
+
+    def __init__(self, parts: UmaV3Parts) -> None:
+        self._parts = parts
+        self._from = parts.start_block
+        self._open: set[str] = set()
+
+    async def at_risk(self) -> dict[str, int]:
+        """Bonds posted and not returned, by currency (EIP-55)."""
+        parts = self._parts
+        head = int(await parts.pool.call("eth_blockNumber", lambda w3: w3.eth.block_number))
+        if self._from <= head:  # a node refuses a range that starts past its head
+            for made in await parts.oracle.assertions_by(parts.manager.address, self._from):
+                self._open.add(made.assertion_id)
+            self._from = head + 1
+        ids = sorted(self._open)
+        totals: dict[str, int] = {}
+        for assertion_id, view in zip(ids, await parts.oracle.get_assertions(ids), strict=True):
+            if view.settled or not view.exists:
+                self._open.discard(assertion_id)
+                continue
+            totals[view.currency] = totals.get(view.currency, 0) + view.bond
+        return totals
+
+
+class UmaV3Venue:
+    """Market source and resolver for one OptimisticOracleV3."""
+
+    def __init__(
+        self,
+        config: UmaV3SourceConfig,
+        open_chain: OpenUmaV3,
+        metrics: DaemonMetrics | None = None,
+    ) -> None:
+        self.name = config.name
+        self.config = config
+        self._open_chain = open_chain
+        self._metrics = metrics
+        self._lock = asyncio.Lock()
+        self._parts: UmaV3Parts | None = None
+        self._ours: _OurAssertions | None = None
+        self._scanner: LogScanner | None = None
+        self._start_problem: str | None = None
+        self._decimals: dict[str, int] = {}
+        self._currencies: set[str] = set()
+        self._guarding = asyncio.Lock()
+        self._sending: dict[str, tuple[str, int]] = {}  # claim key -> (currency, bond)
+        opinion = config.second_opinion
+        asserters = (opinion.asserters if opinion else None) or ()
+        managers = (opinion.escalation_managers if opinion else None) or ()
+        prefixes = (opinion.claim_prefixes if opinion else None) or ()
+        self._asserters = frozenset(to_checksum_address(a) for a in asserters)
+        self._managers = frozenset(to_checksum_address(a) for a in managers)
+        self._prefixes = tuple(p.encode() for p in prefixes)
+
+    # -- connection ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect (the oracle on the expected chain, the signer unlocked) and resume the
+        transactions a previous process left unfinished; a SetupError names the setting."""
+        async with self._lock:
+            if self._parts is not None:
+                return
+            parts = await self._open_chain()
+            try:
+                await parts.manager.resume()
+            except BaseException:
+                await parts.manager.close()
+                await parts.pool.close()
+                raise
+            self._parts = parts
+            self._ours = _OurAssertions(parts)
+            if self.config.second_opinion is not None:
+                self._scanner = self._assertion_scanner(parts)
+            self._start_problem = None
+            emit(
+                logger,
+                logging.INFO,
+                "uma_v3.venue_started",
+                source=self.name,
+                chain_id=parts.pool.chain_id,
+                oracle=parts.oracle.address,
+                asserter=parts.manager.address,
+            )
+
+    def _assertion_scanner(self, parts: UmaV3Parts) -> LogScanner:
+        only_asserters = not self._managers and not self._prefixes
+        return LogScanner(
+            parts.pool,
+            address=parts.oracle.address,
+            decoder=EventDecoder(load_artifact(OPTIMISTIC_ORACLE_V3).abi, "AssertionMade"),
+            checkpoints=parts.checkpoints,
+            name=f"{self.name}:{parts.pool.chain_id}:{parts.oracle.address.lower()}",
+            settings=parts.scanner_settings,
+            start_block=parts.start_block,
+            # Only asserters named: the node filters (asserter is indexed); else we do.
+            topics=[None, [address_topic(a) for a in sorted(self._asserters)]]
+            if only_asserters
+            else [],
+        )
+
+    async def _ready(self) -> UmaV3Parts:
+        try:
+            await self.start()
+        except SetupError as error:
+            self._start_problem = str(error)
+            raise ChainError(str(error)) from None
+        assert self._parts is not None
+        return self._parts
+
+    async def now(self) -> float:
+        """The chain's clock (liveness runs on block time)."""
+        try:
+            parts = await self._ready()
+            block = await parts.pool.call("eth_getBlockByNumber", latest_block)
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: chain clock: {error}") from None
+        return float(block["timestamp"])
+
+    def health(self) -> str | None:
+        if self._parts is None:
+            return self._start_problem
+        return pool_problem(self._parts.pool)
+
+    async def signer_balance(self) -> SignerBalance | None:
+        """The signer's native balance (gas); the bond gauges are refreshed with it."""
+        parts = self._parts
+        if parts is None:
+            return None
+        problem = self.health()
+        if problem is not None:
+            raise ResolverError(f"source {self.name}: signer balance: {problem}")
+        try:
+            wei = await parts.manager.balance()
+            await self._report_bonds(parts)
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: signer balance: {error}") from None
+        return SignerBalance(parts.manager.address, wei)
+
+    async def _report_bonds(self, parts: UmaV3Parts) -> dict[str, int]:
+        assert self._ours is not None
+        at_risk = await self._ours.at_risk()
+        if self._metrics is not None:
+            us, oracle = parts.manager.address, parts.oracle.address
+            for token in self._currencies | set(at_risk):
+                erc20 = Erc20(parts.pool, token)
+                metrics = self._metrics
+                metrics.bond_balance.labels(self.name, token).set(await erc20.balance_of(us))
+                floor = self._units(self.config.risk.min_bond_balance, await self._dec(token))
+                metrics.bond_min_balance.labels(self.name, token).set(floor)
+                allowance = await erc20.allowance(us, oracle)
+                metrics.bond_allowance.labels(self.name, token).set(allowance)
+                metrics.bonds_at_risk.labels(self.name, token).set(at_risk.get(token, 0))
+        return at_risk
+
+    async def _dec(self, token: str) -> int:
+        assert self._parts is not None
+        if token not in self._decimals:
+            self._decimals[token] = int(await Erc20(self._parts.pool, token).read("decimals"))
+        return self._decimals[token]
+
+    @staticmethod
+    def _units(amount: Decimal, decimals: int) -> int:
+        return to_units(amount, decimals)
+
+    # -- MarketSource -------------------------------------------------------------------------
+
+    async def poll(self, deliver: Deliver) -> list[str]:
+        try:
+            parts = await self._ready()
+        except ChainError as error:
+            raise SourceError(f"source {self.name}: {error}") from None
+        # The configured markets, at every poll: the store keeps the first report.
+        await deliver([self._claim_market(parts, m) for m in self.config.markets])
+        skipped: list[str] = []
+        if self._scanner is None:
+            return skipped
+
+        async def handle(logs: list[DecodedLog]) -> None:
+            wanted = [AssertionMade.from_log(log) for log in logs if self._watched(parts, log)]
+            views = await parts.oracle.get_assertions([m.assertion_id for m in wanted])
+            specs = []
+            for assertion, view in zip(wanted, views, strict=True):
+                try:
+                    specs.append(self._assertion_market(parts, assertion, view))
+                except ValueError as error:
+                    skipped.append(f"assertion {assertion.assertion_id}: {error}")
+            await deliver(specs)
+
+        try:
+            await self._scanner.poll(handle)
+        except ChainError as error:
+            raise SourceError(f"source {self.name}: {error}") from None
+        return skipped
+
+    def _claim_market(self, parts: UmaV3Parts, market: Any) -> MarketSpec:
+        return MarketSpec(
+            source=self.name,
+            external_id=f"{CLAIM}:{market.id}",
+            question=market.question,
+            criteria=market.criteria,
+            resolve_after=market.resolve_after.timestamp(),
+            outcomes=market.outcomes,
+            details={"kind": CLAIM, "claim_id": market.id, "oracle": parts.oracle.address},
+            awaits_settlement=self.config.settle,
+        )
+
+    def _watched(self, parts: UmaV3Parts, log: DecodedLog) -> bool:
+        """Someone else's assertion matching any `second_opinion` filter."""
+        asserter = to_checksum_address(log.args["asserter"])
+        if asserter == parts.manager.address:
+            return False  # ours: a claim market of this venue already
+        return (
+            asserter in self._asserters
+            or to_checksum_address(log.args["escalationManager"]) in self._managers
+            or (bool(self._prefixes) and bytes(log.args["claim"]).startswith(self._prefixes))
+        )
+
+    def _assertion_market(
+        self, parts: UmaV3Parts, made: AssertionMade, view: AssertionView
+    ) -> MarketSpec:
+        claim = read_claim(made.claim)
+        return MarketSpec(
+            source=self.name,
+            external_id=f"{ASSERTION}:{made.assertion_id}",
+            question=f"Is this claim true? {claim}",
+            resolve_after=float(view.assertion_time),
+            outcomes=(YES, NO),
+            details={
+                "kind": ASSERTION,
+                "oracle": parts.oracle.address,
+                "assertion_id": made.assertion_id,
+                "asserter": made.asserter,
+                "escalation_manager": view.escalation_manager,
+                "claim": claim,
+                "bond": str(made.bond),
+                "currency": view.currency,
+                "expiration_time": made.expiration_time,
+                "block_number": made.block_number,
+                "tx_hash": made.tx_hash,
+            },
+        )
+
+    # -- Resolver -----------------------------------------------------------------------------
+
+    async def propose(self, market: MarketRef, outcome: str, proof_checksum: str) -> Receipt:
+        """Assert our verdict on a claim market once; on someone else's assertion, record
+        our verdict beside theirs (see the module docstring)."""
+        try:
+            parts = await self._ready()
+            if market.details.get("kind") == ASSERTION:
+                return await self._second_opinion(parts, market, outcome)
+            claim = await self._claim(parts, market, outcome, proof_checksum)
+            key = parts.asserter.assertion_key(claim)
+            async with self._guarding:
+                recorded = await parts.manager.intent(key)
+                if recorded is None and not await parts.asserter.find([claim]):
+                    await self._guard(parts, market, claim)
+                self._sending[key] = (claim.currency, claim.bond)
+            try:
+                asserted = await parts.asserter.assert_truth(claim)
+            finally:
+                self._sending.pop(key, None)
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        intent, made = asserted.intent, asserted.assertion
+        if intent.state in (IntentState.REVERTED, IntentState.FAILED):
+            raise ResolverError(
+                f"source {self.name}: assertion {intent.state.value}: {intent.error or 'no reason'}"
+            )
+        if made is None:
+            raise ResolverError(f"source {self.name}: the assertion is not on-chain yet")
+        ours_sent = intent.inclusion is not None and intent.sender == parts.manager.address
+        return Receipt(
+            reference=made.tx_hash,
+            final_after=float(made.expiration_time),
+            gas_used=intent.inclusion.gas_used if ours_sent and intent.inclusion else 0,
+            details={
+                "assertion_id": made.assertion_id,
+                "asserted_outcome": outcome,
+                "claim": made.claim.decode(),
+                "bond": str(made.bond),
+                "currency": claim.currency,
+            },
+        )
+
+    async def _claim(
+        self, parts: UmaV3Parts, market: MarketRef, outcome: str, proof_checksum: str
+    ) -> Claim:
+        """What asserting `outcome` on `market` posts: the claim and its terms."""
+        bond = self.config.bond
+        currency = bond.currency or await parts.oracle.default_currency()
+        amount = (
+            await parts.oracle.minimum_bond(currency)
+            if bond.amount is None
+            else self._units(bond.amount, await self._dec(currency))
+        )
+        liveness = bond.liveness or await parts.oracle.default_liveness()
+        configured = {m.id: m.question for m in self.config.markets}
+        question = configured.get(market.details["claim_id"])
+        if question is None:
+            raise ResolverError(
+                f"source {self.name}: market {market.details['claim_id']} is no longer "
+                "configured: nothing asserted",
+                retryable=False,
+            )
+        try:
+            text = assertion_claim(
+                market_id=market.market_id,
+                question=question,
+                outcome=outcome,
+                proof_checksum=proof_checksum,
+            )
+            return Claim(text=text, bond=amount, liveness=liveness, currency=currency)
+        except ValueError as error:
+            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+
+    async def _guard(self, parts: UmaV3Parts, market: MarketRef, claim: Claim) -> None:
+        """Refuse (ResolverError, retried later) a bond the risk caps do not allow."""
+        risk = self.config.risk
+        decimals = await self._dec(claim.currency)
+        caps = BondCaps(
+            max_per_request=None
+            if risk.max_bond_per_assertion is None
+            else self._units(risk.max_bond_per_assertion, decimals),
+            max_outstanding=None
+            if risk.max_bond_outstanding is None
+            else self._units(risk.max_bond_outstanding, decimals),
+        )
+        self._currencies.add(claim.currency)
+        outstanding = (await self._report_bonds(parts)).get(claim.currency, 0)
+        outstanding += sum(
+            bond for token, bond in self._sending.values() if token == claim.currency
+        )
+        # OOv3 pays no reward and takes no final fee beside the bond.
+        refusal = check_bond(
+            bond=claim.bond, final_fee=0, reward=0, outstanding=outstanding, caps=caps
+        )
+        if refusal is None:
+            return
+        if self._metrics is not None:
+            self._metrics.bond_refusals.labels(self.name, refusal.reason).inc()
+        emit(
+            logger,
+            logging.WARNING,
+            "uma.bond_refused",
+            source=self.name,
+            market=market.market_id,
+            reason=refusal.reason,
+            detail=refusal.detail,
+        )
+        raise ResolverError(
+            f"source {self.name}: bond refused ({refusal.reason}): {refusal.detail}"
+        )
+
+    async def _second_opinion(self, parts: UmaV3Parts, market: MarketRef, outcome: str) -> Receipt:
+        assertion_id = market.details["assertion_id"]
+        view = await parts.oracle.get_assertion(assertion_id)
+        if not view.exists:
+            raise ResolverError(f"source {self.name}: assertion {assertion_id} not found")
+        agrees = outcome == YES
+        details: dict[str, Any] = {
+            "assertion_id": assertion_id,
+            "asserter": view.asserter,
+            "asserted_by_other": True,
+            "their_outcome": YES,
+            "our_outcome": outcome,
+            "agrees": agrees,
+        }
+        disagreement = None
+        if not agrees:
+            disagreement = (
+                f"{view.asserter} asserted on UMA's Optimistic Oracle V3 (assertion "
+                f"{assertion_id}) that: {market.details.get('claim', '')[:500]}; our verdict "
+                f"is {outcome}: the claim is not true"
+            )
+        return Receipt(
+            reference=f"asserted-by:{view.asserter}",
+            final_after=float(view.expiration_time),
+            details=details,
+            disagreement=disagreement,
+        )
+
+    async def state(self, market: MarketRef) -> Resolution:
+        assertion_id = market.details.get("assertion_id") or market.submission.get("assertion_id")
+        if not assertion_id:
+            return Resolution(ResolutionStatus.OPEN)
+        try:
+            parts = await self._ready()
+            view = await parts.oracle.get_assertion(assertion_id)
+            now = await self.now()
+            state = view.state(now)
+            if state == AssertionState.DISPUTED and self._settles(market):
+                # Ours, disputed: settled (both bonds to the winner) once the vote has a price.
+                intent = await parts.asserter.settle(assertion_id, now)
+                if intent is not None and intent.state == IntentState.CONFIRMED:
+                    view = await parts.oracle.get_assertion(assertion_id)
+                    state = view.state(now)
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        expiration = float(view.expiration_time) if view.exists else None
+        if state == AssertionState.NONE:
+            return Resolution(ResolutionStatus.OPEN)
+        if state == AssertionState.ASSERTED:
+            return Resolution(ResolutionStatus.PROPOSED, None, expiration)
+        if state == AssertionState.DISPUTED:
+            return Resolution(
+                ResolutionStatus.DISPUTED,
+                None,
+                expiration,
+                reason=f"assertion {assertion_id} disputed by {view.disputer}",
+            )
+        truth = view.settlement_resolution if state == AssertionState.SETTLED else True
+        return Resolution(
+            ResolutionStatus.FINAL,
+            settled_outcome(market, truth),
+            expiration,
+            Finality.UMA_SETTLEMENT,
+        )
+
+    def _settles(self, market: MarketRef) -> bool:
+        return self.config.settle and market.details.get("kind") == CLAIM
+
+    async def settle(self, market: MarketRef) -> str | None:
+        """Settle our assertion once it can be: the transaction (None when someone else
+        settled it, or the assertion is someone else's); ResolverError while it cannot."""
+        assertion_id = market.submission.get("assertion_id")
+        if market.details.get("kind") != CLAIM or not assertion_id:
+            return None
+        try:
+            parts = await self._ready()
+            intent = await parts.asserter.settle(assertion_id, await self.now())
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        if intent is None:
+            raise ResolverError(f"source {self.name}: assertion {assertion_id} not settleable yet")
+        if intent.state == IntentState.SKIPPED:
+            return None
+        if intent.state != IntentState.CONFIRMED:
+            raise ResolverError(
+                f"source {self.name}: settle {intent.state.value}: {intent.error or 'no reason'}"
+            )
+        return intent.inclusion.tx_hash if intent.inclusion is not None else None
+
+    async def aclose(self) -> None:
+        if self._parts is not None:
+            await self._parts.manager.close()
+            await self._parts.pool.close()

@@ -1,0 +1,468 @@
+"""End to end on UMA's real Optimistic Oracle V3 (compiled from @uma/core) on anvil, with
+replay agents: a configured claim market asserted once with its proof in the claim,
+settled true after liveness and final in the accuracy ledger; a review verdict that posts
+no bond; a bond the outstanding cap refuses; a dispute followed, then settled by UMA's
+vote; another asserter's wrong claim opening a disagreement item (and hostile claim bytes
+skipped); a daemon SIGKILLed between broadcast and confirmation asserting once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from oracle.app import assemble, open_store
+from oracle.chain.contracts import Deployment, load_artifact
+from oracle.chain.events import EventDecoder
+from oracle.chain.uma import (
+    MAX_UINT256,
+    MOCK_ORACLE_ANCILLARY,
+    OPTIMISTIC_ORACLE_V3,
+    TESTNET_ERC20,
+    Erc20,
+)
+from oracle.chain.uma_stack import deploy_optimistic_oracle_v3, deploy_uma_stack
+from oracle.chain.uma_v3 import (
+    ASSERT_PREFIX,
+    ASSERT_TRUTH,
+    AssertionView,
+    Claim,
+    OptimisticOracleV3,
+    UmaAsserter,
+)
+from oracle.config import Settings, load_settings
+from oracle.core.claims import read_claim
+from oracle.core.lifecycle import MarketState
+from oracle.daemon.metrics import DaemonMetrics
+from oracle.errors import SetupError
+from oracle.store.repository import Store
+from oracle.testing import consensus_document, result_dict
+
+from ..anvil import DEV_ADDRESSES, DEV_KEYS, Anvil
+from ..chain.helpers import manager_for
+from .chain_world import start_daemon
+from .test_restart_transactions import pending_hashes, wait_for
+from .test_uma_e2e import _intent_keys, call, gauge, one_pass
+
+LIVENESS = 7200
+FINAL_FEE = 5 * 10**18
+BOND = 2 * FINAL_FEE  # OOv3's minimum bond: the final fee over its 50 % burn
+OUR_KEY, OTHER_KEY = DEV_KEYS[2], DEV_KEYS[3]
+OURS, OTHER, STRANGER = DEV_ADDRESSES[2], DEV_ADDRESSES[3], DEV_ADDRESSES[0]
+SOURCE = "uma-v3"
+AGENTS = ("alpha", "beta", "gamma")
+YES_AGREED = [("alpha", "YES", 0.9), ("beta", "YES", 0.85), ("gamma", "NO", 0.6)]
+NO_AGREED = [("alpha", "NO", 0.9), ("beta", "NO", 0.85), ("gamma", "YES", 0.6)]
+CONTESTED = [("alpha", "YES", 0.7), ("beta", "NO", 0.7), ("gamma", "UNDETERMINED", 0.5)]
+
+
+class V3World:
+    def __init__(self, anvil: Anvil, tmp_path: Path) -> None:
+        self.anvil = anvil
+        self.tmp_path = tmp_path
+        self.replays = tmp_path / "replays"
+        self.replays.mkdir()
+        self.markets: list[dict[str, Any]] = []
+        self.oracle, self.currency, self.mock_vote, deployment = asyncio.run(self._deploy())
+        self.deployment_file = tmp_path / "uma-deployment.json"
+        deployment.save(self.deployment_file)
+
+    async def _deploy(self) -> tuple[str, str, str, Deployment]:
+        async with manager_for(self.anvil.url) as deployer:
+            block = int(self.anvil.rpc("eth_blockNumber"), 16)
+            stack = await deploy_uma_stack(deployer, liveness=LIVENESS, final_fee=FINAL_FEE)
+            oracle = await deploy_optimistic_oracle_v3(deployer, stack, liveness=LIVENESS)
+            for account in (OURS, OTHER, STRANGER):
+                await call(
+                    deployer, TESTNET_ERC20, stack.currency, "allocateTo", account, 20 * BOND
+                )
+            deployment = Deployment(
+                chain_id=deployer.chain_id,
+                block_number=block,
+                deployer=deployer.address,
+                contracts={**stack.contracts(), OPTIMISTIC_ORACLE_V3: oracle},
+            )
+        return oracle, stack.currency, stack.mock_oracle, deployment
+
+    def record(self, question: str, votes: list[tuple[str, str, float]]) -> None:
+        document = consensus_document(
+            [result_dict(agent, outcome, conf) for agent, outcome, conf in votes],
+            market_id=question[:40],
+            question=question,
+            outcomes=["YES", "NO"],
+        )
+        (self.replays / f"{len(list(self.replays.iterdir()))}.json").write_text(
+            json.dumps(document)
+        )
+
+    def claim_market(self, market_id: str, question: str, votes: list[Any]) -> str:
+        """A claim market in the venue's configuration, with the agents' answers."""
+        self.markets.append(
+            {"id": market_id, "question": question, "resolve_after": "2020-01-01T00:00:00Z"}
+        )
+        self.record(question, votes)
+        return f"{SOURCE}:claim:{market_id}"
+
+    def config(
+        self,
+        database_url: str,
+        daemon: dict[str, Any] | None = None,
+        *,
+        risk: dict[str, Any] | None = None,
+        second_opinion: dict[str, Any] | None = None,
+    ) -> Settings:
+        source: dict[str, Any] = {
+            "kind": "uma_v3",
+            "name": SOURCE,
+            "deployment_file": str(self.deployment_file),
+            "markets": self.markets,
+            "risk": risk or {},
+        }
+        if second_opinion is not None:
+            source["second_opinion"] = second_opinion
+        config: dict[str, Any] = {
+            "database": {"url": database_url},
+            "daemon": {
+                "proofs_dir": str(self.tmp_path / "proofs"),
+                "retry_backoff": 0,
+                **(daemon or {}),
+            },
+            "consensus": {"agent_timeout": 5},
+            "log": {"format": "json"},
+            "metrics": {"enabled": False},
+            "agents": [
+                {"name": name, "kind": "replay", "directory": str(self.replays)} for name in AGENTS
+            ],
+            "market_sources": [source],
+            "chain": {
+                "rpc": {"urls": [self.anvil.url]},
+                "signer": {"type": "dev_private_key", "dev_private_key": OUR_KEY},
+                "tx": {"confirmations": 1, "poll_interval": 0.05},
+                "scanner": {"confirmations": 0},
+            },
+        }
+        path = self.tmp_path / "config.yaml"
+        path.write_text(yaml.safe_dump(config))
+        return load_settings(path)
+
+    def assertions_by(self, account: str) -> list[dict[str, Any]]:
+        """The AssertionMade events of `account` on the canonical chain."""
+        decoder = EventDecoder(load_artifact(OPTIMISTIC_ORACLE_V3).abi, "AssertionMade")
+        logs = self.anvil.rpc(
+            "eth_getLogs",
+            {
+                "address": self.oracle,
+                "topics": [decoder.topic, None, "0x" + "00" * 12 + account[2:].lower()],
+                "fromBlock": "0x0",
+                "toBlock": "latest",
+            },
+        )
+        return [decoder.decode(log).args for log in logs]
+
+    def view(self, assertion_id: str) -> AssertionView:
+        async def run() -> AssertionView:
+            async with manager_for(self.anvil.url) as reader:
+                return await OptimisticOracleV3(reader.pool, self.oracle).get_assertion(
+                    assertion_id
+                )
+
+        return asyncio.run(run())
+
+    def balance(self, account: str) -> int:
+        async def run() -> int:
+            async with manager_for(self.anvil.url) as reader:
+                return await Erc20(reader.pool, self.currency).balance_of(account)
+
+        return asyncio.run(run())
+
+    def assert_as(self, key: str, text: bytes) -> str:
+        """Someone else asserts `text` (with the minimum bond); the assertion id."""
+
+        async def run() -> str:
+            async with manager_for(self.anvil.url, key=key) as other:
+                oracle = OptimisticOracleV3(other.pool, self.oracle)
+                claim = Claim(text=text, bond=BOND, liveness=LIVENESS, currency=self.currency)
+                made = (await UmaAsserter(other, oracle).assert_truth(claim)).assertion
+                assert made is not None
+                return made.assertion_id
+
+        return asyncio.run(run())
+
+    def dispute(self, assertion_id: str) -> None:
+        async def run() -> None:
+            async with manager_for(self.anvil.url, key=OTHER_KEY) as other:
+                await call(other, TESTNET_ERC20, self.currency, "approve", self.oracle, MAX_UINT256)
+                await call(
+                    other,
+                    OPTIMISTIC_ORACLE_V3,
+                    self.oracle,
+                    "disputeAssertion",
+                    bytes.fromhex(assertion_id[2:]),
+                    OTHER,
+                )
+
+        asyncio.run(run())
+
+    def vote(self, assertion_id: str, truth: bool) -> None:
+        """UMA's vote (MockOracleAncillary) answers a disputed assertion."""
+
+        async def run() -> None:
+            async with manager_for(self.anvil.url) as deployer:
+                oracle = OptimisticOracleV3(deployer.pool, self.oracle)
+                raw_id = bytes.fromhex(assertion_id[2:])
+                stamp = await oracle.read("stampAssertion", raw_id)
+                view = await oracle.get_assertion(assertion_id)
+                await call(
+                    deployer,
+                    MOCK_ORACLE_ANCILLARY,
+                    self.mock_vote,
+                    "pushPrice",
+                    ASSERT_TRUTH.encode().ljust(32, b"\0"),
+                    view.assertion_time,
+                    stamp,
+                    10**18 if truth else 0,
+                )
+
+        asyncio.run(run())
+
+    def pass_time(self) -> None:
+        self.anvil.rpc("evm_increaseTime", LIVENESS + 1)
+        self.anvil.mine()
+
+    def our_transactions(self) -> list[dict[str, Any]]:
+        return [r for r in self.anvil.receipts_in_chain() if r["from"].lower() == OURS.lower()]
+
+    def reverted(self) -> list[str]:
+        return [
+            r["transactionHash"]
+            for r in self.anvil.receipts_in_chain()
+            if int(r["status"], 16) != 1
+        ]
+
+
+@pytest.fixture
+def world(anvil: Anvil, tmp_path: Path) -> V3World:
+    return V3World(anvil, tmp_path)
+
+
+def assert_settled_as(store: Store, market_id: str, outcome: str) -> None:
+    ledger = store.final_outcome(market_id)
+    assert ledger is not None
+    assert (ledger.outcome, ledger.finality) == (outcome, "uma-settlement")
+
+
+def test_a_claim_is_asserted_once_settles_true_a_review_posts_no_bond_a_cap_refuses(
+    world: V3World, database_url: str
+) -> None:
+    first = world.claim_market("launch", "Did the launch happen before 1 June?", YES_AGREED)
+    second = world.claim_market("landing", "Did the landing happen before 1 June?", YES_AGREED)
+    contested = world.claim_market("chess", "Who won the local chess final?", CONTESTED)
+    # Room for one bond: of the two verdicts to assert, one is refused.
+    settings = world.config(database_url, risk={"max_bond_outstanding": 15})
+    before = world.balance(OURS)
+    metrics = DaemonMetrics()
+
+    one_pass(settings, metrics)
+
+    store = open_store(settings)
+    states = {m: store.get_market(m).state for m in (first, second)}
+    assert sorted(states.values()) == sorted([MarketState.SUBMITTED, MarketState.FAILED_RETRY])
+    asserted = next(m for m, s in states.items() if s == MarketState.SUBMITTED)
+    refused = next(m for m, s in states.items() if s == MarketState.FAILED_RETRY)
+    assert "bond refused (outstanding_cap)" in store.audit(refused)[-1].reason
+    assert gauge(metrics, "oracle_bond_refusals_total", venue=SOURCE, reason="outstanding_cap") == 1
+    market = store.get_market(asserted)
+    [made] = world.assertions_by(OURS)
+    # The claim names the market, the verdict and the proof's checksum.
+    claim = made["claim"].decode()
+    assert f"(market {asserted}) is YES." in claim
+    assert claim.endswith(f"Proof: sha256:{market.proof_checksum}.")
+    assert market.submission["assertion_id"] == "0x" + made["assertionId"].hex()
+    assert market.window_ends_at == made["expirationTime"]
+    labels = {"venue": SOURCE, "token": world.currency}
+    assert gauge(metrics, "oracle_bonds_at_risk", **labels) == BOND
+    # A review verdict posts no bond: one assertion, one bond, one assertion intent.
+    assert store.get_market(contested).state == MarketState.NEEDS_REVIEW
+    assert world.balance(OURS) == before - BOND
+    assert len([k for k in _intent_keys(store) if k.startswith(ASSERT_PREFIX)]) == 1
+
+    world.pass_time()
+    one_pass(settings)
+
+    assert store.get_market(asserted).state == MarketState.FINAL
+    assert_settled_as(store, asserted, "YES")
+    view = world.view(market.submission["assertion_id"])
+    assert view.settled
+    assert view.settlement_resolution
+    assert store.get_market(contested).state == MarketState.NEEDS_REVIEW
+    assert world.reverted() == []
+    # The bond came back; the refused market was asserted once the cap allowed it.
+    mine = world.assertions_by(OURS)
+    assert [a["claim"].decode().count(f"(market {refused})") for a in mine[1:]] in ([], [1])
+    assert world.balance(OURS) == before - BOND * (len(mine) - 1)
+    store.engine.dispose()
+
+
+def test_a_dispute_is_followed_and_the_vote_settles_it(world: V3World, database_url: str) -> None:
+    market_id = world.claim_market("vote", "Was the vote's result announced?", YES_AGREED)
+    settings = world.config(database_url)
+    one_pass(settings)
+    store = open_store(settings)
+    assertion_id = store.get_market(market_id).submission["assertion_id"]
+
+    world.dispute(assertion_id)
+    world.pass_time()  # the window is over: the watch looks at the assertion
+    one_pass(settings)
+
+    assert store.get_market(market_id).state == MarketState.DISPUTED
+    assert f"disputed by {OTHER}" in store.audit(market_id)[-1].reason
+    assert not world.view(assertion_id).settled  # no vote yet: nothing settled, nothing sent
+
+    world.vote(assertion_id, truth=True)
+    before = world.balance(OURS)
+    one_pass(settings)
+
+    assert store.get_market(market_id).state == MarketState.FINAL
+    assert_settled_as(store, market_id, "YES")
+    # Both bonds to us, less the half of one burned to UMA's Store.
+    assert world.balance(OURS) == before + BOND + BOND // 2
+    assert world.reverted() == []
+    store.engine.dispose()
+
+
+def test_another_asserters_wrong_claim_opens_a_disagreement_item(
+    world: V3World, database_url: str
+) -> None:
+    wrong = b"The bridge reopened to traffic on 3 March 2026."
+    right = b"The museum opened its new wing in 2026."
+    wrong_id = world.assert_as(OTHER_KEY, wrong)
+    world.assert_as(OTHER_KEY, right)
+    world.assert_as(OTHER_KEY, b"\xff\xfe\x00\x01\x7f")  # nothing readable: skipped
+    world.assert_as(DEV_KEYS[0], b"A stranger's claim, not watched.")
+    world.record(f"Is this claim true? {read_claim(wrong)}", NO_AGREED)
+    world.record(f"Is this claim true? {read_claim(right)}", YES_AGREED)
+    settings = world.config(database_url, second_opinion={"asserters": [OTHER]})
+    metrics = DaemonMetrics()
+
+    one_pass(settings, metrics)
+
+    assert gauge(metrics, "oracle_source_errors_total", source=SOURCE, kind="malformed") == 1
+    store = open_store(settings)
+    markets = {m.id: m for m in store.markets()}
+    assert len(markets) == 2  # the watched, readable ones
+    market_id = f"{SOURCE}:assertion:{wrong_id}"
+    market = markets[market_id]
+    assert market.state == MarketState.SUBMITTED
+    assert market.decided_outcome == "NO"
+    submission = market.submission
+    assert submission["asserted_by_other"] is True
+    assert (submission["their_outcome"], submission["our_outcome"]) == ("YES", "NO")
+    assert submission["agrees"] is False
+    [item] = store.reviews()
+    assert item.market_id == market_id
+    assert "the bridge reopened" in item.reasons[0].lower()
+    assert "our verdict is NO" in item.reasons[0]
+    assert gauge(metrics, "oracle_venue_disagreements_total", venue=SOURCE) == 1
+    assert world.our_transactions() == []  # a second opinion sends nothing
+
+    world.pass_time()
+    one_pass(settings)
+    # Nobody disputed: the claim stood, final as YES, the item closed saying so.
+    assert store.get_market(market_id).state == MarketState.FINAL
+    assert_settled_as(store, market_id, "YES")
+    assert store.reviews() == []
+    [closed] = store.reviews("closed")
+    assert closed.decided_reason == "the venue settled on YES"
+    assert world.our_transactions() == []
+    store.engine.dispose()
+
+
+def test_a_daemon_killed_between_broadcast_and_confirmation_asserts_once(
+    world: V3World, tmp_path: Path
+) -> None:
+    market_id = world.claim_market("crash", "Did the crash-proof claim land once?", YES_AGREED)
+    world.config(
+        f"sqlite:///{tmp_path / 'oracle.db'}",
+        daemon={"poll_interval": 0.3, "dispatch_interval": 0.2, "lease_margin": 1},
+    )
+    config, log = tmp_path / "config.yaml", tmp_path / "daemon.log"
+    world.anvil.rpc("evm_setAutomine", False)
+    first = start_daemon(config, log)
+    try:
+        # The approval goes first and is waited for: mine it, then the assertion is sent.
+        wait_for(lambda: len(pending_hashes(world.anvil, OURS)) == 1, 60, "the approval")
+        approval = pending_hashes(world.anvil, OURS)
+        world.anvil.mine()
+        wait_for(
+            lambda: pending_hashes(world.anvil, OURS) not in ([], approval), 60, "the assertion"
+        )
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+    assert world.assertions_by(OURS) == []  # broadcast, not mined
+    world.anvil.rpc("evm_setAutomine", True)
+    world.anvil.rpc("evm_setIntervalMining", 1)
+    second = start_daemon(config, log)
+    store = open_store(load_settings(config))
+    try:
+        wait_for(
+            lambda: store.get_market(market_id).state == MarketState.SUBMITTED,
+            90,
+            "the market to be submitted",
+        )
+    finally:
+        second.send_signal(signal.SIGTERM)
+        second.wait(timeout=30)
+        store.engine.dispose()
+    assert second.returncode == 0, log.read_text()[-3000:]
+    assert len(world.assertions_by(OURS)) == 1
+    calls = [r for r in world.our_transactions() if (r["to"] or "").lower() != OURS.lower()]
+    assert len(calls) == 2  # the approval and one assertion
+    assert world.reverted() == []
+
+
+def test_a_uma_v3_venue_that_cannot_work_stops_the_start_naming_its_setting(
+    anvil: Anvil, tmp_path: Path
+) -> None:
+    def start(source: dict[str, Any]) -> None:
+        config = {
+            "database": {"url": f"sqlite:///{tmp_path / 'oracle.db'}"},
+            "daemon": {"proofs_dir": str(tmp_path / "proofs")},
+            "metrics": {"enabled": False},
+            "market_sources": [
+                {"kind": "uma_v3", "second_opinion": {"asserters": [OTHER]}, **source}
+            ],
+            "chain": {
+                "rpc": {"urls": [anvil.url]},
+                "signer": {"type": "dev_private_key", "dev_private_key": OUR_KEY},
+            },
+        }
+        path = tmp_path / "config.yaml"
+        path.write_text(yaml.safe_dump(config))
+        assembly = assemble(load_settings(path))
+
+        async def run() -> None:
+            try:
+                await assembly.daemon.start()
+            finally:
+                await assembly.close()
+
+        asyncio.run(run())
+
+    with pytest.raises(
+        SetupError, match=r"^market_sources\[uma-v3\]\.oracle_address: no contract at"
+    ):
+        start({"oracle_address": OTHER})
+    # A deployment of UMA without OOv3 (an OOv2-only stack) names the missing contract.
+    other = Deployment(chain_id=31337, block_number=0, deployer=OURS, contracts={})
+    other.save(tmp_path / "other.json")
+    with pytest.raises(
+        SetupError,
+        match=r"^market_sources\[uma-v3\]\.deployment_file: .*no uma/OptimisticOracleV3 address",
+    ):
+        start({"deployment_file": str(tmp_path / "other.json")})
