@@ -418,6 +418,14 @@ class UmaV3SourceConfig(BaseModel):
     )
     bond: UmaV3BondSettings = UmaV3BondSettings()
     risk: UmaV3RiskSettings = UmaV3RiskSettings()
+    batch_window: Seconds = Field(
+        2.0,
+        ge=0,
+        le=60,
+        allow_inf_nan=False,
+        description="Seconds a verdict to assert waits for others, to assert them together "
+        "in one multicall (less gas per claim); 0: one transaction per assertion.",
+    )
     settle: bool = Field(True, description="Settle our assertions once they can be.")
     dispute: Literal["never", "after_review"] = Field(
         "never", description="Dispute others' assertions: only never is built so far."

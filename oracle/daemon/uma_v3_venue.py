@@ -22,10 +22,12 @@ settle true) and SETTLED are final, with the settled truth as the market's outco
 (`uma-settlement` in the accuracy ledger). `settle` settles our own assertions once
 expired; a disputed one of ours is settled as soon as the vote has a price.
 
-One assertion per transaction: the daemon hands each market's verdict to `propose` on its
-own, under that market's lease, and waits for it to be confirmed; gathering several into
-one `multicall` would hold every verdict back for the others, and one claim the oracle
-refuses would revert the whole batch (docs/venues.md).
+Verdicts reached within `batch_window` seconds of each other are asserted together in one
+`multicall` (OOv3 is a `MultiCaller`: each call runs with our account as `msg.sender`),
+which saves gas per claim (docs/venues.md); each claim keeps its own key as a subject of the
+batch's intent, so a market retried after a crash never asserts its claim twice. The
+claims of one batch share their terms (the venue's bond, currency, liveness), so a batch
+reverts only where each of its claims would.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ from decimal import Decimal
 from typing import Any
 
 from eth_utils.address import to_checksum_address
+from eth_utils.crypto import keccak
+from hexbytes import HexBytes
 
 from oracle.chain.checkpoint import CheckpointStore
 from oracle.chain.contracts import load_artifact
@@ -49,6 +53,7 @@ from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager
 from oracle.chain.uma import OPTIMISTIC_ORACLE_V3, Erc20, address_topic
 from oracle.chain.uma_v3 import (
+    Asserted,
     AssertionMade,
     AssertionState,
     AssertionView,
@@ -91,6 +96,14 @@ def settled_outcome(market: MarketRef, truth: bool) -> str:
         return asserted
     others = [o for o in market.outcomes if o != asserted]
     return others[0] if len(others) == 1 else f"not:{asserted}"
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """Claims to assert in one transaction, and how that ended, for each in order."""
+
+    claims: list[Claim]
+    done: asyncio.Future[list[Asserted]]
 
 
 @dataclass(frozen=True)
@@ -159,6 +172,7 @@ class UmaV3Venue:
         self._currencies: set[str] = set()
         self._guarding = asyncio.Lock()
         self._sending: dict[str, tuple[str, int]] = {}  # claim key -> (currency, bond)
+        self._batch: _Batch | None = None  # the batch open to more claims
         opinion = config.second_opinion
         asserters = (opinion.asserters if opinion else None) or ()
         managers = (opinion.escalation_managers if opinion else None) or ()
@@ -372,7 +386,7 @@ class UmaV3Venue:
                     await self._guard(parts, market, claim)
                 self._sending[key] = (claim.currency, claim.bond)
             try:
-                asserted = await parts.asserter.assert_truth(claim)
+                asserted, batched = await self._assert(parts, claim)
             finally:
                 self._sending.pop(key, None)
         except ChainError as error:
@@ -388,15 +402,57 @@ class UmaV3Venue:
         return Receipt(
             reference=made.tx_hash,
             final_after=float(made.expiration_time),
-            gas_used=intent.inclusion.gas_used if ours_sent and intent.inclusion else 0,
+            # A multicall's gas, shared by the claims it asserted (counted once in all).
+            gas_used=intent.inclusion.gas_used // batched if ours_sent and intent.inclusion else 0,
             details={
                 "assertion_id": made.assertion_id,
                 "asserted_outcome": outcome,
                 "claim": made.claim.decode(),
                 "bond": str(made.bond),
                 "currency": claim.currency,
+                "asserted_with": batched,  # claims in the same transaction, this one included
             },
         )
+
+    async def _assert(self, parts: UmaV3Parts, claim: Claim) -> tuple[Asserted, int]:
+        """Assert `claim`, with the claims other markets hand over within `batch_window`
+        seconds in one `multicall`: how it ended, and how many claims the batch held.
+
+        The first caller waits the window and sends for all (its own claim first); one
+        claim alone goes as a plain `assertTruth`. Exactly once holds per claim: each
+        claim's key is a subject of the batch intent, and a market retried after a crash
+        finds its claim on-chain among our `AssertionMade` events (or waits while the
+        batch holds its subject)."""
+        window = self.config.batch_window
+        if window <= 0:
+            return await parts.asserter.assert_truth(claim), 1
+        batch = self._batch
+        if batch is not None:
+            batch.claims.append(claim)
+            results = await asyncio.shield(batch.done)
+            return results[batch.claims.index(claim)], len(batch.claims)
+        batch = self._batch = _Batch([claim], asyncio.get_running_loop().create_future())
+        # Marks a failure as seen: the followers (if any) raise it.
+        batch.done.add_done_callback(lambda done: done.cancelled() or done.exception())
+        try:
+            await asyncio.sleep(window)
+            self._batch = None  # closed: later claims start the next batch
+            claims = batch.claims
+            if len(claims) == 1:
+                results = [await parts.asserter.assert_truth(claim)]
+            else:
+                keys = sorted(parts.asserter.assertion_key(c) for c in claims)
+                batch_key = HexBytes(keccak("\n".join(keys).encode())).to_0x_hex()
+                results = await parts.asserter.assert_many(claims, batch_key)
+        except BaseException as error:
+            if self._batch is batch:
+                self._batch = None
+            if not batch.done.done():
+                failure = error if isinstance(error, Exception) else ChainError("batch cancelled")
+                batch.done.set_exception(failure)
+            raise
+        batch.done.set_result(results)
+        return results[0], len(claims)
 
     async def _claim(
         self, parts: UmaV3Parts, market: MarketRef, outcome: str, proof_checksum: str

@@ -2,8 +2,9 @@
 replay agents: a configured claim market asserted once with its proof in the claim,
 settled true after liveness and final in the accuracy ledger; a review verdict that posts
 no bond; a bond the outstanding cap refuses; a dispute followed, then settled by UMA's
-vote; another asserter's wrong claim opening a disagreement item (and hostile claim bytes
-skipped); a daemon SIGKILLed between broadcast and confirmation asserting once."""
+vote; verdicts due together asserted in one multicall; another asserter's wrong claim
+opening a disagreement item (and hostile claim bytes skipped); a daemon SIGKILLed between
+broadcasting a multicall and its confirmation asserting each claim once."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from oracle.chain.uma import (
 )
 from oracle.chain.uma_stack import deploy_optimistic_oracle_v3, deploy_uma_stack
 from oracle.chain.uma_v3 import (
+    ASSERT_BATCH_PREFIX,
     ASSERT_PREFIX,
     ASSERT_TRUTH,
     AssertionView,
@@ -308,6 +310,44 @@ def test_a_claim_is_asserted_once_settles_true_a_review_posts_no_bond_a_cap_refu
     store.engine.dispose()
 
 
+def test_verdicts_due_together_are_asserted_in_one_multicall(
+    world: V3World, database_url: str
+) -> None:
+    markets = [
+        world.claim_market(f"batch-{n}", f"Did batched event {n} happen?", YES_AGREED)
+        for n in range(3)
+    ]
+    settings = world.config(database_url)
+    before = world.balance(OURS)
+
+    one_pass(settings)
+
+    store = open_store(settings)
+    rows = [store.get_market(m) for m in markets]
+    assert {row.state for row in rows} == {MarketState.SUBMITTED}
+    made = world.assertions_by(OURS)
+    assert len(made) == 3
+    ids = {"0x" + m["assertionId"].hex() for m in made}
+    assert {row.submission["assertion_id"] for row in rows} == ids
+    # One transaction (after the one approval) asserted all three, each naming its market.
+    [multicall] = [r for r in world.our_transactions() if r["to"].lower() == world.oracle.lower()]
+    assert {row.submission["reference"] for row in rows} == {multicall["transactionHash"]}
+    assert {row.submission["asserted_with"] for row in rows} == {3}
+    shared = int(multicall["gasUsed"], 16) // 3
+    assert {row.submission["gas_used"] for row in rows} == {shared}
+    for row in rows:
+        [claim] = [
+            m["claim"].decode()
+            for m in made
+            if "0x" + m["assertionId"].hex() == row.submission["assertion_id"]
+        ]
+        assert f"(market {row.id}) is YES. Proof: sha256:{row.proof_checksum}." in claim
+    assert world.balance(OURS) == before - 3 * BOND
+    assert [k for k in _intent_keys(store) if k.startswith(ASSERT_BATCH_PREFIX)] != []
+    assert world.reverted() == []
+    store.engine.dispose()
+
+
 def test_a_dispute_is_followed_and_the_vote_settles_it(world: V3World, database_url: str) -> None:
     market_id = world.claim_market("vote", "Was the vote's result announced?", YES_AGREED)
     settings = world.config(database_url)
@@ -385,7 +425,10 @@ def test_another_asserters_wrong_claim_opens_a_disagreement_item(
 def test_a_daemon_killed_between_broadcast_and_confirmation_asserts_once(
     world: V3World, tmp_path: Path
 ) -> None:
-    market_id = world.claim_market("crash", "Did the crash-proof claim land once?", YES_AGREED)
+    market_ids = [
+        world.claim_market(f"crash-{n}", f"Did crash-proof claim {n} land once?", YES_AGREED)
+        for n in range(2)
+    ]
     world.config(
         f"sqlite:///{tmp_path / 'oracle.db'}",
         daemon={"poll_interval": 0.3, "dispatch_interval": 0.2, "lease_margin": 1},
@@ -411,18 +454,23 @@ def test_a_daemon_killed_between_broadcast_and_confirmation_asserts_once(
     store = open_store(load_settings(config))
     try:
         wait_for(
-            lambda: store.get_market(market_id).state == MarketState.SUBMITTED,
+            lambda: {store.get_market(m).state for m in market_ids} == {MarketState.SUBMITTED},
             90,
-            "the market to be submitted",
+            "the markets to be submitted",
         )
     finally:
         second.send_signal(signal.SIGTERM)
         second.wait(timeout=30)
         store.engine.dispose()
     assert second.returncode == 0, log.read_text()[-3000:]
-    assert len(world.assertions_by(OURS)) == 1
+    claims = sorted(a["claim"].decode() for a in world.assertions_by(OURS))
+    assert len(claims) == 2
+    assert [f"(market {m}) is YES" in c for m, c in zip(market_ids, claims, strict=True)] == [
+        True,
+        True,
+    ]
     calls = [r for r in world.our_transactions() if (r["to"] or "").lower() != OURS.lower()]
-    assert len(calls) == 2  # the approval and one assertion
+    assert len(calls) == 2  # the approval and one multicall asserting both
     assert world.reverted() == []
 
 
