@@ -36,7 +36,6 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from eth_utils.address import to_checksum_address
@@ -75,7 +74,7 @@ from oracle.daemon.ports import (
     ResolutionStatus,
     SignerBalance,
 )
-from oracle.daemon.settings import UmaV3SourceConfig
+from oracle.daemon.settings import ClaimMarketConfig, UmaV3SourceConfig
 from oracle.errors import ChainError, ResolverError, SetupError, SourceError
 from oracle.log import emit
 
@@ -274,7 +273,7 @@ class UmaV3Venue:
                 erc20 = Erc20(parts.pool, token)
                 metrics = self._metrics
                 metrics.bond_balance.labels(self.name, token).set(await erc20.balance_of(us))
-                floor = self._units(self.config.risk.min_bond_balance, await self._dec(token))
+                floor = to_units(self.config.risk.min_bond_balance, await self._dec(token))
                 metrics.bond_min_balance.labels(self.name, token).set(floor)
                 allowance = await erc20.allowance(us, oracle)
                 metrics.bond_allowance.labels(self.name, token).set(allowance)
@@ -286,10 +285,6 @@ class UmaV3Venue:
         if token not in self._decimals:
             self._decimals[token] = int(await Erc20(self._parts.pool, token).read("decimals"))
         return self._decimals[token]
-
-    @staticmethod
-    def _units(amount: Decimal, decimals: int) -> int:
-        return to_units(amount, decimals)
 
     # -- MarketSource -------------------------------------------------------------------------
 
@@ -321,7 +316,7 @@ class UmaV3Venue:
             raise SourceError(f"source {self.name}: {error}") from None
         return skipped
 
-    def _claim_market(self, parts: UmaV3Parts, market: Any) -> MarketSpec:
+    def _claim_market(self, parts: UmaV3Parts, market: ClaimMarketConfig) -> MarketSpec:
         return MarketSpec(
             source=self.name,
             external_id=f"{CLAIM}:{market.id}",
@@ -463,7 +458,7 @@ class UmaV3Venue:
         amount = (
             await parts.oracle.minimum_bond(currency)
             if bond.amount is None
-            else self._units(bond.amount, await self._dec(currency))
+            else to_units(bond.amount, await self._dec(currency))
         )
         liveness = bond.liveness or await parts.oracle.default_liveness()
         configured = {m.id: m.question for m in self.config.markets}
@@ -492,10 +487,10 @@ class UmaV3Venue:
         caps = BondCaps(
             max_per_request=None
             if risk.max_bond_per_assertion is None
-            else self._units(risk.max_bond_per_assertion, decimals),
+            else to_units(risk.max_bond_per_assertion, decimals),
             max_outstanding=None
             if risk.max_bond_outstanding is None
-            else self._units(risk.max_bond_outstanding, decimals),
+            else to_units(risk.max_bond_outstanding, decimals),
         )
         self._currencies.add(claim.currency)
         outstanding = (await self._report_bonds(parts)).get(claim.currency, 0)
@@ -542,7 +537,7 @@ class UmaV3Venue:
             disagreement = (
                 f"{view.asserter} asserted on UMA's Optimistic Oracle V3 (assertion "
                 f"{assertion_id}) that: {market.details.get('claim', '')[:500]}; our verdict "
-                f"is {outcome}: the claim is not true"
+                f"is {outcome}, not YES"
             )
         return Receipt(
             reference=f"asserted-by:{view.asserter}",
