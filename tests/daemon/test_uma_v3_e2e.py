@@ -384,9 +384,14 @@ def test_another_asserters_wrong_claim_opens_a_disagreement_item(
     world.assert_as(OTHER_KEY, right)
     world.assert_as(OTHER_KEY, b"\xff\xfe\x00\x01\x7f")  # nothing readable: skipped
     world.assert_as(DEV_KEYS[0], b"A stranger's claim, not watched.")
+    prefixed = b"Watched: a stranger's claim with the watched prefix."
+    world.assert_as(DEV_KEYS[0], prefixed)
     world.record(f"Is this claim true? {read_claim(wrong)}", NO_AGREED)
     world.record(f"Is this claim true? {read_claim(right)}", YES_AGREED)
-    settings = world.config(database_url, second_opinion={"asserters": [OTHER]})
+    world.record(f"Is this claim true? {read_claim(prefixed)}", YES_AGREED)
+    settings = world.config(
+        database_url, second_opinion={"asserters": [OTHER], "claim_prefixes": ["Watched:"]}
+    )
     metrics = DaemonMetrics()
 
     one_pass(settings, metrics)
@@ -394,7 +399,8 @@ def test_another_asserters_wrong_claim_opens_a_disagreement_item(
     assert gauge(metrics, "oracle_source_errors_total", source=SOURCE, kind="malformed") == 1
     store = open_store(settings)
     markets = {m.id: m for m in store.markets()}
-    assert len(markets) == 2  # the watched, readable ones
+    assert len(markets) == 3  # the watched (asserter or prefix), readable ones
+    assert {m.details["asserter"] for m in markets.values()} == {OTHER, STRANGER}
     market_id = f"{SOURCE}:assertion:{wrong_id}"
     market = markets[market_id]
     assert market.state == MarketState.SUBMITTED
