@@ -448,6 +448,11 @@ class Internet:
                     text=article("No winner yet", "No winner has been declared; counting goes on."),
                     content_type="text/html",
                 )
+            case "counting":
+                return web.Response(
+                    text=article("Counting goes on", "Three counties are still counting votes."),
+                    content_type="text/html",
+                )
             case "recount":
                 return web.Response(
                     text=article("Recount confirms the result", RECOUNT), content_type="text/html"

@@ -94,13 +94,20 @@ def agent_config(name: str, internet: Internet) -> dict[str, Any]:
     }
 
 
-def settings(tmp_path: Path, venue: Venue, net: dict[str, Internet], **debate: Any) -> Settings:
+def settings(
+    tmp_path: Path,
+    venue: Venue,
+    net: dict[str, Internet],
+    sources: dict[str, int] | None = None,
+    **debate: Any,
+) -> Settings:
     return Settings(
         database={"url": f"sqlite:///{tmp_path / 'oracle.db'}"},
         daemon={"proofs_dir": str(tmp_path / "proofs"), "retry_backoff": 0},
         metrics={"enabled": False},
         # One page per agent is its evidence here; the gates under test are the debate's.
-        sources={"min_total": 1, "min_categories": 1, "min_official": 0, "min_news": 0},
+        sources={"min_total": 1, "min_categories": 1, "min_official": 0, "min_news": 0}
+        | (sources or {}),
         consensus={"conflict_resolution": "debate", "debate": debate},
         agents=[agent_config(name, net[name]) for name in AGENTS],
         market_sources=[
@@ -150,10 +157,12 @@ def debate(
     rounds: Callable[[dict[str, Internet]], Scripts],
     *,
     delta_confidence: float = 0.7,
+    first: Callable[[dict[str, Internet]], Scripts] | None = None,
+    sources: dict[str, int] | None = None,
     **params: Any,
 ) -> Debate:
     """Run the daemon once; each agent's model follows the independent research, then
-    what `rounds` scripts for its debate rounds."""
+    what `rounds` scripts for its debate rounds (`first`: other independent research)."""
     monkeypatch.setenv("DEBATE_LLM_KEY", "sk-debate-test-key")
     net = {name: Internet() for name in AGENTS}
 
@@ -161,12 +170,14 @@ def debate(
         async with AsyncExitStack() as stack:
             for internet in net.values():
                 await stack.enter_async_context(serve(internet))
-            first, later = independent(net, delta_confidence), rounds(net)
+            research = first(net) if first else independent(net, delta_confidence)
+            later = rounds(net)
             for name in AGENTS:
-                model_of(name, net[name]).script = [*first[name], *later.get(name, [])]
+                model_of(name, net[name]).script = [*research[name], *later.get(name, [])]
             markets = [{"id": "election", "question": QUESTION, "resolve_after": 100}]
             venue = await stack.enter_async_context(serve_venue(Venue(markets)))
-            outcome = Debate(tmp_path, net, venue, settings(tmp_path, venue, net, **params))
+            configured = settings(tmp_path, venue, net, sources, **params)
+            outcome = Debate(tmp_path, net, venue, configured)
             await one_pass(outcome.settings, outcome.metrics)
             return outcome
 
@@ -231,6 +242,10 @@ def test_a_two_round_debate_converges_and_the_policy_submits(
     assert outcome.metric("oracle_debates_total", {"stop": "converged", "action": "submit"}) == 1
     assert outcome.metric("oracle_debate_rounds_total") == 2
     assert outcome.metric("oracle_debate_flips_total", {"counted": "true"}) == 2
+    # A debate round is a research run: counted, its tokens (1000 in per request) too.
+    assert outcome.metric("oracle_agent_runs_total", {"agent": "gamma", "result": "answered"}) == 3
+    tokens = {"agent": "gamma", "provider": "127.0.0.1", "model": "llama-3.3-70b"}
+    assert outcome.metric("oracle_agent_tokens_total", {**tokens, "direction": "input"}) == 8000
 
 
 def test_a_debate_that_does_not_converge_goes_to_a_person(
@@ -350,6 +365,7 @@ def test_a_round_two_timeout_keeps_standing_answers_and_records_the_failure(
     votes = {v["agent_id"]: v["outcome"] for v in outcome.proof()["votes"]}
     assert votes == {"alpha": "YES", "beta": "YES", "gamma": "YES", "delta": "NO"}
     assert outcome.metric("oracle_debate_rounds_total") == 2
+    assert outcome.metric("oracle_agent_runs_total", {"agent": "delta", "result": "failed"}) == 1
 
 
 def test_new_research_in_a_debate_changes_an_answer_and_the_proof_names_it(
@@ -380,5 +396,51 @@ def test_new_research_in_a_debate_changes_an_answer_and_the_proof_names_it(
     cited = {s["url"]: s for s in proof["sources"]}
     evidence = cited[outcome.net["gamma"].page("recount")]
     assert (evidence["title"], evidence["cited_by"]) == ("Recount confirms the result", ["gamma"])
+    assert (proof["verdict"]["action"], proof["verdict"]["outcome"]) == ("submit", "YES")
+    assert [(a["market_id"], a["outcome"]) for a in outcome.venue.answers] == [("election", "YES")]
+
+
+def reads(internet: Internet, pages: list[str], outcome: str, confidence: float) -> list[Step]:
+    """Open these pages, stop, answer citing all of them."""
+    urls = [internet.page(page) for page in pages]
+    return [
+        tools(*(("open_page", {"url": url}) for url in urls)),
+        text("Read them."),
+        answer(outcome, confidence, [cite(url, "what it says") for url in urls]),
+    ]
+
+
+def test_an_agent_that_keeps_its_answer_keeps_the_evidence_it_had(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two sources per vote are needed. Each agent found two; in the round, the agents that
+    # keep their answer cite only the source they discuss. Their earlier evidence for the
+    # same outcome is still theirs: their votes must not drop out of the verdict.
+    def first(net: dict[str, Internet]) -> Scripts:
+        return {
+            "alpha": reads(net["alpha"], ["election", "official"], "YES", 0.8),
+            "beta": reads(net["beta"], ["election", "official"], "YES", 0.8),
+            "gamma": reads(net["gamma"], ["no-winner", "counting"], "NO", 0.7),
+            "delta": reads(net["delta"], ["no-winner", "counting"], "NO", 0.7),
+        }
+
+    def rounds(net: dict[str, Internet]) -> Scripts:
+        return {
+            "alpha": keeps(net["alpha"], "official", "YES", 0.8),
+            "beta": keeps(net["beta"], "election", "YES", 0.8),
+            "gamma": reads(net["gamma"], ["recount", "official"], "YES", 0.85),
+            "delta": keeps(net["delta"], "counting", "NO", 0.7),
+        }
+
+    outcome = debate(tmp_path, monkeypatch, rounds, first=first, sources={"min_total": 2})
+    proof = outcome.proof()
+    assert flips_of(proof["debate"]["rounds"][0]) == [("gamma", "NO", "YES", True)]
+    votes = {v["agent_id"]: (v["outcome"], v["source_count"], v["counted"]) for v in proof["votes"]}
+    assert votes == {
+        "alpha": ("YES", 2, True),
+        "beta": ("YES", 2, True),
+        "gamma": ("YES", 2, True),
+        "delta": ("NO", 2, True),
+    }
     assert (proof["verdict"]["action"], proof["verdict"]["outcome"]) == ("submit", "YES")
     assert [(a["market_id"], a["outcome"]) for a in outcome.venue.answers] == [("election", "YES")]
