@@ -23,6 +23,7 @@ from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 from hexbytes import HexBytes
 
+from oracle.chain.revert import is_revert
 from oracle.chain.rpc import RpcPool
 from oracle.core.clarifications import BoardUpdate
 from oracle.errors import ChainError
@@ -66,7 +67,18 @@ class BulletinBoard:
             )
             for qid, owner in questions
         ]
-        raws = await self.pool.eth_calls(f"BulletinBoard.{GET_UPDATES}", self.address, calldata)
+        try:
+            raws = await self.pool.eth_calls(f"BulletinBoard.{GET_UPDATES}", self.address, calldata)
+        except ChainError:
+            raise
+        except Exception as error:
+            if not is_revert(error):
+                raise
+            # A real board never reverts here: the contract configured is not one.
+            unreadable = BoardUnreadable(
+                f"bulletin board {self.address}: getUpdates reverts; is it a bulletin board?"
+            )
+            return [unreadable] * len(questions)
         return [self._decode(bytes(HexBytes(raw))) for raw in raws]
 
     def _decode(self, raw: bytes) -> list[BoardUpdate] | BoardUnreadable:

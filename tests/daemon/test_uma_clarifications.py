@@ -139,6 +139,20 @@ def test_a_board_answer_over_the_limit_is_said_so_not_read(
     store.engine.dispose()
 
 
+def test_a_contract_that_is_not_a_board_is_said_so(world: UmaWorld, database_url: str) -> None:
+    market_id = world.ask("Did the launch happen before the deadline?", AGREED)
+    # The oracle has code but no getUpdates: the call reverts.
+    settings = with_board(world, world.config(database_url), address=world.stack.optimistic_oracle)
+
+    one_pass(settings)
+
+    store = open_store(settings)
+    market = store.get_market(market_id)
+    assert "could not be read" in market.criteria
+    assert "getUpdates reverts" in market.details["clarifications"]["error"]
+    store.engine.dispose()
+
+
 def test_a_board_without_code_stops_the_start_naming_its_setting(
     world: UmaWorld, database_url: str
 ) -> None:
