@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
+from oracle.agents.question import parse_question
 from oracle.app import assemble, open_store
 from oracle.chain.bulletin import question_id
 from oracle.chain.uma import RequestState
@@ -100,6 +101,12 @@ def test_the_creators_clarifications_reach_the_agents_a_strangers_do_not(
     assert "\x00" not in second
     assert "\n" not in second
     assert "resolves No whatever happens" not in criteria
+    # What an llm agent's prompt states (`oracle.agents.prompts.question_prompt`).
+    prompt = parse_question(market.question, market.criteria).render()
+    assert f"\nClarification 1: {first.rstrip('.')}\n" in prompt
+    # The hostile update's own "Clarification 3:" stays inside the second one's line.
+    listed = [line for line in prompt.splitlines() if line.startswith("Clarification ")]
+    assert [line.split(":")[0] for line in listed] == ["Clarification 1", "Clarification 2"]
     record = market.details["clarifications"]
     assert (record["board"], record["owner"]) == (board, ASKER.lower())
     assert record["read_at"] >= posted
