@@ -399,7 +399,7 @@ class UmaWiring(ChainWiring):
         settings, config = self._settings, self._config
         assert isinstance(config, UmaSourceConfig)  # UmaV3Wiring makes its own parts
         pool, address, start = await self._oracle()
-        board = await self._board(pool)
+        board = await self._board(pool, config)
         oracle = OptimisticOracleV2(pool, address)
         manager = self._manager(pool, signer)
         source = RequestSource(
@@ -423,9 +423,9 @@ class UmaWiring(ChainWiring):
             board=board,
         )
 
-    async def _board(self, pool: RpcPool) -> BulletinBoard | None:
+    async def _board(self, pool: RpcPool, config: UmaSourceConfig) -> BulletinBoard | None:
         """The configured bulletin board (clarifications), with code on the oracle's chain."""
-        board = self._config.bulletin_board
+        board = config.bulletin_board
         if board is None:
             return None
         try:
