@@ -1,7 +1,7 @@
 """End to end on UMA's real Optimistic Oracle V3 (compiled from @uma/core) on anvil, with
 replay agents: a configured claim market asserted once with its proof in the claim,
 settled true after liveness and final in the accuracy ledger; a review verdict that posts
-no bond; a bond the outstanding cap refuses; a dispute followed, then settled by UMA's
+no bond, then a person's decision on it asserted; a bond the outstanding cap refuses; a dispute followed, then settled by UMA's
 vote; verdicts due together asserted in one multicall; another asserter's wrong claim
 opening a disagreement item (and hostile claim bytes skipped); a daemon SIGKILLed between
 broadcasting a multicall and its confirmation asserting each claim once."""
@@ -348,17 +348,31 @@ def test_verdicts_due_together_are_asserted_in_one_multicall(
     store.engine.dispose()
 
 
-def test_a_dispute_is_followed_and_the_vote_settles_it(world: V3World, database_url: str) -> None:
+def test_a_dispute_is_followed_and_the_vote_settles_it_a_persons_decision_is_asserted(
+    world: V3World, database_url: str
+) -> None:
     market_id = world.claim_market("vote", "Was the vote's result announced?", YES_AGREED)
+    decided = world.claim_market("decided", "Who won the club's chess final?", CONTESTED)
     settings = world.config(database_url)
     one_pass(settings)
     store = open_store(settings)
     assertion_id = store.get_market(market_id).submission["assertion_id"]
+    [item] = store.reviews()
+    assert item.market_id == decided
+    assert len(world.assertions_by(OURS)) == 1  # none for the verdict sent to a person
+    store.decide_review(item.id, "NO", "the club's records say so", "alice")
 
     world.dispute(assertion_id)
     world.pass_time()  # the window is over: the watch looks at the assertion
     one_pass(settings)
 
+    # The person's decision is asserted, with the proof of that decision.
+    row = store.get_market(decided)
+    assert row.state == MarketState.SUBMITTED
+    [claim] = [
+        a["claim"].decode() for a in world.assertions_by(OURS) if decided in a["claim"].decode()
+    ]
+    assert claim.endswith(f"(market {decided}) is NO. Proof: sha256:{row.proof_checksum}.")
     assert store.get_market(market_id).state == MarketState.DISPUTED
     assert f"disputed by {OTHER}" in store.audit(market_id)[-1].reason
     assert not world.view(assertion_id).settled  # no vote yet: nothing settled, nothing sent
