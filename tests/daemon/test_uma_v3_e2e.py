@@ -1,10 +1,11 @@
 """End to end on UMA's real Optimistic Oracle V3 (compiled from @uma/core) on anvil, with
 replay agents: a configured claim market asserted once with its proof in the claim,
 settled true after liveness and final in the accuracy ledger; a review verdict that posts
-no bond, then a person's decision on it asserted; a bond the outstanding cap refuses; a dispute followed, then settled by UMA's
-vote; verdicts due together asserted in one multicall; another asserter's wrong claim
-opening a disagreement item (and hostile claim bytes skipped); a daemon SIGKILLed between
-broadcasting a multicall and its confirmation asserting each claim once."""
+no bond, then a person's decision on it asserted; a bond the outstanding cap refuses; a
+dispute followed, then settled by UMA's vote; verdicts due together asserted in one
+multicall; another asserter's wrong claim opening a disagreement item (and hostile claim
+bytes skipped); a daemon SIGKILLed between broadcasting a multicall and its confirmation
+asserting each claim once."""
 
 from __future__ import annotations
 
