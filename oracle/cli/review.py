@@ -163,6 +163,8 @@ def _print_evidence(e: dict[str, Any]) -> None:
         click.echo(f"failed: {f['agent_id']}: {f['error']}")
     if e["debate"]:
         _print_debate(e["debate"])
+    if e["majority"]:
+        _print_majority(e["majority"])
     for x in e["excluded"]:
         click.echo(f"excluded: {x}")
     click.echo("")
@@ -195,6 +197,20 @@ def _print_debate(debate: dict[str, Any]) -> None:
             click.echo(f"    {flip['agent']} {flip['from']} -> {flip['to']} ({why})")
         for agent, error in round_["failures"].items():
             click.echo(f"    {agent} failed: {error}")
+
+
+def _print_majority(majority: dict[str, Any]) -> None:
+    """`conflict_resolution: majority`: the proposed answer, a suggestion for the reviewer."""
+    weights = ", ".join(f"{o}: {w:.3f}" for o, w in majority["weights"].items())
+    proposed = majority["proposed"]
+    click.echo("")
+    if proposed is None:
+        click.echo(f"majority: no proposal, the vote weights tie ({weights})")
+    else:
+        click.echo(
+            f"majority: proposes {proposed} ({majority['share']:.0%} of the vote weight: "
+            f"{weights}); the decision is yours"
+        )
 
 
 TOKEN_ENV = "ORACLE_CONSOLE_TOKEN"
