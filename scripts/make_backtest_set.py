@@ -23,6 +23,31 @@ there:
   UNDETERMINED (research again later); `llama` guesses, confidently.
 - `multi`: three outcomes (an election, a tournament), with the votes split.
 - `outage`: one or two agents time out; the rest answer.
+
+Then 10 contested markets (41-50), two agents against two, written to debate
+(`consensus.conflict_resolution: debate`):
+
+- `contested-evidence` (3): a hesitant wrong agent researches again, finds sources
+  nobody had, and rightly changes its answer.
+- `contested-herding` (3): a confident wrong agent (`llama`, with `gpt` on the same
+  widely shared wrong report) talks one or both of the right agents over: they change
+  their answer citing nothing but their own sources and the report they were shown (a
+  flip without new evidence, which the debate marks and does not count).
+  In the other kinds, which two agents are wrong is drawn at random (the two wrong ones
+  cite one shared report), and only a wrong `llama` is sure of itself.
+- `contested-misled` (1): a right agent researches again and finds new, misleading
+  sources, and changes its answer to the wrong one (evidence can be wrong too).
+- `contested-stalemate` (3): nobody changes their mind.
+
+**Debate rounds.** For every market with no majority answer (no outcome held by more
+than half of the agents that answered, the 10 above and any such market among the 40),
+`debate/round-<n>/<market>.json` (n = 1 to 3, the default `max_rounds`) records what each
+agent that would change its answer answers when it is challenged in a debate, in the
+format of the recordings; the `replay` agent replays them (an agent with no answer
+recorded keeps its standing one). An agent answers the same whichever round it is first
+challenged in, so the rounds replay under every critique topology. In the markets among
+the 40, a hesitant wrong agent (not `llama`, who stays sure of itself) researches again
+and finds the truth half of the time.
 """
 
 from __future__ import annotations
@@ -48,6 +73,13 @@ AGENTS: dict[str, tuple[str, str, float, tuple[float, float], tuple[float, float
     "llama-researcher": ("llama", "meta", 0.72, (0.84, 0.97), (0.84, 0.97)),
 }
 KINDS = (("clear", 23), ("herding", 4), ("too-early", 5), ("multi", 4), ("outage", 4))
+CONTESTED_KINDS = (
+    ("contested-evidence", 3),
+    ("contested-herding", 3),
+    ("contested-misled", 1),
+    ("contested-stalemate", 3),
+)
+DEBATE_ROUNDS = 3  # consensus.debate.max_rounds by default
 
 BINARY_QUESTIONS = (
     "Did the central bank of {place} cut its policy rate at its {month} meeting?",
@@ -168,8 +200,107 @@ def _too_early(rng: random.Random, market: str, outcomes: tuple[str, ...]) -> li
     return votes
 
 
+def _revised(vote: dict[str, Any], outcome: str, confidence: float, **more: Any) -> dict[str, Any]:
+    return {**vote, "outcome": outcome, "confidence": confidence, **more}
+
+
+def _contested(
+    rng: random.Random, market: str, kind: str, truth: str, wrong: str
+) -> tuple[list[Any], list[Any]]:
+    """Two against two: the independent answers, and the revisions of the agents that
+    change their answer when challenged."""
+    if kind == "contested-herding":
+        # llama (sure of itself) and gpt on one widely shared, wrong report.
+        wrong_side = ["gpt-researcher", "llama-researcher"]
+    else:
+        wrong_side = sorted(rng.sample(sorted(AGENTS), 2))
+    report = _sources(f"{market}r", rng.randint(24, 30), credibility=0.85)
+    votes = {}
+    for agent in AGENTS:
+        is_wrong = agent in wrong_side
+        sure = agent == "llama-researcher" and is_wrong
+        votes[agent] = _vote(
+            agent,
+            wrong if is_wrong else truth,
+            _confidence(rng, (0.9, 0.97) if sure else (0.6, 0.82)),
+            market,
+            sources=rng.randint(52, 56),
+            shared=report if is_wrong else None,
+        )
+    right_side = [agent for agent in AGENTS if agent not in wrong_side]
+    hesitant = [agent for agent in wrong_side if agent != "llama-researcher"]
+    if kind == "contested-herding":
+        # Persuaded without evidence: its own sources again, plus the report it was shown
+        # (which both wrong agents cite, so whoever showed it, nothing in it is new).
+        herded = right_side[-1:] if rng.random() < 0.67 else right_side
+        revisions = [
+            _revised(
+                votes[agent],
+                wrong,
+                _confidence(rng, (0.75, 0.88)),
+                sources=[*votes[agent]["sources"], *report],
+                reasoning=f"Persuaded: the other answers cite a report for {wrong}.",
+            )
+            for agent in herded
+        ]
+    elif kind == "contested-evidence":
+        fresh = _sources(f"{market}new", rng.randint(50, 56), credibility=0.9)
+        revisions = [
+            _revised(
+                votes[rng.choice(hesitant)],
+                truth,
+                _confidence(rng, (0.78, 0.9)),
+                sources=fresh,
+                reasoning=f"Researched again: newer official sources say {truth}.",
+            )
+        ]
+    elif kind == "contested-misled":
+        fresh = _sources(f"{market}new", rng.randint(50, 56), credibility=0.75)
+        revisions = [
+            _revised(
+                votes[rng.choice(right_side)],
+                wrong,
+                _confidence(rng, (0.7, 0.82)),
+                sources=fresh,
+                reasoning=f"Researched again: a later (mistaken) report says {wrong}.",
+            )
+        ]
+    else:
+        revisions = []
+    return list(votes.values()), revisions
+
+
+def _no_majority(votes: list[dict[str, Any]]) -> bool:
+    counts: dict[str, int] = {}
+    for vote in votes:
+        counts[vote["outcome"]] = counts.get(vote["outcome"], 0) + 1
+    definite = {o for o in counts if o != "UNDETERMINED"}
+    return len(definite) >= 2 and max(counts.values()) * 2 <= len(votes)
+
+
+def _second_look(market: str, votes: list[dict[str, Any]], truth: str) -> list[Any]:
+    """Among the first 40 markets: a hesitant wrong agent (not `llama`) researches again
+    when challenged and finds the truth half of the time."""
+    rng = random.Random(f"{SEED}/{market}")
+    revisions = []
+    for vote in votes:
+        wrong = vote["outcome"] not in (truth, "UNDETERMINED")
+        if wrong and vote["agent_id"] != "llama-researcher" and rng.random() < 0.5:
+            fresh = _sources(f"{market}{vote['model_family'][:2]}new", rng.randint(50, 56))
+            revisions.append(
+                _revised(
+                    vote,
+                    truth,
+                    _confidence(rng, (0.75, 0.9)),
+                    sources=fresh,
+                    reasoning=f"Researched again: newer sources say {truth}.",
+                )
+            )
+    return revisions
+
+
 def recordings() -> dict[str, dict[str, Any]]:
-    """Every recording of the set, by file name."""
+    """Every recording of the set, by file name (debate rounds under `debate/`)."""
     rng = random.Random(SEED)
     kinds = [kind for kind, count in KINDS for _ in range(count)]
     assert len(kinds) == MARKETS
@@ -204,17 +335,47 @@ def recordings() -> dict[str, dict[str, Any]]:
             failures=failures,
         )
         documents[f"{market}.json"] = {**document, "final_outcome": truth}
+        if _no_majority(votes):
+            _debate_rounds(documents, document, _second_look(market, votes, truth))
+    # The contested markets, from their own random sequence: the 40 above stay as they were.
+    rng = random.Random(f"{SEED}/contested")
+    kinds = [kind for kind, count in CONTESTED_KINDS for _ in range(count)]
+    rng.shuffle(kinds)
+    for index, kind in enumerate(kinds, start=MARKETS + 1):
+        market = f"{index:02d}-{kind}"
+        question = _question(rng, rng.choice(BINARY_QUESTIONS))
+        truth = rng.choice(("YES", "NO"))
+        votes, revisions = _contested(rng, market, kind, truth, "NO" if truth == "YES" else "YES")
+        document = consensus_document(votes, market_id=market, question=question)
+        documents[f"{market}.json"] = {**document, "final_outcome": truth}
+        _debate_rounds(documents, document, revisions)
     return documents
+
+
+def _debate_rounds(
+    documents: dict[str, dict[str, Any]], document: dict[str, Any], revisions: list[Any]
+) -> None:
+    """The same revisions for every round: an agent answers so when first challenged."""
+    if not revisions:
+        return
+    for round_ in range(1, DEBATE_ROUNDS + 1):
+        name = f"debate/round-{round_}/{document['market']['id']}.json"
+        documents[name] = {**document, "results": revisions, "failures": []}
 
 
 def render(document: dict[str, Any]) -> str:
     return json.dumps(document, separators=(",", ":")) + "\n"
 
 
+def _written() -> list[Path]:
+    """The set's files on disk: the recordings and their debate rounds."""
+    return [*OUT_DIR.glob("*.json"), *OUT_DIR.glob("debate/round-*/*.json")]
+
+
 def main(arguments: list[str]) -> int:
     documents = {name: render(document) for name, document in recordings().items()}
     if arguments == ["--check"]:
-        on_disk = {p.name: p.read_text(encoding="utf-8") for p in OUT_DIR.glob("*.json")}
+        on_disk = {str(p.relative_to(OUT_DIR)): p.read_text(encoding="utf-8") for p in _written()}
         if on_disk != documents:
             print(f"{OUT_DIR} is stale: run scripts/make_backtest_set.py", file=sys.stderr)
             return 1
@@ -222,11 +383,11 @@ def main(arguments: list[str]) -> int:
     if arguments:
         print("usage: make_backtest_set.py [--check]", file=sys.stderr)
         return 2
-    OUT_DIR.mkdir(parents=True, exist_ok=True)
-    for stale in OUT_DIR.glob("*.json"):
-        if stale.name not in documents:
+    for stale in _written():
+        if str(stale.relative_to(OUT_DIR)) not in documents:
             stale.unlink()
     for name, text in documents.items():
+        (OUT_DIR / name).parent.mkdir(parents=True, exist_ok=True)
         (OUT_DIR / name).write_text(text, encoding="utf-8")
     print(f"wrote {len(documents)} recordings to {OUT_DIR}", file=sys.stderr)
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -55,7 +56,8 @@ def backtest(
     reputation: bool,
     reputation_min_history: int,
 ) -> None:
-    """Run recorded answers with known outcomes (`final_outcome`) in DIR through the policy."""
+    """Run recorded answers with known outcomes (`final_outcome`) in DIR through the policy,
+    and compare the conflict resolution modes on the debate rounds in DIR/debate/."""
     from pydantic import ValidationError
 
     from oracle._pydantic_errors import describe
@@ -67,6 +69,7 @@ def backtest(
         run_backtest,
     )
     from oracle.config import load_settings
+    from oracle.daemon.conflict_backtest import compare_conflict_modes
     from oracle.core.reputation import ReputationParams
 
     settings = load_settings(config_path)
@@ -82,6 +85,12 @@ def backtest(
         )
     except ValidationError as error:
         fail("sweep: " + "; ".join(describe(error, "consensus")))
+    report = replace(
+        report,
+        conflict_modes=compare_conflict_modes(
+            recordings, Path(directory), settings.consensus, settings.sources
+        ),
+    )
     if output_format == "json":
         click.echo(json.dumps(report.to_json(), indent=2))
     else:
