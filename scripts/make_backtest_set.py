@@ -1,13 +1,15 @@
 """Write the bundled backtest set, oracle/examples/backtest/: recorded agent answers with the
 final outcome each market settled on, so that `oracle backtest oracle/examples/backtest`
-works on a fresh clone (docs/backtest.md shows its report and threshold sweep).
+works on a fresh clone (docs/backtest.md shows its report, threshold sweep and the
+comparison of the conflict resolution modes).
 
     .venv/bin/python scripts/make_backtest_set.py            # rewrite the files
     .venv/bin/python scripts/make_backtest_set.py --check    # exit 1 if they are stale
+    .venv/bin/python scripts/make_backtest_set.py --seed 7 --out /tmp/set7  # another draw
 
 Seeded and deterministic: the same files every run (a test holds this). The set is
 synthetic but shaped like what a live oracle meets: four research agents from four model
-families answer 40 markets, each recording one consensus input document (the format
+families answer 50 markets, each recording one consensus input document (the format
 `oracle consensus` reads) plus `"final_outcome"`. The kinds of market, and why each is
 there:
 
@@ -278,10 +280,10 @@ def _no_majority(votes: list[dict[str, Any]]) -> bool:
     return len(definite) >= 2 and max(counts.values()) * 2 <= len(votes)
 
 
-def _second_look(market: str, votes: list[dict[str, Any]], truth: str) -> list[Any]:
+def _second_look(seed: int, market: str, votes: list[dict[str, Any]], truth: str) -> list[Any]:
     """Among the first 40 markets: a hesitant wrong agent (not `llama`) researches again
     when challenged and finds the truth half of the time."""
-    rng = random.Random(f"{SEED}/{market}")
+    rng = random.Random(f"{seed}/{market}")
     revisions = []
     for vote in votes:
         wrong = vote["outcome"] not in (truth, "UNDETERMINED")
@@ -299,9 +301,10 @@ def _second_look(market: str, votes: list[dict[str, Any]], truth: str) -> list[A
     return revisions
 
 
-def recordings() -> dict[str, dict[str, Any]]:
-    """Every recording of the set, by file name (debate rounds under `debate/`)."""
-    rng = random.Random(SEED)
+def recordings(seed: int = SEED) -> dict[str, dict[str, Any]]:
+    """Every recording of the set, by file name (debate rounds under `debate/`); another
+    `seed` draws another set of the same kinds."""
+    rng = random.Random(seed)
     kinds = [kind for kind, count in KINDS for _ in range(count)]
     assert len(kinds) == MARKETS
     rng.shuffle(kinds)
@@ -336,9 +339,9 @@ def recordings() -> dict[str, dict[str, Any]]:
         )
         documents[f"{market}.json"] = {**document, "final_outcome": truth}
         if _no_majority(votes):
-            _debate_rounds(documents, document, _second_look(market, votes, truth))
+            _debate_rounds(documents, document, _second_look(seed, market, votes, truth))
     # The contested markets, from their own random sequence: the 40 above stay as they were.
-    rng = random.Random(f"{SEED}/contested")
+    rng = random.Random(f"{seed}/contested")
     kinds = [kind for kind, count in CONTESTED_KINDS for _ in range(count)]
     rng.shuffle(kinds)
     for index, kind in enumerate(kinds, start=MARKETS + 1):
@@ -367,29 +370,50 @@ def render(document: dict[str, Any]) -> str:
     return json.dumps(document, separators=(",", ":")) + "\n"
 
 
-def _written() -> list[Path]:
+def _written(directory: Path = OUT_DIR) -> list[Path]:
     """The set's files on disk: the recordings and their debate rounds."""
-    return [*OUT_DIR.glob("*.json"), *OUT_DIR.glob("debate/round-*/*.json")]
+    return [*directory.glob("*.json"), *directory.glob("debate/round-*/*.json")]
+
+
+def write(directory: Path, seed: int = SEED) -> int:
+    """Write the set drawn with `seed` to `directory`, removing files it no longer has."""
+    documents = {name: render(document) for name, document in recordings(seed).items()}
+    for stale in _written(directory):
+        if str(stale.relative_to(directory)) not in documents:
+            stale.unlink()
+    for name, text in documents.items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        (directory / name).write_text(text, encoding="utf-8")
+    return len(documents)
+
+
+USAGE = "usage: make_backtest_set.py [--check | --seed N --out DIR]"
 
 
 def main(arguments: list[str]) -> int:
-    documents = {name: render(document) for name, document in recordings().items()}
     if arguments == ["--check"]:
+        documents = {name: render(document) for name, document in recordings().items()}
         on_disk = {str(p.relative_to(OUT_DIR)): p.read_text(encoding="utf-8") for p in _written()}
         if on_disk != documents:
             print(f"{OUT_DIR} is stale: run scripts/make_backtest_set.py", file=sys.stderr)
             return 1
         return 0
-    if arguments:
-        print("usage: make_backtest_set.py [--check]", file=sys.stderr)
+    if len(arguments) == 4 and arguments[0] == "--seed" and arguments[2] == "--out":
+        # Another draw of the same kinds, elsewhere: how much do the figures owe the seed?
+        if not arguments[1].isdigit():
+            print(f"--seed: expected a whole number, got {arguments[1]!r}", file=sys.stderr)
+            return 2
+        seed, directory = int(arguments[1]), Path(arguments[3])
+        if directory.resolve() == OUT_DIR:
+            print("--out: not the bundled set (it is drawn with the default seed)", file=sys.stderr)
+            return 2
+    elif arguments:
+        print(USAGE, file=sys.stderr)
         return 2
-    for stale in _written():
-        if str(stale.relative_to(OUT_DIR)) not in documents:
-            stale.unlink()
-    for name, text in documents.items():
-        (OUT_DIR / name).parent.mkdir(parents=True, exist_ok=True)
-        (OUT_DIR / name).write_text(text, encoding="utf-8")
-    print(f"wrote {len(documents)} recordings to {OUT_DIR}", file=sys.stderr)
+    else:
+        seed, directory = SEED, OUT_DIR
+    count = write(directory, seed)
+    print(f"wrote {count} recordings to {directory}", file=sys.stderr)
     return 0
 
 

@@ -69,8 +69,8 @@ def backtest(
         run_backtest,
     )
     from oracle.config import load_settings
-    from oracle.daemon.conflict_backtest import compare_conflict_modes
     from oracle.core.reputation import ReputationParams
+    from oracle.daemon.conflict_backtest import compare_conflict_modes
 
     settings = load_settings(config_path)
     recordings = load_recordings(Path(directory))

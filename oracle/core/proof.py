@@ -160,6 +160,7 @@ def build_proof(
     result: ConsensusResult,
     params: ConsensusParams,
     thresholds: SourceThresholds,
+    *,
     debate: dict[str, Any] | None = None,
     majority: dict[str, Any] | None = None,
 ) -> dict[str, Any]:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import functools
 import importlib.util
 import json
 import tomllib
 from pathlib import Path
 
 from oracle.agents.replay import ReplayAgent
-from oracle.backtest import load_recordings, run_backtest
+from oracle.backtest import Recording, load_recordings, run_backtest
 from oracle.core import ConsensusParams, SourceThresholds, evaluate
 from oracle.core.debate import StopReason, Topology
 from oracle.daemon.debate import DebateOutcome, run_debate
@@ -147,12 +148,22 @@ def test_reputation_weights_are_measured_against_plain_weights() -> None:
     assert f"```\n{section}```" in docs, "docs/backtest.md shows an outdated comparison"
 
 
+@functools.cache
+def _replay(agent: str) -> ReplayAgent:
+    return ReplayAgent(agent, SET)  # reading the set once per agent, not per debate
+
+
+@functools.cache
+def _recordings() -> dict[str, Recording]:
+    return {r.name: r for r in load_recordings(SET)}
+
+
 def _debate(name: str, topology: Topology) -> DebateOutcome:
     """The daemon's debate on one bundled recording, its agents replaying the set."""
-    recording = next(r for r in load_recordings(SET) if r.name == name)
+    recording = _recordings()[name]
     params = ConsensusParams(conflict_resolution="debate", debate={"topology": topology})  # type: ignore[arg-type]
     first = evaluate(recording.consensus_input, params, SourceThresholds())
-    agents = [ReplayAgent(r.agent_id, SET) for r in recording.consensus_input.results]
+    agents = [_replay(r.agent_id) for r in recording.consensus_input.results]
     pool = AgentPool.of(agents, params.agent_timeout)
     return asyncio.run(
         run_debate(pool, recording.consensus_input, first, params, SourceThresholds())
@@ -160,7 +171,7 @@ def _debate(name: str, topology: Topology) -> DebateOutcome:
 
 
 def test_the_contested_markets_debate_as_they_are_there_for() -> None:
-    finals = {r.name: r.final_outcome for r in load_recordings(SET)}
+    finals = {name: r.final_outcome for name, r in _recordings().items()}
     contested = sorted(n for n in finals if "contested" in n)
     assert len(contested) == 10
     for name in contested:
@@ -174,7 +185,8 @@ def test_the_contested_markets_debate_as_they_are_there_for() -> None:
                 assert all(flip.after != finals[name] for flip in debate.flips)
             elif kind == "stalemate":
                 assert debate.result.action == "review", (name, topology)
-                assert debate.flips == () and debate.stop == StopReason.STALLED
+                assert debate.flips == (), (name, topology)
+                assert debate.stop == StopReason.STALLED, (name, topology)
             elif topology == Topology.ALL_TO_ALL:
                 # Every wrong agent hears the other side: the one with new sources moves.
                 (flip,) = debate.flips
@@ -184,3 +196,19 @@ def test_the_contested_markets_debate_as_they_are_there_for() -> None:
                 assert right is (kind == "evidence"), name
         if kind == "herding":
             assert _debate(name, Topology.ALL_TO_ALL).record["unsupported_flips"], name
+
+
+def test_another_seed_draws_another_set_of_the_same_kinds(tmp_path: Path) -> None:
+    out = tmp_path / "set"
+    assert make_backtest_set.main(["--seed", "7", "--out", str(out)]) == 0
+
+    def kinds(directory: Path) -> list[str]:
+        return sorted(p.name.split("-", 1)[1] for p in directory.glob("*.json"))
+
+    assert kinds(out) == kinds(SET)
+    drawn = {p.name: p.read_text() for p in out.glob("*.json")}
+    assert drawn != {p.name: p.read_text() for p in SET.glob("*.json")}
+    assert set(drawn) >= {p.name for p in out.glob("debate/round-3/*.json")} != set()
+    assert make_backtest_set.main(["--seed", "x", "--out", str(out)]) == 2
+    assert make_backtest_set.main(["--seed", "7", "--out", str(SET)]) == 2
+    assert make_backtest_set.main(["--out"]) == 2

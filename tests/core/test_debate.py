@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from oracle.core import ConsensusParams, SourceThresholds, evaluate
 from oracle.core.debate import (
     Challenge,
     ConsensusStrength,
@@ -21,7 +22,6 @@ from oracle.core.debate import (
     strength,
     weighted_plurality,
 )
-from oracle.core import ConsensusParams, SourceThresholds, evaluate
 from oracle.core.models import UNDETERMINED, ConsensusInput, Market
 from oracle.core.strategies import Ballot
 from oracle.testing import result
