@@ -453,6 +453,14 @@ class Daemon:
             # A label for the reviewer, never a verdict: the policy has already sent this
             # conflict to review (no quorum), and it stays there.
             majority = majority_record(weighted_plurality(result.votes))
+            emit(
+                logger,
+                logging.INFO,
+                "market.majority",
+                market=consensus_input.market.id,
+                proposed=majority["proposed"],
+                share=majority["share"],
+            )
         proof = build_proof(
             consensus_input, result, params, thresholds, debate=debate, majority=majority
         )
