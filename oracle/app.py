@@ -60,6 +60,7 @@ from oracle.agents.settings import (
     TavilyConfig,
 )
 from oracle.agents.tools import ResearchTools
+from oracle.chain.bulletin import BulletinBoard
 from oracle.chain.connect import DEPLOYMENT_FILE, connect
 from oracle.chain.contracts import ADAPTER, ORACLE, AgentOracle, Deployment, error_decoder
 from oracle.chain.intents import InMemoryIntentStore, IntentStore
@@ -381,6 +382,7 @@ class UmaWiring(ChainWiring):
         signer = await self._unlock()
         settings, config = self._settings, self._config
         pool, address, start = await self._oracle()
+        board = await self._board(pool)
         oracle = OptimisticOracleV2(pool, address)
         manager = self._manager(pool, signer)
         source = RequestSource(
@@ -401,7 +403,25 @@ class UmaWiring(ChainWiring):
             source=source,
             start_block=start,
             scanner_settings=settings.scanner,
+            board=board,
         )
+
+    async def _board(self, pool: RpcPool) -> BulletinBoard | None:
+        """The configured bulletin board (clarifications), with code on the oracle's chain."""
+        board = self._config.bulletin_board
+        if board is None:
+            return None
+        try:
+            code = await pool.call("eth_getCode", lambda w3: w3.eth.get_code(board.address))  # type: ignore[arg-type]
+            if not bytes(code):
+                raise SetupError(
+                    f"{self._where}.bulletin_board.address",
+                    f"no contract at {board.address} on chain {pool.chain_id}",
+                )
+        except BaseException:
+            await pool.close()
+            raise
+        return BulletinBoard(pool, board.address, max_response_bytes=board.max_response_bytes)
 
 
 class RealityWiring(ChainWiring):

@@ -39,7 +39,7 @@ from oracle.core import scoring
 from oracle.core.consensus import evaluate
 from oracle.core.debate import Flip
 from oracle.core.inputs import parse_consensus_input
-from oracle.core.models import AgentResult, ConsensusInput
+from oracle.core.models import AgentResult, ConsensusInput, ConsensusResult
 from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.core.reputation import Reputation, ReputationParams, multipliers, reputations
 from oracle.errors import InputError, JsonError
@@ -90,6 +90,144 @@ def load_recordings(directory: Path) -> list[Recording]:
 def brier(result: AgentResult, outcomes: Sequence[str], final: str) -> float:
     """Half the multi-class Brier score of one answer (`oracle.core.scoring.brier`)."""
     return scoring.brier(result.outcome, result.confidence, outcomes, final)
+
+
+# --- second opinion on other proposers (`oracle backtest --second-opinion`) ---------------
+#
+# On a venue where someone else proposes first (UMA, Reality.eth), the daemon researches the
+# market as usual and judges the answers with the same consensus and decision policy; it
+# would put an answer on the venue only for a `submit` verdict, and when the answer already
+# there differs from that verdict the venue's receipt carries a disagreement and a review
+# item opens (`oracle.daemon.service`, `Receipt.disagreement`). A `review` verdict goes to a
+# person anyway, and `research_again` waits: neither raises a disagreement. The backtest
+# replays that rule on recordings: every recording has one correct proposal (its
+# `final_outcome`) and one wrong proposal for each other outcome of the market.
+
+
+@dataclass(frozen=True)
+class SecondOpinionFigures:
+    """What the second opinion would have said about other proposers' answers.
+
+    `false_alarms` of `correct_proposals` (the final outcome proposed) were contradicted:
+    a person asked to look at an answer that was right. `caught` of `wrong_proposals` were
+    contradicted, `caught_right` of them with the final outcome as our verdict. Proposals
+    our verdict sent to a person, or to research again, are counted apart: they raise no
+    disagreement, but a person (or a later run) still sees the market."""
+
+    threshold: float
+    min_confidence: float
+    correct_proposals: int
+    false_alarms: int
+    wrong_proposals: int
+    caught: int
+    caught_right: int
+    confirmed: int  # correct proposals our verdict agreed with
+    reviewed: int  # markets whose verdict went to a person
+    research_again: int
+    false_alarm_rate: float
+    catch_rate: float | None  # None: no wrong proposal (every market has one outcome only)
+
+
+def contradicts(verdict: ConsensusResult, proposed: str) -> bool:
+    """The daemon's verdict opens a disagreement with an answer proposed by someone else:
+    it is an answer the policy would submit (`action` submit: the quorum reached, every
+    check of `oracle.core.decision` passed) and a different outcome."""
+    return verdict.action == "submit" and verdict.outcome != proposed
+
+
+def second_opinion_figures(
+    recordings: Sequence[Recording], params: ConsensusParams, thresholds: SourceThresholds
+) -> SecondOpinionFigures:
+    """The false-alarm and catch rates of the policy `params` on `recordings`."""
+    false_alarms = wrong = caught = caught_right = confirmed = reviewed = research_again = 0
+    for recording in recordings:
+        verdict = evaluate(recording.consensus_input, params, thresholds)
+        final = recording.final_outcome
+        if verdict.action == "review":
+            reviewed += 1
+        elif verdict.action == "research_again":
+            research_again += 1
+        if contradicts(verdict, final):
+            false_alarms += 1
+        elif verdict.action == "submit":
+            confirmed += 1
+        for proposed in recording.consensus_input.market.outcomes:
+            if proposed == final:
+                continue
+            wrong += 1
+            if contradicts(verdict, proposed):
+                caught += 1
+                caught_right += verdict.outcome == final
+    correct = len(recordings)
+    return SecondOpinionFigures(
+        threshold=params.threshold,
+        min_confidence=params.min_confidence,
+        correct_proposals=correct,
+        false_alarms=false_alarms,
+        wrong_proposals=wrong,
+        caught=caught,
+        caught_right=caught_right,
+        confirmed=confirmed,
+        reviewed=reviewed,
+        research_again=research_again,
+        false_alarm_rate=false_alarms / correct,
+        catch_rate=caught / wrong if wrong else None,
+    )
+
+
+@dataclass(frozen=True)
+class SecondOpinionReport:
+    policy: SecondOpinionFigures
+    sweep: tuple[SecondOpinionFigures, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def run_second_opinion(
+    recordings: Sequence[Recording],
+    params: ConsensusParams,
+    thresholds: SourceThresholds,
+    sweep_thresholds: Sequence[float] = DEFAULT_THRESHOLDS,
+    sweep_min_confidences: Sequence[float] = DEFAULT_MIN_CONFIDENCES,
+) -> SecondOpinionReport:
+    """The second-opinion figures for `params` and for each point of the sweep."""
+    base = params.model_dump()
+    return SecondOpinionReport(
+        policy=second_opinion_figures(recordings, params, thresholds),
+        sweep=tuple(
+            second_opinion_figures(
+                recordings,
+                ConsensusParams.model_validate({**base, "threshold": t, "min_confidence": c}),
+                thresholds,
+            )
+            for t in sweep_thresholds
+            for c in sweep_min_confidences
+        ),
+    )
+
+
+def render_second_opinion(report: SecondOpinionReport) -> str:
+    """The second-opinion section of the text report."""
+    p = report.policy
+    lines = [
+        f"second opinion on other proposers (threshold {p.threshold:g}, "
+        f"min_confidence {p.min_confidence:g}):",
+        f"false alarms: {p.false_alarms} of {p.correct_proposals} correct proposals "
+        f"contradicted  false-alarm rate {_percent(p.false_alarm_rate)}",
+        f"caught: {p.caught} of {p.wrong_proposals} wrong proposals contradicted  "
+        f"catch rate {_percent(p.catch_rate)}  ({p.caught_right} with the final outcome)",
+        f"verdicts: {p.confirmed} confirm the correct proposal, {p.reviewed} to review, "
+        f"{p.research_again} research again",
+        "",
+        "threshold  min_confidence  false-alarm rate  catch rate",
+    ]
+    for s in report.sweep:
+        lines.append(
+            f"{s.threshold:>9g}  {s.min_confidence:>14g}  {_percent(s.false_alarm_rate):>16}  "
+            f"{_percent(s.catch_rate):>10}"
+        )
+    return "\n".join(lines) + "\n"
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,13 @@ def load_data(path: str | Path | None = None) -> dict[str, Any]:
 def load_section(path: str | Path | None, section: str, model: type[Model]) -> Model:
     """One section of the configuration, validated by `model` with the same errors
     `load_settings` gives (`consensus.threshold (ORACLE__...): ...`)."""
-    value = load_data(path).get(section, {})
+    return validate_section(load_data(path), section, model)
+
+
+def validate_section(data: dict[str, Any], section: str, model: type[Model]) -> Model:
+    """One section of `load_data`'s result, validated by `model` (read the file once for
+    several sections)."""
+    value = data.get(section, {})
     try:
         return model.model_validate(value)
     except ValidationError as error:
@@ -94,7 +100,7 @@ def _read_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: no such configuration file") from None
     except OSError as error:
         raise ConfigError(f"{path}: cannot be read ({error.strerror})") from None
-    loader = yaml.SafeLoader(text)
+    loader = _SafeLoader(text)
     try:
         node = loader.get_single_node()
         if node is not None:
@@ -115,6 +121,9 @@ def _read_file(path: Path) -> dict[str, Any]:
     return data
 
 
+# libyaml's parser when PyYAML was built with it: the pure-Python one spends longer on the
+# commented config.yaml than `oracle consensus` spends on everything else.
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 

@@ -322,6 +322,38 @@ def test_a_uma_market_source_is_validated_up_front(tmp_path: Path) -> None:
         assert message in str(error.value), str(error.value)
 
 
+def test_a_uma_bulletin_board_is_validated_up_front(tmp_path: Path) -> None:
+    oracle, board = "0x" + "ab" * 20, "0x" + "cd" * 20
+    source = f"  - {{kind: uma, oracle_address: '{oracle}', bulletin_board: "
+    settings = load_settings(
+        _write(tmp_path, f"market_sources:\n{source}{{address: '{board}', max_updates: 3}}}}\n")
+    )
+    (uma,) = settings.market_sources
+    assert isinstance(uma, UmaSourceConfig)
+    assert uma.bulletin_board is not None
+    assert (uma.bulletin_board.address, uma.bulletin_board.max_updates) == (board, 3)
+    assert uma.bulletin_board.max_total_chars == 8000
+    for text, message in (
+        ("{}", "market_sources[0].uma.bulletin_board.address: is required"),
+        (
+            "{address: '0x12'}",
+            "market_sources[0].uma.bulletin_board.address: must be a 0x-prefixed address",
+        ),
+        (
+            f"{{address: '{board}', max_update_chars: 9000}}",
+            "max_update_chars must not exceed max_total_chars",
+        ),
+        (
+            f"{{address: '{board}', max_updates: 0}}",
+            "market_sources[0].uma.bulletin_board.max_updates: Input should be greater than",
+        ),
+        (f"{{address: '{board}', owner: x}}", "bulletin_board.owner: unknown key"),
+    ):
+        with pytest.raises(ConfigError) as error:
+            load_settings(_write(tmp_path, f"market_sources:\n{source}{text}}}\n"))
+        assert message in str(error.value), str(error.value)
+
+
 def test_a_reality_market_source_is_validated_up_front(tmp_path: Path) -> None:
     contract = "0x" + "cd" * 20
     settings = load_settings(

@@ -163,6 +163,36 @@ with contextlib.redirect_stdout(io.StringIO()):
     assert _loaded_after(script, others) == []
 
 
+def test_proof_verify_builds_no_model(tmp_path: Path) -> None:
+    # Checking a checksum needs the canonical JSON and a hash, not the core's pydantic
+    # models: `oracle.core` exports lazily so that importing `oracle.core.proof` builds
+    # none of them (bench/startup.py: `proof verify` starts as fast as `--help`).
+    proof = tmp_path / "proof.json"
+    make_proof = f"""
+import contextlib, io
+from oracle.cli import cli
+with contextlib.redirect_stdout(io.StringIO()):
+    cli.main(["consensus", {str(EXAMPLE)!r}, "--proof", {str(proof)!r}], standalone_mode=False)
+"""
+    assert _loaded_after(make_proof, ("pydantic",)) == ["pydantic"]
+    verify = f"""
+import contextlib, io
+from oracle.cli import cli
+with contextlib.redirect_stdout(io.StringIO()):
+    cli.main(["proof", "verify", {str(proof)!r}], standalone_mode=False)
+"""
+    assert _loaded_after(verify, ("pydantic", "oracle.core.models", "yaml")) == []
+
+
+def test_the_core_package_exports_every_name_it_lists() -> None:
+    import oracle.core
+
+    for name in oracle.core.__all__:
+        assert getattr(oracle.core, name) is not None, name
+    with pytest.raises(AttributeError, match="no_such_name"):
+        _ = oracle.core.no_such_name
+
+
 def test_the_probe_sees_a_heavy_library_when_one_is_loaded() -> None:
     # Without this, an empty list above could come from a probe that sees nothing.
     assert _loaded_after("import sqlalchemy") == ["sqlalchemy"]

@@ -219,3 +219,35 @@ async def ask_like_polymarket(
     )
     data = f"{question},initializer:{manager.address[2:].lower()}".encode()
     return AskedQuestion(requester, int(block["timestamp"]), data, intent.inclusion.tx_hash)
+
+
+# --- a bulletin board like Polymarket's adapter carries (tests, local chains) -------------
+
+BULLETIN_BOARD = "UmaBulletinBoard"
+
+
+async def deploy_bulletin_board(manager: TxManager) -> str:
+    """Deploy `UmaBulletinBoard` (contracts/src/testing/): where question creators post
+    clarifications, with the interface of the board in Polymarket's UMA CTF adapter."""
+    return await _deploy(manager, secrets.token_hex(6), BULLETIN_BOARD)
+
+
+async def post_update(manager: TxManager, board: str, question: bytes, update: bytes) -> int:
+    """Post `update` on `board` for `question` (its id: keccak256 of the request's
+    ancillary data), signed by `manager`; the block time it was posted at."""
+    intent = _confirmed(
+        await manager.submit(
+            TxRequest(
+                key=f"uma-post-update:{board}:{secrets.token_hex(8)}",
+                to=to_checksum_address(board),
+                data=encode_call(BULLETIN_BOARD, "postUpdate", question, update),
+            )
+        ),
+        "posting an update",
+    )
+    assert intent.inclusion is not None
+    block = await manager.pool.call(
+        "eth_getBlockByNumber",
+        lambda w3: w3.eth.get_block(intent.inclusion.block_number),  # type: ignore[union-attr]
+    )
+    return int(block["timestamp"])

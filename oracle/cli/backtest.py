@@ -46,6 +46,11 @@ def _numbers(option: str, text: str | None) -> tuple[float, ...] | None:
     show_default=True,
     help="Scored answers an agent needs before its reputation counts.",
 )
+@click.option(
+    "--second-opinion",
+    is_flag=True,
+    help="Also the false-alarm and catch rates of a second opinion on other proposers.",
+)
 def backtest(
     directory: str,
     config_path: str | None,
@@ -55,6 +60,7 @@ def backtest(
     *,
     reputation: bool,
     reputation_min_history: int,
+    second_opinion: bool = False,
 ) -> None:
     """Run recorded answers with known outcomes (`final_outcome`) in DIR through the policy,
     and compare the conflict resolution modes on the debate rounds in DIR/debate/."""
@@ -65,8 +71,10 @@ def backtest(
         DEFAULT_MIN_CONFIDENCES,
         DEFAULT_THRESHOLDS,
         load_recordings,
+        render_second_opinion,
         render_text,
         run_backtest,
+        run_second_opinion,
     )
     from oracle.config import load_settings
     from oracle.core.reputation import ReputationParams
@@ -83,6 +91,17 @@ def backtest(
             _numbers("--min-confidences", min_confidences) or DEFAULT_MIN_CONFIDENCES,
             reputation=ReputationParams(min_history=reputation_min_history) if reputation else None,
         )
+        opinion = (
+            run_second_opinion(
+                recordings,
+                settings.consensus,
+                settings.sources,
+                _numbers("--thresholds", thresholds) or DEFAULT_THRESHOLDS,
+                _numbers("--min-confidences", min_confidences) or DEFAULT_MIN_CONFIDENCES,
+            )
+            if second_opinion
+            else None
+        )
     except ValidationError as error:
         fail("sweep: " + "; ".join(describe(error, "consensus")))
     report = replace(
@@ -92,6 +111,11 @@ def backtest(
         ),
     )
     if output_format == "json":
-        click.echo(json.dumps(report.to_json(), indent=2))
+        document = report.to_json()
+        if opinion is not None:
+            document["second_opinion"] = opinion.to_json()
+        click.echo(json.dumps(document, indent=2))
     else:
         click.echo(render_text(report), nl=False)
+        if opinion is not None:
+            click.echo("\n" + render_second_opinion(opinion), nl=False)

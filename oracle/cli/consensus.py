@@ -35,12 +35,13 @@ def consensus(
     """Compute the consensus of agent results in FILE (JSON; `-` for stdin)."""
     # Only the two sections it uses: the other sections' models (daemon, chain, agents)
     # would double the command's start-up time (bench/startup.py).
-    from oracle.config_sources import load_section
+    from oracle.config_sources import load_data, validate_section
     from oracle.core import build_proof, evaluate, parse_consensus_input, render_markdown
     from oracle.core.params import ConsensusParams, SourceThresholds
 
-    params = load_section(config_path, "consensus", ConsensusParams)
-    thresholds = load_section(config_path, "sources", SourceThresholds)
+    config_data = load_data(config_path)
+    params = validate_section(config_data, "consensus", ConsensusParams)
+    thresholds = validate_section(config_data, "sources", SourceThresholds)
     try:
         consensus_input = parse_consensus_input(read_json(input_file))
     except InputError as error:

@@ -18,7 +18,8 @@ because agents herd. So the rules here are conservative:
 * **Evidence, not persuasion** (`flips`, `next_standing`): a change of outcome counts
   only when the agent brings sources of its own that neither it nor the answers it was
   shown had before. A flip without new evidence is marked and the agent's standing
-  answer stays where its evidence was.
+  answer stays where its evidence was. An answer that keeps its outcome keeps the
+  earlier sources it does not cite again.
 * **When to stop** (`stop_reason`): the leading outcome's Bayesian posterior reaches
   `stop_posterior` (converged), nobody changed their mind in a round (stalled), or
   `max_rounds` were run (exhausted).
@@ -225,18 +226,33 @@ def next_standing(
     shown: Mapping[str, Sequence[AgentResult]],
 ) -> tuple[dict[str, AgentResult], list[Flip]]:
     """Each agent's standing answer after a round, and the round's flips. A revision
-    replaces the standing answer when it keeps the outcome or changes it with new
-    evidence; a change without new evidence is a marked flip and the standing answer
-    stays (a herd does not win by talking). Agents that were not revised keep theirs."""
+    replaces the standing answer when it changes the outcome with new evidence, or keeps
+    the outcome (`_kept`); a change without new evidence is a marked flip and the standing
+    answer stays (a herd does not win by talking). Agents not revised keep theirs."""
     round_flips = flips(standing, revised, shown)
     unsupported = {flip.agent_id for flip in round_flips if not flip.supported}
-    after = {
-        agent_id: (
-            revised[agent_id] if agent_id in revised and agent_id not in unsupported else answer
-        )
-        for agent_id, answer in standing.items()
-    }
+    after: dict[str, AgentResult] = {}
+    for agent_id, answer in standing.items():
+        revision = revised.get(agent_id)
+        if revision is None or agent_id in unsupported:
+            after[agent_id] = answer
+        elif revision.outcome == answer.outcome:
+            after[agent_id] = _kept(answer, revision)
+        else:
+            after[agent_id] = revision
     return after, round_flips
+
+
+def _kept(earlier: AgentResult, revision: AgentResult) -> AgentResult:
+    """A revision that keeps `earlier`'s outcome, with the earlier sources it does not cite
+    again: a round examines the disagreement, so an agent cites what it discusses, and the
+    evidence it had for the same outcome stays its evidence (else its vote would fall
+    under the source thresholds and drop out of the verdict for keeping its answer)."""
+    cited = _urls(revision)
+    carried = tuple(s for s in earlier.sources if s.normalized_url not in cited)
+    if not carried:
+        return revision
+    return revision.model_copy(update={"sources": (*revision.sources, *carried)})
 
 
 def stop_reason(

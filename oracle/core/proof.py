@@ -30,13 +30,17 @@ import hashlib
 import json
 import math
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import rfc8785
 
-from oracle.core.models import ConsensusInput, ConsensusResult
-from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.errors import ProofError
+
+if TYPE_CHECKING:
+    # Annotations only: `oracle proof verify` checks a document without building the
+    # core's models.
+    from oracle.core.models import ConsensusInput, ConsensusResult
+    from oracle.core.params import ConsensusParams, SourceThresholds
 
 PROOF_VERSION = 2
 # RFC 8785 numbers are IEEE 754 doubles: integers beyond this lose their value.

@@ -181,6 +181,43 @@ class UmaRiskSettings(BaseModel):
     )
 
 
+class BulletinBoardSettings(BaseModel):
+    """`market_sources[].bulletin_board` of kind `uma`: where question creators post
+    clarifications (Polymarket: the UMA CTF adapter that asked the question), read when a
+    request is discovered; only the updates of the question's initializer count, and they
+    reach the agents bounded by these limits."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    address: str = Field(description="The bulletin board contract (IBulletinBoard).")
+    max_updates: int = Field(
+        10, ge=1, le=100, description="The latest this many updates are shown; older ones not."
+    )
+    max_update_chars: int = Field(
+        2000, ge=1, le=20_000, description="Each update is cut to this many characters."
+    )
+    max_total_chars: int = Field(
+        8000, ge=1, le=100_000, description="All updates shown together, at most."
+    )
+    max_response_bytes: int = Field(
+        1_048_576,
+        ge=1024,
+        le=16_777_216,
+        description="A board answer larger than this is not read (the question says so).",
+    )
+
+    @field_validator("address")
+    @classmethod
+    def _board_address(cls, value: str) -> str:
+        return _address(value)
+
+    @model_validator(mode="after")
+    def _limits(self) -> BulletinBoardSettings:
+        if self.max_update_chars > self.max_total_chars:
+            raise ValueError("max_update_chars must not exceed max_total_chars")
+        return self
+
+
 class UmaSourceConfig(BaseModel):
     """`market_sources[]` entry of kind `uma`: price requests on UMA's Optimistic Oracle V2,
     answered by proposing (signed by `chain.signer`, on the nodes of `chain.rpc`)."""
@@ -210,6 +247,11 @@ class UmaSourceConfig(BaseModel):
         "never", description="Dispute other proposers: only never is built so far."
     )
     risk: UmaRiskSettings = UmaRiskSettings()
+    bulletin_board: BulletinBoardSettings | None = Field(
+        None,
+        description="Clarifications by each question's creator, appended to the question; "
+        "null: none are read.",
+    )
 
     @field_validator("oracle_address")
     @classmethod

@@ -13,6 +13,11 @@ disputed request's market (`reask_of`), found in the same transaction's `Dispute
 event, and every request of one question shares `question_key` (keccak256 of requester
 and ancillary data).
 
+With `bulletin_board` configured, the updates each question's creator (its `initializer`)
+posted on that board by the time the request is discovered become the market's criteria,
+bounded and named by hash (`oracle.core.clarifications`, read by `oracle.chain.bulletin`);
+the agents see them with the question and the proof records them.
+
 Answers go through `UmaProposer` (one intent per request, allowance set once, balance
 checked): a verdict's outcome is proposed at the price the ancillary data gives it. Before
 a bond is posted, `oracle.core.bonds.check_bond` weighs it against the venue's risk caps
@@ -31,13 +36,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 from hexbytes import HexBytes
 
+from oracle.chain.bulletin import BoardUnreadable, BulletinBoard, question_id
 from oracle.chain.checkpoint import InMemoryCheckpointStore
 from oracle.chain.contracts import load_artifact
 from oracle.chain.events import DecodedLog, EventDecoder
@@ -67,6 +73,7 @@ from oracle.core.ancillary import (
     AncillaryQuestion,
 )
 from oracle.core.bonds import BondCaps, check_bond, gas_cost_in_currency, to_units
+from oracle.core.clarifications import ClarificationLimits, clarifications
 from oracle.core.markets import MarketSpec
 from oracle.core.scoring import Finality
 from oracle.daemon.chain_venue import latest_block, pool_problem
@@ -141,6 +148,7 @@ class UmaParts:
     source: RequestSource
     start_block: int
     scanner_settings: ScannerSettings = field(default_factory=ScannerSettings)
+    board: BulletinBoard | None = None  # with `bulletin_board` configured
 
 
 OpenUma = Callable[[], Awaitable[UmaParts]]
@@ -305,10 +313,19 @@ class UmaVenue:
             # The bond a proposal must post (the requester sets it after asking, in the
             # same transaction as Polymarket's adapter does): shown to the reviewer.
             views = await parts.oracle.get_requests([r.key for r in requests])
+            clarified = await self._clarifications(parts, requests)
             specs = []
             for request, view in zip(requests, views, strict=True):
                 try:
-                    specs.append(self._market(request, view.bond, disputed))
+                    spec = self._market(request, view.bond, disputed)
+                    if request.key.id_hex in clarified:
+                        criteria, record = clarified[request.key.id_hex]
+                        spec = replace(
+                            spec,
+                            criteria=criteria,
+                            details={**spec.details, "clarifications": record},
+                        )
+                    specs.append(spec)
                 except AncillaryDataError as error:
                     skipped.append(f"request {request.key.id_hex}: {error}")
             await deliver(specs)
@@ -366,6 +383,60 @@ class UmaVenue:
             },
             awaits_settlement=self.config.settle,
         )
+
+    async def _clarifications(
+        self, parts: UmaParts, requests: list[PriceRequest]
+    ) -> dict[str, tuple[str, dict[str, Any]]]:
+        """With a bulletin board configured: for each request whose question names its
+        creator, (criteria, what the details record) from the creator's updates posted by
+        now (`oracle.core.clarifications`); a board answer that cannot be used is said so
+        in the criteria. A node failure raises ChainError: the poll is tried again."""
+        board, settings = parts.board, self.config.bulletin_board
+        if board is None or settings is None:
+            return {}
+        owners: dict[str, str] = {}
+        for request in requests:
+            try:
+                initializer = request.key.question().initializer
+            except AncillaryDataError:
+                continue  # skipped by `_market`, with the reason
+            if initializer is not None:
+                owners[request.key.id_hex] = initializer
+        block = await parts.pool.call("eth_getBlockByNumber", latest_block)
+        posted_by = int(block["timestamp"])
+        wanted = [r for r in requests if r.key.id_hex in owners]
+        answers = await board.updates(
+            [(question_id(r.key.ancillary_data), owners[r.key.id_hex]) for r in wanted]
+        )
+        limits = ClarificationLimits(
+            settings.max_updates, settings.max_update_chars, settings.max_total_chars
+        )
+        found: dict[str, tuple[str, dict[str, Any]]] = {}
+        for request in requests:
+            if request.key.id_hex not in owners:  # no creator named: nobody's updates count
+                record = {"board": board.address, "read_at": posted_by, "owner": None}
+                found[request.key.id_hex] = ("", {**record, "used": [], "omitted": 0})
+        for request, answer in zip(wanted, answers, strict=True):
+            owner = owners[request.key.id_hex]
+            record = {"board": board.address, "read_at": posted_by, "owner": owner}
+            if isinstance(answer, BoardUnreadable):
+                emit(
+                    logger,
+                    logging.WARNING,
+                    "uma.clarifications_unreadable",
+                    source=self.name,
+                    request=request.key.id_hex,
+                    error=answer,
+                )
+                found[request.key.id_hex] = (
+                    "Note: the updates the question's creator posted on its bulletin board "
+                    "could not be read; they may clarify or change how it resolves.",
+                    {**record, "used": [], "error": str(answer)},
+                )
+                continue
+            shown = clarifications(answer, owner=owner, posted_by=posted_by, limits=limits)
+            found[request.key.id_hex] = (shown.text, {**record, **shown.record()})
+        return found
 
     def _oracle_address(self) -> str:
         assert self._parts is not None

@@ -13,9 +13,17 @@ from unittest import mock
 
 import pytest
 
-from oracle.backtest import brier, load_recordings, run_backtest
+from oracle.backtest import (
+    brier,
+    contradicts,
+    load_recordings,
+    run_backtest,
+    run_second_opinion,
+    second_opinion_figures,
+)
 from oracle.cli import main
 from oracle.core import ConsensusParams, SourceThresholds
+from oracle.core.consensus import evaluate
 from oracle.core.models import AgentResult
 from oracle.errors import InputError
 from oracle.testing import consensus_document, result, result_dict, source_dicts
@@ -286,3 +294,79 @@ def test_without_recorded_rounds_a_debate_changes_nothing(recordings: Path) -> N
     keys = ("submitted", "wrong", "reviewed", "flips_to_right", "marked_to_wrong")
     assert {tuple(m[k] for k in keys) for m in modes} == {(3, 1, 1, 0, 0)}
     assert modes[0]["conflicts"] == 1
+
+
+def test_second_opinion_false_alarms_and_catches(recordings: Path) -> None:
+    loaded = load_recordings(recordings)
+    figures = second_opinion_figures(loaded, ConsensusParams(), SourceThresholds())
+    # m1 (YES, right) and m3 (NO, right) confirm the correct proposal and contradict the
+    # wrong one; m2 submits a wrong YES: it contradicts the correct NO (a false alarm) and
+    # agrees with the wrong YES (missed); m4 goes to a person.
+    assert (figures.correct_proposals, figures.false_alarms) == (4, 1)
+    assert (figures.wrong_proposals, figures.caught, figures.caught_right) == (4, 2, 2)
+    assert (figures.confirmed, figures.reviewed, figures.research_again) == (2, 1, 0)
+    assert figures.false_alarm_rate == 0.25
+    assert figures.catch_rate == 0.5
+    # Unanimity sends m3 (2 of 3) to a person: one catch fewer, the false alarm stays.
+    report = run_second_opinion(loaded, ConsensusParams(), SourceThresholds(), (1.0,), (0.5,))
+    (unanimous,) = report.sweep
+    assert (unanimous.threshold, unanimous.false_alarms, unanimous.caught) == (1.0, 1, 1)
+    assert unanimous.reviewed == 2
+
+
+def test_second_opinion_uses_the_policy_verdict(tmp_path: Path) -> None:
+    """A contradiction is a `submit` verdict with another outcome: on a three-outcome market
+    a confident wrong verdict contradicts the correct proposal and one of the two wrong
+    ones (caught, but not with the final outcome)."""
+    document = consensus_document(
+        [vote(a, "B", 0.9, a) for a in ("gpt", "claude", "llama")],
+        market_id="cup",
+        outcomes=["A", "B", "C"],
+    )
+    (tmp_path / "cup.json").write_text(json.dumps({**document, "final_outcome": "A"}))
+    loaded = load_recordings(tmp_path)
+    verdict = evaluate(loaded[0].consensus_input, ConsensusParams(), SourceThresholds())
+    assert (verdict.action, verdict.outcome) == ("submit", "B")
+    assert contradicts(verdict, "A")
+    assert contradicts(verdict, "C")
+    assert not contradicts(verdict, "B")
+    figures = second_opinion_figures(loaded, ConsensusParams(), SourceThresholds())
+    assert (figures.false_alarms, figures.wrong_proposals, figures.caught) == (1, 2, 1)
+    assert figures.caught_right == 0
+    # Not confident enough to submit: a person looks, and nothing is contradicted.
+    cautious = ConsensusParams(min_confidence=0.95)
+    assert evaluate(loaded[0].consensus_input, cautious, SourceThresholds()).action == "review"
+    quiet = second_opinion_figures(loaded, cautious, SourceThresholds())
+    assert (quiet.false_alarms, quiet.caught, quiet.reviewed) == (0, 0, 1)
+
+
+def test_cli_second_opinion_text_and_json(recordings: Path) -> None:
+    plain = oracle("backtest", str(recordings))
+    assert "second opinion" not in plain.stdout
+    text = oracle(
+        "backtest",
+        str(recordings),
+        "--second-opinion",
+        "--thresholds",
+        "0.67,1",
+        "--min-confidences",
+        "0.5",
+    )
+    assert text.returncode == 0, text.stderr
+    assert (
+        "false alarms: 1 of 4 correct proposals contradicted  false-alarm rate 25.0%" in text.stdout
+    )
+    assert (
+        "caught: 2 of 4 wrong proposals contradicted  catch rate 50.0%  "
+        "(2 with the final outcome)" in text.stdout
+    )
+    assert "        1             0.5             25.0%       25.0%" in text.stdout
+    as_json = oracle("backtest", str(recordings), "--second-opinion", "--format", "json")
+    assert as_json.returncode == 0, as_json.stderr
+    opinion = json.loads(as_json.stdout)["second_opinion"]
+    assert opinion["policy"]["false_alarm_rate"] == 0.25
+    assert opinion["policy"]["catch_rate"] == 0.5
+    assert len(opinion["sweep"]) == 30
+    assert "second_opinion" not in json.loads(
+        oracle("backtest", str(recordings), "--format", "json").stdout
+    )

@@ -133,6 +133,29 @@ def test_a_flip_counts_only_with_new_evidence() -> None:
     assert round_flips == []
 
 
+def test_a_kept_answer_keeps_the_earlier_sources_it_does_not_cite_again() -> None:
+    earlier = result("a", "YES", 0.8, 5)
+    # The revision cites one earlier source again and one new one: it replaces the
+    # answer (confidence, reasoning, what it cites) and the four others stay its evidence.
+    revision = earlier.model_copy(
+        update={
+            "confidence": 0.9,
+            "sources": (earlier.sources[1], *result("a-second-look", "YES", 0.9, 1).sources),
+        }
+    )
+    standing, _ = next_standing({"a": earlier}, {"a": revision}, {"a": []})
+    kept = standing["a"]
+    assert (kept.confidence, kept.reasoning) == (0.9, revision.reasoning)
+    assert kept.sources[:2] == revision.sources
+    assert set(kept.sources) == set(earlier.sources) | set(revision.sources)
+    assert len(kept.sources) == 6
+    # A flip (with new evidence) carries nothing over: the earlier sources backed the
+    # other outcome.
+    flipped = result("a-new", "NO", 0.8, 2).model_copy(update={"agent_id": "a"})
+    standing, _ = next_standing({"a": earlier}, {"a": flipped}, {"a": []})
+    assert standing["a"] == flipped
+
+
 def ballots(*outcomes: str, weight: float = 1.0) -> list[Ballot]:
     return [Ballot(f"agent-{i}", o, 0.9, weight) for i, o in enumerate(outcomes)]
 
