@@ -175,6 +175,10 @@ def _print_evidence(e: dict[str, Any]) -> None:
         click.echo(f"  {_when(h['at'])} {h['actor']}: {h['action']}")
 
 
+# A flip's new sources shown in the terminal; the proof keeps every one.
+_NEW_SOURCES_SHOWN = 5
+
+
 def _print_debate(debate: dict[str, Any]) -> None:
     """The rounds of the debate that led to the verdict (the answers above came before)."""
     click.echo("")
@@ -195,6 +199,12 @@ def _print_debate(debate: dict[str, Any]) -> None:
                 else "not counted: no new evidence"
             )
             click.echo(f"    {flip['agent']} {flip['from']} -> {flip['to']} ({why})")
+            shown = flip["new_sources"][:_NEW_SOURCES_SHOWN]
+            for url in shown:
+                click.echo(f"      new evidence: {url}")
+            hidden = len(flip["new_sources"]) - len(shown)
+            if hidden:
+                click.echo(f"      ... and {hidden} more in the proof")
         for agent, error in round_["failures"].items():
             click.echo(f"    {agent} failed: {error}")
 
