@@ -11,6 +11,14 @@ market's known answer added as `"final_outcome"` (one of the market's outcomes),
 - **wrong-submission rate**: share of *all* markets that got a wrong answer on-chain
   without a person seeing it (the figure an operator most wants near zero).
 
+On conflicts (no quorum, at least two definite outcomes) it compares the modes of
+`consensus.conflict_resolution` (`ConflictRun`, `mode_figures`): `escalate`, `majority`
+(the same verdicts, plus how often the proposed answer was right) and `debate` under each
+critique topology, the debates run by the daemon's own code on the recorded rounds
+(`oracle.daemon.conflict_backtest`). For each: accuracy of the auto-submitted answers, the
+review rate, the wrong-submission rate, and the flips toward the final outcome and away
+from it, counted (with new evidence) or marked (without).
+
 Per agent and per model family it reports the Brier score of the answers, the right share
 of the definite ones, the clipped log loss and the expected calibration error, as
 `oracle.core.scoring` defines them (failures are not forecasts and are counted apart). An
@@ -29,6 +37,7 @@ from typing import Any
 
 from oracle.core import scoring
 from oracle.core.consensus import evaluate
+from oracle.core.debate import Flip
 from oracle.core.inputs import parse_consensus_input
 from oracle.core.models import AgentResult, ConsensusInput, ConsensusResult
 from oracle.core.params import ConsensusParams, SourceThresholds
@@ -248,6 +257,97 @@ class ForecasterFigures:
 
 
 @dataclass(frozen=True)
+class ConflictRun:
+    """One recording judged under one conflict resolution mode."""
+
+    action: str  # the final verdict's: submit, review, research_again
+    outcome: str
+    conflict: bool  # the independent answers conflicted
+    flips: tuple[Flip, ...] = ()  # a debate's changes of mind, counted or not
+    proposed: str | None = None  # majority: the weighted plurality proposed for review
+
+
+@dataclass(frozen=True)
+class ModeFigures:
+    mode: str  # escalate, majority, debate
+    topology: str | None  # debate: the critique topology
+    markets: int
+    conflicts: int
+    submitted: int
+    correct: int
+    wrong: int
+    reviewed: int
+    research_again: int
+    accuracy: float | None  # of the auto-submitted answers
+    review_rate: float
+    wrong_submission_rate: float
+    flips_to_right: int  # counted flips (new evidence) to the final outcome
+    flips_to_wrong: int  # counted flips to another outcome
+    marked_to_right: int  # flips without new evidence (marked, not counted)
+    marked_to_wrong: int
+    proposed_right: int | None  # majority: conflicts whose proposed answer was final
+    proposed_wrong: int | None
+
+    @property
+    def label(self) -> str:
+        return self.mode if self.topology is None else f"{self.mode} ({self.topology})"
+
+
+def mode_figures(
+    mode: str,
+    topology: str | None,
+    recordings: Sequence[Recording],
+    runs: Sequence[ConflictRun],
+) -> ModeFigures:
+    """The figures of one mode over `runs` (one per recording, in the same order)."""
+    submitted = correct = reviewed = research_again = conflicts = 0
+    to_right = to_wrong = marked_right = marked_wrong = proposed_right = proposed_wrong = 0
+    for recording, run in zip(recordings, runs, strict=True):
+        final = recording.final_outcome
+        conflicts += run.conflict
+        if run.action == "submit":
+            submitted += 1
+            correct += run.outcome == final
+        elif run.action == "review":
+            reviewed += 1
+        else:
+            research_again += 1
+        for flip in run.flips:
+            right = flip.after == final
+            if flip.supported:
+                to_right += right
+                to_wrong += not right
+            else:
+                marked_right += right
+                marked_wrong += not right
+        if run.proposed is not None:
+            proposed_right += run.proposed == final
+            proposed_wrong += run.proposed != final
+    markets = len(recordings)
+    majority = mode == "majority"
+    return ModeFigures(
+        mode=mode,
+        topology=topology,
+        markets=markets,
+        conflicts=conflicts,
+        submitted=submitted,
+        correct=correct,
+        wrong=submitted - correct,
+        reviewed=reviewed,
+        research_again=research_again,
+        accuracy=correct / submitted if submitted else None,
+        review_rate=reviewed / markets if markets else 0.0,
+        wrong_submission_rate=(submitted - correct) / markets if markets else 0.0,
+        flips_to_right=to_right,
+        flips_to_wrong=to_wrong,
+        marked_to_right=marked_right,
+        marked_to_wrong=marked_wrong,
+        proposed_right=proposed_right if majority else None,
+        proposed_wrong=proposed_wrong if majority else None,
+    )
+
+
+@dataclass(frozen=True)
 class BacktestReport:
     policy: PolicyFigures
     agents: tuple[ForecasterFigures, ...]
@@ -258,6 +358,8 @@ class BacktestReport:
     reputation_policy: PolicyFigures | None = None
     reputation_sweep: tuple[PolicyFigures, ...] = ()
     reputations: tuple[Reputation, ...] = ()
+    # The conflict resolution modes compared (`oracle.daemon.conflict_backtest`).
+    conflict_modes: tuple[ModeFigures, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -431,9 +533,32 @@ def render_text(report: BacktestReport) -> str:
             f"{s.threshold:>9g}  {s.min_confidence:>14g}  {_percent(s.coverage):>8}  "
             f"{_percent(s.accuracy):>8}  {_percent(s.wrong_submission_rate):>21}"
         )
+    if report.conflict_modes:
+        lines += _render_conflict_modes(report.conflict_modes)
     if report.reputation_policy is not None:
         lines += _render_reputation(report)
     return "\n".join(lines) + "\n"
+
+
+def _render_conflict_modes(modes: Sequence[ModeFigures]) -> list[str]:
+    first = modes[0]
+    width = max(len(m.label) for m in modes)
+    lines = [
+        "",
+        f"conflict resolution ({first.conflicts} of {first.markets} markets conflict; "
+        "consensus.conflict_resolution):",
+        f"{'mode':<{width}}  submitted  accuracy  review rate  wrong-submission rate  "
+        "flips right / wrong  marked right / wrong  proposed right / wrong",
+    ]
+    for m in modes:
+        proposed = "-" if m.proposed_right is None else f"{m.proposed_right} / {m.proposed_wrong}"
+        lines.append(
+            f"{m.label:<{width}}  {m.submitted:>9}  {_percent(m.accuracy):>8}  "
+            f"{_percent(m.review_rate):>11}  {_percent(m.wrong_submission_rate):>21}  "
+            f"{f'{m.flips_to_right} / {m.flips_to_wrong}':>19}  "
+            f"{f'{m.marked_to_right} / {m.marked_to_wrong}':>20}  {proposed:>22}"
+        )
+    return lines
 
 
 def _render_reputation(report: BacktestReport) -> list[str]:

@@ -1,13 +1,15 @@
 """Write the bundled backtest set, oracle/examples/backtest/: recorded agent answers with the
 final outcome each market settled on, so that `oracle backtest oracle/examples/backtest`
-works on a fresh clone (docs/backtest.md shows its report and threshold sweep).
+works on a fresh clone (docs/backtest.md shows its report, threshold sweep and the
+comparison of the conflict resolution modes).
 
     .venv/bin/python scripts/make_backtest_set.py            # rewrite the files
     .venv/bin/python scripts/make_backtest_set.py --check    # exit 1 if they are stale
+    .venv/bin/python scripts/make_backtest_set.py --seed 7 --out /tmp/set7  # another draw
 
 Seeded and deterministic: the same files every run (a test holds this). The set is
 synthetic but shaped like what a live oracle meets: four research agents from four model
-families answer 40 markets, each recording one consensus input document (the format
+families answer 50 markets, each recording one consensus input document (the format
 `oracle consensus` reads) plus `"final_outcome"`. The kinds of market, and why each is
 there:
 
@@ -23,6 +25,31 @@ there:
   UNDETERMINED (research again later); `llama` guesses, confidently.
 - `multi`: three outcomes (an election, a tournament), with the votes split.
 - `outage`: one or two agents time out; the rest answer.
+
+Then 10 contested markets (41-50), two agents against two, written to debate
+(`consensus.conflict_resolution: debate`):
+
+- `contested-evidence` (3): a hesitant wrong agent researches again, finds sources
+  nobody had, and rightly changes its answer.
+- `contested-herding` (3): a confident wrong agent (`llama`, with `gpt` on the same
+  widely shared wrong report) talks one or both of the right agents over: they change
+  their answer citing nothing but their own sources and the report they were shown (a
+  flip without new evidence, which the debate marks and does not count).
+  In the other kinds, which two agents are wrong is drawn at random (the two wrong ones
+  cite one shared report), and only a wrong `llama` is sure of itself.
+- `contested-misled` (1): a right agent researches again and finds new, misleading
+  sources, and changes its answer to the wrong one (evidence can be wrong too).
+- `contested-stalemate` (3): nobody changes their mind.
+
+**Debate rounds.** For every market with no majority answer (no outcome held by more
+than half of the agents that answered, the 10 above and any such market among the 40),
+`debate/round-<n>/<market>.json` (n = 1 to 3, the default `max_rounds`) records what each
+agent that would change its answer answers when it is challenged in a debate, in the
+format of the recordings; the `replay` agent replays them (an agent with no answer
+recorded keeps its standing one). An agent answers the same whichever round it is first
+challenged in, so the rounds replay under every critique topology. In the markets among
+the 40, a hesitant wrong agent (not `llama`, who stays sure of itself) researches again
+and finds the truth half of the time.
 """
 
 from __future__ import annotations
@@ -48,6 +75,13 @@ AGENTS: dict[str, tuple[str, str, float, tuple[float, float], tuple[float, float
     "llama-researcher": ("llama", "meta", 0.72, (0.84, 0.97), (0.84, 0.97)),
 }
 KINDS = (("clear", 23), ("herding", 4), ("too-early", 5), ("multi", 4), ("outage", 4))
+CONTESTED_KINDS = (
+    ("contested-evidence", 3),
+    ("contested-herding", 3),
+    ("contested-misled", 1),
+    ("contested-stalemate", 3),
+)
+DEBATE_ROUNDS = 3  # consensus.debate.max_rounds by default
 
 BINARY_QUESTIONS = (
     "Did the central bank of {place} cut its policy rate at its {month} meeting?",
@@ -168,9 +202,109 @@ def _too_early(rng: random.Random, market: str, outcomes: tuple[str, ...]) -> li
     return votes
 
 
-def recordings() -> dict[str, dict[str, Any]]:
-    """Every recording of the set, by file name."""
-    rng = random.Random(SEED)
+def _revised(vote: dict[str, Any], outcome: str, confidence: float, **more: Any) -> dict[str, Any]:
+    return {**vote, "outcome": outcome, "confidence": confidence, **more}
+
+
+def _contested(
+    rng: random.Random, market: str, kind: str, truth: str, wrong: str
+) -> tuple[list[Any], list[Any]]:
+    """Two against two: the independent answers, and the revisions of the agents that
+    change their answer when challenged."""
+    if kind == "contested-herding":
+        # llama (sure of itself) and gpt on one widely shared, wrong report.
+        wrong_side = ["gpt-researcher", "llama-researcher"]
+    else:
+        wrong_side = sorted(rng.sample(sorted(AGENTS), 2))
+    report = _sources(f"{market}r", rng.randint(24, 30), credibility=0.85)
+    votes = {}
+    for agent in AGENTS:
+        is_wrong = agent in wrong_side
+        sure = agent == "llama-researcher" and is_wrong
+        votes[agent] = _vote(
+            agent,
+            wrong if is_wrong else truth,
+            _confidence(rng, (0.9, 0.97) if sure else (0.6, 0.82)),
+            market,
+            sources=rng.randint(52, 56),
+            shared=report if is_wrong else None,
+        )
+    right_side = [agent for agent in AGENTS if agent not in wrong_side]
+    hesitant = [agent for agent in wrong_side if agent != "llama-researcher"]
+    if kind == "contested-herding":
+        # Persuaded without evidence: its own sources again, plus the report it was shown
+        # (which both wrong agents cite, so whoever showed it, nothing in it is new).
+        herded = right_side[-1:] if rng.random() < 0.67 else right_side
+        revisions = [
+            _revised(
+                votes[agent],
+                wrong,
+                _confidence(rng, (0.75, 0.88)),
+                sources=[*votes[agent]["sources"], *report],
+                reasoning=f"Persuaded: the other answers cite a report for {wrong}.",
+            )
+            for agent in herded
+        ]
+    elif kind == "contested-evidence":
+        fresh = _sources(f"{market}new", rng.randint(50, 56), credibility=0.9)
+        revisions = [
+            _revised(
+                votes[rng.choice(hesitant)],
+                truth,
+                _confidence(rng, (0.78, 0.9)),
+                sources=fresh,
+                reasoning=f"Researched again: newer official sources say {truth}.",
+            )
+        ]
+    elif kind == "contested-misled":
+        fresh = _sources(f"{market}new", rng.randint(50, 56), credibility=0.75)
+        revisions = [
+            _revised(
+                votes[rng.choice(right_side)],
+                wrong,
+                _confidence(rng, (0.7, 0.82)),
+                sources=fresh,
+                reasoning=f"Researched again: a later (mistaken) report says {wrong}.",
+            )
+        ]
+    else:
+        revisions = []
+    return list(votes.values()), revisions
+
+
+def _no_majority(votes: list[dict[str, Any]]) -> bool:
+    counts: dict[str, int] = {}
+    for vote in votes:
+        counts[vote["outcome"]] = counts.get(vote["outcome"], 0) + 1
+    definite = {o for o in counts if o != "UNDETERMINED"}
+    return len(definite) >= 2 and max(counts.values()) * 2 <= len(votes)
+
+
+def _second_look(seed: int, market: str, votes: list[dict[str, Any]], truth: str) -> list[Any]:
+    """Among the first 40 markets: a hesitant wrong agent (not `llama`) researches again
+    when challenged and finds the truth half of the time."""
+    rng = random.Random(f"{seed}/{market}")
+    revisions = []
+    for vote in votes:
+        wrong = vote["outcome"] not in (truth, "UNDETERMINED")
+        if wrong and vote["agent_id"] != "llama-researcher" and rng.random() < 0.5:
+            fresh = _sources(f"{market}{vote['model_family'][:2]}new", rng.randint(50, 56))
+            revisions.append(
+                _revised(
+                    vote,
+                    truth,
+                    _confidence(rng, (0.75, 0.9)),
+                    sources=fresh,
+                    reasoning=f"Researched again: newer sources say {truth}.",
+                )
+            )
+    return revisions
+
+
+def recordings(seed: int = SEED) -> dict[str, dict[str, Any]]:
+    """Every recording of the set, by file name (debate rounds under `debate/`); another
+    `seed` draws another set of the same kinds."""
+    rng = random.Random(seed)
     kinds = [kind for kind, count in KINDS for _ in range(count)]
     assert len(kinds) == MARKETS
     rng.shuffle(kinds)
@@ -204,31 +338,82 @@ def recordings() -> dict[str, dict[str, Any]]:
             failures=failures,
         )
         documents[f"{market}.json"] = {**document, "final_outcome": truth}
+        if _no_majority(votes):
+            _debate_rounds(documents, document, _second_look(seed, market, votes, truth))
+    # The contested markets, from their own random sequence: the 40 above stay as they were.
+    rng = random.Random(f"{seed}/contested")
+    kinds = [kind for kind, count in CONTESTED_KINDS for _ in range(count)]
+    rng.shuffle(kinds)
+    for index, kind in enumerate(kinds, start=MARKETS + 1):
+        market = f"{index:02d}-{kind}"
+        question = _question(rng, rng.choice(BINARY_QUESTIONS))
+        truth = rng.choice(("YES", "NO"))
+        votes, revisions = _contested(rng, market, kind, truth, "NO" if truth == "YES" else "YES")
+        document = consensus_document(votes, market_id=market, question=question)
+        documents[f"{market}.json"] = {**document, "final_outcome": truth}
+        _debate_rounds(documents, document, revisions)
     return documents
+
+
+def _debate_rounds(
+    documents: dict[str, dict[str, Any]], document: dict[str, Any], revisions: list[Any]
+) -> None:
+    """The same revisions for every round: an agent answers so when first challenged."""
+    if not revisions:
+        return
+    for round_ in range(1, DEBATE_ROUNDS + 1):
+        name = f"debate/round-{round_}/{document['market']['id']}.json"
+        documents[name] = {**document, "results": revisions, "failures": []}
 
 
 def render(document: dict[str, Any]) -> str:
     return json.dumps(document, separators=(",", ":")) + "\n"
 
 
+def _written(directory: Path = OUT_DIR) -> list[Path]:
+    """The set's files on disk: the recordings and their debate rounds."""
+    return [*directory.glob("*.json"), *directory.glob("debate/round-*/*.json")]
+
+
+def write(directory: Path, seed: int = SEED) -> int:
+    """Write the set drawn with `seed` to `directory`, removing files it no longer has."""
+    documents = {name: render(document) for name, document in recordings(seed).items()}
+    for stale in _written(directory):
+        if str(stale.relative_to(directory)) not in documents:
+            stale.unlink()
+    for name, text in documents.items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        (directory / name).write_text(text, encoding="utf-8")
+    return len(documents)
+
+
+USAGE = "usage: make_backtest_set.py [--check | --seed N --out DIR]"
+
+
 def main(arguments: list[str]) -> int:
-    documents = {name: render(document) for name, document in recordings().items()}
     if arguments == ["--check"]:
-        on_disk = {p.name: p.read_text(encoding="utf-8") for p in OUT_DIR.glob("*.json")}
+        documents = {name: render(document) for name, document in recordings().items()}
+        on_disk = {str(p.relative_to(OUT_DIR)): p.read_text(encoding="utf-8") for p in _written()}
         if on_disk != documents:
             print(f"{OUT_DIR} is stale: run scripts/make_backtest_set.py", file=sys.stderr)
             return 1
         return 0
-    if arguments:
-        print("usage: make_backtest_set.py [--check]", file=sys.stderr)
+    if len(arguments) == 4 and arguments[0] == "--seed" and arguments[2] == "--out":
+        # Another draw of the same kinds, elsewhere: how much do the figures owe the seed?
+        if not arguments[1].isdigit():
+            print(f"--seed: expected a whole number, got {arguments[1]!r}", file=sys.stderr)
+            return 2
+        seed, directory = int(arguments[1]), Path(arguments[3])
+        if directory.resolve() == OUT_DIR:
+            print("--out: not the bundled set (it is drawn with the default seed)", file=sys.stderr)
+            return 2
+    elif arguments:
+        print(USAGE, file=sys.stderr)
         return 2
-    OUT_DIR.mkdir(parents=True, exist_ok=True)
-    for stale in OUT_DIR.glob("*.json"):
-        if stale.name not in documents:
-            stale.unlink()
-    for name, text in documents.items():
-        (OUT_DIR / name).write_text(text, encoding="utf-8")
-    print(f"wrote {len(documents)} recordings to {OUT_DIR}", file=sys.stderr)
+    else:
+        seed, directory = SEED, OUT_DIR
+    count = write(directory, seed)
+    print(f"wrote {count} recordings to {directory}", file=sys.stderr)
     return 0
 
 

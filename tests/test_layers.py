@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+import oracle.core
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "oracle" / "examples" / "agreement.json"
 
@@ -185,8 +187,6 @@ with contextlib.redirect_stdout(io.StringIO()):
 
 
 def test_the_core_package_exports_every_name_it_lists() -> None:
-    import oracle.core
-
     for name in oracle.core.__all__:
         assert getattr(oracle.core, name) is not None, name
     with pytest.raises(AttributeError, match="no_such_name"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -61,7 +62,8 @@ def backtest(
     reputation_min_history: int,
     second_opinion: bool = False,
 ) -> None:
-    """Run recorded answers with known outcomes (`final_outcome`) in DIR through the policy."""
+    """Run recorded answers with known outcomes (`final_outcome`) in DIR through the policy,
+    and compare the conflict resolution modes on the debate rounds in DIR/debate/."""
     from pydantic import ValidationError
 
     from oracle._pydantic_errors import describe
@@ -76,6 +78,7 @@ def backtest(
     )
     from oracle.config import load_settings
     from oracle.core.reputation import ReputationParams
+    from oracle.daemon.conflict_backtest import compare_conflict_modes
 
     settings = load_settings(config_path)
     recordings = load_recordings(Path(directory))
@@ -101,6 +104,12 @@ def backtest(
         )
     except ValidationError as error:
         fail("sweep: " + "; ".join(describe(error, "consensus")))
+    report = replace(
+        report,
+        conflict_modes=compare_conflict_modes(
+            recordings, Path(directory), settings.consensus, settings.sources
+        ),
+    )
     if output_format == "json":
         document = report.to_json()
         if opinion is not None:

@@ -163,6 +163,8 @@ def _print_evidence(e: dict[str, Any]) -> None:
         click.echo(f"failed: {f['agent_id']}: {f['error']}")
     if e["debate"]:
         _print_debate(e["debate"])
+    if e["majority"]:
+        _print_majority(e["majority"])
     for x in e["excluded"]:
         click.echo(f"excluded: {x}")
     click.echo("")
@@ -171,6 +173,10 @@ def _print_evidence(e: dict[str, Any]) -> None:
         click.echo(f"  {_when(h['at'])} {h['actor']}: {h['from']} -> {h['to']} ({h['reason']})")
     for h in e["console_history"]:
         click.echo(f"  {_when(h['at'])} {h['actor']}: {h['action']}")
+
+
+# A flip's new sources shown in the terminal; the proof keeps every one.
+_NEW_SOURCES_SHOWN = 5
 
 
 def _print_debate(debate: dict[str, Any]) -> None:
@@ -193,8 +199,28 @@ def _print_debate(debate: dict[str, Any]) -> None:
                 else "not counted: no new evidence"
             )
             click.echo(f"    {flip['agent']} {flip['from']} -> {flip['to']} ({why})")
+            shown = flip["new_sources"][:_NEW_SOURCES_SHOWN]
+            for url in shown:
+                click.echo(f"      new evidence: {url}")
+            hidden = len(flip["new_sources"]) - len(shown)
+            if hidden:
+                click.echo(f"      ... and {hidden} more in the proof")
         for agent, error in round_["failures"].items():
             click.echo(f"    {agent} failed: {error}")
+
+
+def _print_majority(majority: dict[str, Any]) -> None:
+    """`conflict_resolution: majority`: the proposed answer, a suggestion for the reviewer."""
+    weights = ", ".join(f"{o}: {w:.3f}" for o, w in majority["weights"].items())
+    proposed = majority["proposed"]
+    click.echo("")
+    if proposed is None:
+        click.echo(f"majority: no proposal, the vote weights tie ({weights})")
+    else:
+        click.echo(
+            f"majority: proposes {proposed} ({majority['share']:.0%} of the vote weight: "
+            f"{weights}); the decision is yours"
+        )
 
 
 TOKEN_ENV = "ORACLE_CONSOLE_TOKEN"

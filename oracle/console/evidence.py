@@ -206,6 +206,8 @@ def build_evidence(  # noqa: PLR0917 (each argument is one record read by gather
         # A debate on conflict (docs/consensus.md): the rounds that led to the verdict; the
         # answers above are the independent ones, before it.
         "debate": proof.get("debate"),
+        # `conflict_resolution: majority`: the weighted plurality proposed to the reviewer.
+        "majority": proof.get("majority"),
         "history": [
             {
                 "at": row.at,

@@ -26,6 +26,13 @@ because agents herd. So the rules here are conservative:
 * The debate's final answers then go through the same thresholds, quorum, overlap and
   diversity gates and the same decision policy as any other: nothing here decides what
   goes on-chain.
+
+The `majority` mode of the consensus-strategies document ("on conflict, the weighted
+plurality wins") is `weighted_plurality`: it names the outcome with the most counted vote
+weight as the *proposed* answer of a conflict, for the person who reviews it. It changes
+no verdict: a conflict is a verdict without a quorum, which the decision policy always
+sends to review (`no_consensus`), so `majority` can never put on-chain what `escalate`
+would not; it is a review label, measured as such by `oracle backtest`.
 """
 
 from __future__ import annotations
@@ -38,12 +45,13 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from oracle.core.models import UNDETERMINED, AgentResult
+from oracle.core.models import UNDETERMINED, AgentResult, Vote
 from oracle.core.strategies import Ballot, bayesian_posterior
 
 
 class ConflictResolution(StrEnum):
     ESCALATE = "escalate"  # a person decides (the behaviour without debate)
+    MAJORITY = "majority"  # a person decides, shown the weighted plurality as proposed
     DEBATE = "debate"
 
 
@@ -115,6 +123,36 @@ def is_conflict(outcomes: Sequence[str], reached: bool) -> bool:
     definite (not UNDETERMINED) outcomes among them."""
     definite = {outcome for outcome in outcomes if outcome != UNDETERMINED}
     return not reached and len(definite) >= 2
+
+
+@dataclass(frozen=True)
+class MajorityProposal:
+    """The weighted plurality of a conflict: `outcome` None when the top two tie."""
+
+    outcome: str | None
+    weights: dict[str, float]  # counted vote weight per definite outcome, rounded
+    share: float  # the proposed outcome's share of that weight (0 on a tie)
+
+
+def weighted_plurality(votes: Sequence[Vote]) -> MajorityProposal:
+    """The definite outcome with the most vote weight among the counted `votes` (a
+    verdict's, so reputation and evidence already weigh them). UNDETERMINED proposes
+    nothing; a tie at the top proposes nothing either (a person sees the split)."""
+    totals: dict[str, float] = {}
+    for vote in votes:
+        if vote.counted and vote.outcome != UNDETERMINED:
+            totals[vote.outcome] = totals.get(vote.outcome, 0.0) + vote.weight
+    ranked = sorted(totals.items(), key=lambda item: (-item[1], item[0]))
+    weights = {outcome: round(weight, 6) for outcome, weight in sorted(totals.items())}
+    if not ranked or (len(ranked) > 1 and abs(ranked[0][1] - ranked[1][1]) <= 1e-9):
+        return MajorityProposal(None, weights, 0.0)
+    total = sum(totals.values())
+    return MajorityProposal(ranked[0][0], weights, round(ranked[0][1] / total, 6))
+
+
+def majority_record(proposal: MajorityProposal) -> dict[str, object]:
+    """The proof's `majority` section: what was proposed to the reviewer, and why."""
+    return {"proposed": proposal.outcome, "weights": proposal.weights, "share": proposal.share}
 
 
 def _digest(*parts: str) -> int:

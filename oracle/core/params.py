@@ -59,8 +59,9 @@ class ConsensusParams(BaseModel):
     conflict_resolution: ConflictResolution = Field(
         ConflictResolution.ESCALATE,
         description=(
-            "When the agents' independent answers conflict: escalate (a person decides) or "
-            "debate (critique and revision rounds, then the same policy)."
+            "When the agents' independent answers conflict: escalate (a person decides), "
+            "majority (a person decides, shown the weighted plurality as the proposed "
+            "answer) or debate (critique and revision rounds, then the same policy)."
         ),
     )
     debate: DebateParams = DebateParams()

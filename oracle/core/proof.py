@@ -164,10 +164,13 @@ def build_proof(
     result: ConsensusResult,
     params: ConsensusParams,
     thresholds: SourceThresholds,
+    *,
     debate: dict[str, Any] | None = None,
+    majority: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The proof document for `result`, as JSON-ready data with its checksum; `debate`:
-    the record of the debate that led to `consensus_input` (`oracle.daemon.debate`)."""
+    the record of the debate that led to `consensus_input` (`oracle.daemon.debate`);
+    `majority`: the weighted plurality proposed for a conflict (`majority_record`)."""
     verdict = result.model_dump(
         mode="json",
         include={
@@ -213,6 +216,7 @@ def build_proof(
                 "sources": thresholds.model_dump(mode="json"),
             },
             **({} if debate is None else {"debate": debate}),
+            **({} if majority is None else {"majority": majority}),
         }
     )
     return _sealed(body)

@@ -43,7 +43,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from oracle.core import build_proof, evaluate, render_markdown
-from oracle.core.debate import ConflictResolution, is_conflict
+from oracle.core.debate import (
+    ConflictResolution,
+    is_conflict,
+    majority_record,
+    weighted_plurality,
+)
 from oracle.core.lifecycle import MarketEvent, MarketState
 from oracle.core.markets import MarketSpec
 from oracle.core.models import (
@@ -439,13 +444,26 @@ class Daemon:
         )
         params, thresholds = self.judgement.params, self.judgement.thresholds
         result = evaluate(consensus_input, params, thresholds)
-        debate = None
+        debate = majority = None
         counted = [vote.outcome for vote in result.votes if vote.counted]
-        if params.conflict_resolution is ConflictResolution.DEBATE and is_conflict(
-            counted, result.reached
-        ):
+        conflict = is_conflict(counted, result.reached)
+        if conflict and params.conflict_resolution is ConflictResolution.DEBATE:
             consensus_input, result, debate = await self._debate(consensus_input, result)
-        proof = build_proof(consensus_input, result, params, thresholds, debate=debate)
+        elif conflict and params.conflict_resolution is ConflictResolution.MAJORITY:
+            # A label for the reviewer, never a verdict: the policy has already sent this
+            # conflict to review (no quorum), and it stays there.
+            majority = majority_record(weighted_plurality(result.votes))
+            emit(
+                logger,
+                logging.INFO,
+                "market.majority",
+                market=consensus_input.market.id,
+                proposed=majority["proposed"],
+                share=majority["share"],
+            )
+        proof = build_proof(
+            consensus_input, result, params, thresholds, debate=debate, majority=majority
+        )
         # On disk before the verdict is committed: a market never moves on without it.
         self._write_proof(row.id, proof)
         if result.action == "submit":

@@ -26,7 +26,7 @@ from oracle.core import ConsensusParams, SourceThresholds
 from oracle.core.consensus import evaluate
 from oracle.core.models import AgentResult
 from oracle.errors import InputError
-from oracle.testing import consensus_document, result, result_dict
+from oracle.testing import consensus_document, result, result_dict, source_dicts
 
 
 @dataclass
@@ -195,6 +195,105 @@ def test_config_check_warns_about_model_families(tmp_path: Path) -> None:
         config.read_text().replace("model_family: gpt}\n", "model_family: claude}\n", 1)
     )
     assert oracle("config", "check", "--config", str(config)).stderr == ""
+
+
+def write_round(directory: Path, name: str, round_: int, revisions: list[dict[str, Any]]) -> None:
+    """What the agents that change their answer answer in round `round_` of a debate."""
+    rounds = directory / "debate" / f"round-{round_}"
+    rounds.mkdir(parents=True, exist_ok=True)
+    (rounds / f"{name}.json").write_text(json.dumps(consensus_document(revisions, market_id=name)))
+
+
+@pytest.fixture
+def contested(tmp_path: Path) -> Path:
+    """Three conflicts (two against two) with recorded debate rounds, and a clear market.
+
+    herd: d, sure of itself and wrong, talks b over without new evidence.
+    evidence: c researches again, finds new sources and rightly changes to YES.
+    misled: the same, but the new sources are wrong (the market settled NO).
+    """
+    report = source_dicts("report", 30)
+    write(
+        tmp_path,
+        "clear",
+        [vote("a", "YES", 0.9, "fa"), vote("b", "YES", 0.9, "fb"), vote("c", "YES", 0.8, "fc")],
+        "YES",
+    )
+    herd = [
+        vote("a", "YES", 0.7, "fa"),
+        vote("b", "YES", 0.65, "fb"),
+        {**result_dict("c", "NO", 0.7, shared=report), "model_family": "fc"},
+        {**result_dict("d", "NO", 0.95, shared=report), "model_family": "fd"},
+    ]
+    write(tmp_path, "herd", herd, "YES")
+    persuaded = {**herd[1], "outcome": "NO", "confidence": 0.85}
+    persuaded["sources"] = [*herd[1]["sources"], *report]
+    write_round(tmp_path, "herd", 1, [persuaded])
+    split = [
+        vote("a", "YES", 0.8, "fa"),
+        vote("b", "YES", 0.8, "fb"),
+        vote("c", "NO", 0.6, "fc"),
+        vote("d", "NO", 0.6, "fd"),
+    ]
+    second_look = {**split[2], "outcome": "YES", "confidence": 0.85}
+    second_look["sources"] = source_dicts("c-second-look", 50)
+    for name, final in (("evidence", "YES"), ("misled", "NO")):
+        write(tmp_path, name, split, final)
+        write_round(tmp_path, name, 1, [second_look])
+    return tmp_path
+
+
+def test_conflict_modes_compared_through_the_cli(contested: Path) -> None:
+    run = oracle("backtest", str(contested), "--format", "json")
+    assert run.returncode == 0, run.stderr
+    document = json.loads(run.stdout)
+    modes = {
+        m["mode"] + (f" ({m['topology']})" if m["topology"] else ""): m
+        for m in document["conflict_modes"]
+    }
+    assert list(modes) == [
+        "escalate",
+        "majority",
+        *(f"debate ({t})" for t in ("all-to-all", "round-robin", "ring", "star", "sparse")),
+    ]
+    figures = ("submitted", "correct", "wrong", "reviewed", "conflicts")
+    escalate, majority = modes["escalate"], modes["majority"]
+    policy = document["policy"]
+    # escalate is today's policy; majority is the same verdicts with a proposal each.
+    assert [escalate[k] for k in figures[:4]] == [policy[k] for k in figures[:4]]
+    assert [escalate[k] for k in figures] == [1, 1, 0, 3, 3]
+    assert [majority[k] for k in figures] == [escalate[k] for k in figures]
+    assert (majority["proposed_right"], majority["proposed_wrong"]) == (1, 2)
+    assert escalate["proposed_right"] is None
+    everyone = modes["debate (all-to-all)"]
+    # The herded flip is marked and stays uncounted: herd goes to a person. New evidence
+    # settles evidence rightly and misled wrongly: debate lowers the review rate and
+    # raises the wrong-submission rate.
+    assert [everyone[k] for k in figures] == [3, 2, 1, 1, 3]
+    assert (everyone["flips_to_right"], everyone["flips_to_wrong"]) == (1, 1)
+    assert (everyone["marked_to_right"], everyone["marked_to_wrong"]) == (0, 1)
+    assert everyone["review_rate"] == 0.25 < escalate["review_rate"] == 0.75
+    assert everyone["wrong_submission_rate"] == 0.25 > escalate["wrong_submission_rate"] == 0
+    text = oracle("backtest", str(contested))
+    assert text.returncode == 0, text.stderr
+    assert "conflict resolution (3 of 4 markets conflict; consensus.conflict_resolution):" in (
+        text.stdout
+    )
+    row = next(line for line in text.stdout.splitlines() if line.startswith("debate (all-to-all)"))
+    assert row.split() == [
+        *("debate", "(all-to-all)", "3", "66.7%", "25.0%", "25.0%"),
+        *("1", "/", "1", "0", "/", "1", "-"),
+    ]
+
+
+def test_without_recorded_rounds_a_debate_changes_nothing(recordings: Path) -> None:
+    # m4 conflicts; nothing is recorded for a debate, so every agent keeps its answer.
+    run = oracle("backtest", str(recordings), "--format", "json")
+    assert run.returncode == 0, run.stderr
+    modes = json.loads(run.stdout)["conflict_modes"]
+    keys = ("submitted", "wrong", "reviewed", "flips_to_right", "marked_to_wrong")
+    assert {tuple(m[k] for k in keys) for m in modes} == {(3, 1, 1, 0, 0)}
+    assert modes[0]["conflicts"] == 1
 
 
 def test_second_opinion_false_alarms_and_catches(recordings: Path) -> None:

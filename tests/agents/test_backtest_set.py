@@ -3,14 +3,20 @@ with the package, and `oracle backtest` on it shows the failure modes it holds."
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
+import functools
 import importlib.util
 import json
 import tomllib
 from pathlib import Path
 
-from oracle.backtest import load_recordings, run_backtest
+from oracle.agents.replay import ReplayAgent
+from oracle.backtest import Recording, load_recordings, run_backtest
 from oracle.core import ConsensusParams, SourceThresholds, evaluate
+from oracle.core.debate import StopReason, Topology
+from oracle.daemon.debate import DebateOutcome, run_debate
+from oracle.daemon.research import AgentPool
 from tests.agents.test_backtest import oracle
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +35,9 @@ def test_the_committed_set_is_what_the_generator_writes() -> None:
         name: make_backtest_set.render(document)
         for name, document in make_backtest_set.recordings().items()
     }
-    on_disk = {path.name: path.read_text(encoding="utf-8") for path in SET.glob("*.json")}
+    on_disk = {
+        str(path.relative_to(SET)): path.read_text(encoding="utf-8") for path in SET.rglob("*.json")
+    }
     assert sorted(on_disk) == sorted(expected), "run: .venv/bin/python scripts/make_backtest_set.py"
     for name, text in expected.items():
         assert on_disk[name] == text, f"{name}: run .venv/bin/python scripts/make_backtest_set.py"
@@ -40,7 +48,9 @@ def test_the_set_is_package_data() -> None:
     patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
         "package-data"
     ]["oracle"]
-    for path in SET.glob("*.json"):
+    paths = list(SET.rglob("*.json"))
+    assert any(path.parent.name == "round-1" for path in paths)
+    for path in paths:
         relative = str(path.relative_to(ROOT / "oracle"))
         assert any(fnmatch.fnmatch(relative, p) for p in patterns), relative
 
@@ -48,7 +58,7 @@ def test_the_set_is_package_data() -> None:
 def test_oracle_backtest_runs_on_the_bundled_set() -> None:
     text = oracle("backtest", str(SET))
     assert text.returncode == 0, text.stderr
-    assert text.stdout.startswith("markets: 40  (threshold 0.67, min_confidence 0.5)\n")
+    assert text.stdout.startswith("markets: 50  (threshold 0.67, min_confidence 0.5)\n")
     as_json = oracle("backtest", str(SET), "--format", "json")
     assert as_json.returncode == 0, as_json.stderr
     report = json.loads(as_json.stdout)
@@ -68,12 +78,15 @@ def test_oracle_backtest_runs_on_the_bundled_set() -> None:
 def test_each_failure_mode_does_what_it_is_there_for() -> None:
     recordings = {r.name: r for r in load_recordings(SET)}
     kinds = {name.split("-", 1)[1].removesuffix(".json") for name in recordings}
-    assert kinds == {"clear", "herding", "too-early", "multi", "outage"}
+    assert kinds == {
+        *("clear", "herding", "too-early", "multi", "outage"),
+        *(f"contested-{k}" for k in ("evidence", "herding", "misled", "stalemate")),
+    }
     default, strict = ConsensusParams(), ConsensusParams(threshold=0.8)
     thresholds = SourceThresholds()
     for name, recording in recordings.items():
         verdict = evaluate(recording.consensus_input, default, thresholds)
-        if "herding" in name:
+        if name.split("-", 1)[1] == "herding.json":
             # Three agents on one wrong report agree: submitted wrong by default, and the
             # overlap check does not see it (the fourth agent's sources are its own).
             assert verdict.action == "submit", name
@@ -87,6 +100,9 @@ def test_each_failure_mode_does_what_it_is_there_for() -> None:
             assert recording.consensus_input.failures, name
         elif "multi" in name:
             assert len(recording.consensus_input.market.outcomes) == 3, name
+        elif "contested" in name:
+            assert verdict.action == "review", name
+            assert "no_consensus" in verdict.review_codes, name
     report = run_backtest(list(recordings.values()), default, thresholds, (0.67,), (0.5,))
     assert report.policy.research_again == sum("too-early" in n for n in recordings)
 
@@ -109,7 +125,7 @@ def test_reputation_weights_are_measured_against_plain_weights() -> None:
     run = oracle("backtest", str(SET), "--reputation", "--format", "json")
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout)
-    assert report["reputation_policy"]["markets"] == 40
+    assert report["reputation_policy"]["markets"] == 50
     assert len(report["reputation_sweep"]) == len(report["sweep"])
     multipliers = {r["agent_id"]: r["multiplier"] for r in report["reputations"]}
     assert set(multipliers) == {f"{f}-researcher" for f in ("claude", "gpt", "gemini", "llama")}
@@ -130,3 +146,69 @@ def test_reputation_weights_are_measured_against_plain_weights() -> None:
     docs = (ROOT / "docs" / "backtest.md").read_text(encoding="utf-8")
     section = shown.stdout[shown.stdout.index("with reputation weights") :]
     assert f"```\n{section}```" in docs, "docs/backtest.md shows an outdated comparison"
+
+
+@functools.cache
+def _replay(agent: str) -> ReplayAgent:
+    return ReplayAgent(agent, SET)  # reading the set once per agent, not per debate
+
+
+@functools.cache
+def _recordings() -> dict[str, Recording]:
+    return {r.name: r for r in load_recordings(SET)}
+
+
+def _debate(name: str, topology: Topology) -> DebateOutcome:
+    """The daemon's debate on one bundled recording, its agents replaying the set."""
+    recording = _recordings()[name]
+    params = ConsensusParams(conflict_resolution="debate", debate={"topology": topology})  # type: ignore[arg-type]
+    first = evaluate(recording.consensus_input, params, SourceThresholds())
+    agents = [_replay(r.agent_id) for r in recording.consensus_input.results]
+    pool = AgentPool.of(agents, params.agent_timeout)
+    return asyncio.run(
+        run_debate(pool, recording.consensus_input, first, params, SourceThresholds())
+    )
+
+
+def test_the_contested_markets_debate_as_they_are_there_for() -> None:
+    finals = {name: r.final_outcome for name, r in _recordings().items()}
+    contested = sorted(n for n in finals if "contested" in n)
+    assert len(contested) == 10
+    for name in contested:
+        kind = name.split("-", 2)[2].removesuffix(".json")
+        for topology in Topology:
+            debate = _debate(name, topology)
+            if kind == "herding":
+                # Talked over without evidence: marked, not counted; a person decides.
+                assert debate.result.action == "review", (name, topology)
+                assert all(not flip.supported for flip in debate.flips), (name, topology)
+                assert all(flip.after != finals[name] for flip in debate.flips)
+            elif kind == "stalemate":
+                assert debate.result.action == "review", (name, topology)
+                assert debate.flips == (), (name, topology)
+                assert debate.stop == StopReason.STALLED, (name, topology)
+            elif topology == Topology.ALL_TO_ALL:
+                # Every wrong agent hears the other side: the one with new sources moves.
+                (flip,) = debate.flips
+                assert flip.supported, name
+                assert debate.result.action == "submit", name
+                right = debate.result.outcome == finals[name]
+                assert right is (kind == "evidence"), name
+        if kind == "herding":
+            assert _debate(name, Topology.ALL_TO_ALL).record["unsupported_flips"], name
+
+
+def test_another_seed_draws_another_set_of_the_same_kinds(tmp_path: Path) -> None:
+    out = tmp_path / "set"
+    assert make_backtest_set.main(["--seed", "7", "--out", str(out)]) == 0
+
+    def kinds(directory: Path) -> list[str]:
+        return sorted(p.name.split("-", 1)[1] for p in directory.glob("*.json"))
+
+    assert kinds(out) == kinds(SET)
+    drawn = {p.name: p.read_text() for p in out.glob("*.json")}
+    assert drawn != {p.name: p.read_text() for p in SET.glob("*.json")}
+    assert set(drawn) >= {p.name for p in out.glob("debate/round-3/*.json")} != set()
+    assert make_backtest_set.main(["--seed", "x", "--out", str(out)]) == 2
+    assert make_backtest_set.main(["--seed", "7", "--out", str(SET)]) == 2
+    assert make_backtest_set.main(["--out"]) == 2

@@ -17,12 +17,15 @@ from typing import Any
 
 import pytest
 
+from oracle.app import open_store
 from oracle.config import Settings
 from oracle.core.lifecycle import MarketState
 from oracle.core.proof import verify_proof
 from oracle.core.urls import normalize_url
 from oracle.daemon.metrics import DaemonMetrics
 from tests.commands import run_oracle
+from tests.console.helpers import PASSWORD, sign_in
+from tests.console.helpers import run as run_console
 from tests.daemon.test_pipeline import Venue, market, one_pass, run
 from tests.daemon.test_pipeline import serve as serve_venue
 
@@ -289,6 +292,24 @@ def test_a_debate_that_does_not_converge_goes_to_a_person(
         shown.stdout
     )
     assert "beta YES -> NO (counted, 1 new source(s))" in shown.stdout
+    # The reviewer sees which page changed each mind, as the proof records it.
+    for flip in first["flips"]:
+        (url,) = flip["new_sources"]
+        assert f"      new evidence: {url}\n" in shown.stdout
+    store = open_store(outcome.settings)
+    try:
+        store.add_user("rita", "reviewer", PASSWORD)
+
+        async def page(client) -> None:  # type: ignore[no-untyped-def]
+            assert (await sign_in(client, "rita")).status == 303
+            html = await (await client.get("/reviews/1")).text()
+            for flip in first["flips"]:
+                (url,) = flip["new_sources"]
+                assert f'<a href="{url}" rel="noopener noreferrer nofollow">{url}</a>' in html
+
+        run_console(store, page)
+    finally:
+        store.engine.dispose()
 
 
 def test_a_confident_wrong_agent_cannot_talk_the_others_over(

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from oracle.core import ConsensusParams, SourceThresholds, evaluate
 from oracle.core.debate import (
     Challenge,
     ConsensusStrength,
@@ -15,11 +16,13 @@ from oracle.core.debate import (
     challenges,
     flips,
     is_conflict,
+    majority_record,
     next_standing,
     stop_reason,
     strength,
+    weighted_plurality,
 )
-from oracle.core.models import UNDETERMINED
+from oracle.core.models import UNDETERMINED, ConsensusInput, Market
 from oracle.core.strategies import Ballot
 from oracle.testing import result
 
@@ -186,3 +189,75 @@ def test_stop_when_the_posterior_converges_the_round_stalls_or_rounds_run_out() 
 )
 def test_strength_levels(outcomes: list[str], expected: ConsensusStrength) -> None:
     assert strength(outcomes) == expected
+
+
+def _conflict(*answers: tuple[str, str, float, int]) -> ConsensusInput:
+    market = Market(id="m", question="Did it happen?")
+    results = tuple(result(a, o, c, n) for a, o, c, n in answers)
+    return ConsensusInput(market=market, results=results)
+
+
+def test_majority_proposes_the_weighted_plurality_of_the_counted_votes() -> None:
+    # Two against two; NO's voters are surer, so NO has the most vote weight.
+    verdict = evaluate(
+        _conflict(
+            ("a", "YES", 0.6, 50),
+            ("b", "YES", 0.6, 50),
+            ("c", "NO", 0.9, 50),
+            ("d", "NO", 0.9, 50),
+            ("e", UNDETERMINED, 0.95, 50),
+            ("f", "YES", 0.99, 10),
+        ),
+        ConsensusParams(),
+        SourceThresholds(),
+    )
+    proposal = weighted_plurality(verdict.votes)
+    assert proposal.outcome == "NO"
+    # UNDETERMINED proposes nothing; f's thin evidence does not count.
+    assert set(proposal.weights) == {"YES", "NO"}
+    assert proposal.weights["NO"] > proposal.weights["YES"]
+    assert proposal.share == pytest.approx(
+        proposal.weights["NO"] / (proposal.weights["NO"] + proposal.weights["YES"]), abs=1e-5
+    )
+    assert majority_record(proposal) == {
+        "proposed": "NO",
+        "weights": proposal.weights,
+        "share": proposal.share,
+    }
+
+
+def test_a_tie_in_weight_proposes_nothing() -> None:
+    verdict = evaluate(
+        _conflict(
+            ("a", "YES", 0.8, 50), ("b", "NO", 0.8, 50), ("c", "YES", 0.7, 50), ("d", "NO", 0.7, 50)
+        ),
+        ConsensusParams(),
+        SourceThresholds(),
+    )
+    proposal = weighted_plurality(verdict.votes)
+    assert proposal.outcome is None
+    assert proposal.share == 0.0
+    assert weighted_plurality(()).outcome is None
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["YES", "NO", UNDETERMINED]), st.floats(0.5, 1.0)),
+        min_size=3,
+        max_size=7,
+    )
+)
+def test_majority_never_changes_a_conflicts_verdict(answers: list[tuple[str, float]]) -> None:
+    # The mode's whole promise: it names a proposal, the policy still decides, and a
+    # conflict (no quorum) always goes to a person.
+    verdict = evaluate(
+        _conflict(*((f"agent{i}", o, c, 50) for i, (o, c) in enumerate(answers))),
+        ConsensusParams(conflict_resolution="majority"),  # type: ignore[arg-type]
+        SourceThresholds(),
+    )
+    counted = [v.outcome for v in verdict.votes if v.counted]
+    if is_conflict(counted, verdict.reached):
+        assert verdict.action == "review"
+        assert "no_consensus" in verdict.review_codes
+        proposal = weighted_plurality(verdict.votes)
+        assert proposal.outcome is None or proposal.outcome in set(counted) - {UNDETERMINED}

@@ -185,3 +185,38 @@ def test_a_round_that_runs_out_of_time_keeps_every_standing_answer(tmp_path: Pat
     assert first["failures"] == dict.fromkeys(AGENTS, "timed out after 0.2 s")
     assert first["standing"] == debate["initial"]
     assert debate["stop"] == "stalled"
+
+
+def test_majority_proposes_the_weighted_plurality_to_a_person(tmp_path: Path) -> None:
+    # Two against two: YES's voters are surer. `majority` asks nobody again, submits
+    # nothing (the conflict has no quorum) and shows the reviewer YES as the proposal.
+    informed = result_dict("gamma", "YES", 0.85, 55)
+    informed["sources"] = source_dicts("gamma-second-look", 55)
+    venue, configured, metrics = debate_once(tmp_path, [informed], mode="majority")
+    assert venue.answers == []
+    assert market(configured, "venue:bridge").state == MarketState.NEEDS_REVIEW
+    proof = proof_of(tmp_path)
+    assert "debate" not in proof
+    assert proof["verdict"]["action"] == "review"
+    assert "no_consensus" in proof["verdict"]["review_codes"]
+    majority = proof["majority"]
+    assert majority["proposed"] == "YES"
+    assert majority["weights"]["YES"] > majority["weights"]["NO"]
+    assert metrics.registry.get_sample_value("oracle_debate_rounds_total") == 0
+    url = str(configured.database.url)
+    shown = run_oracle("review", "show", "1", env={"ORACLE__DATABASE__URL": url})
+    assert shown.returncode == 0, shown.stderr
+    assert f"majority: proposes YES ({majority['share']:.0%} of the vote weight" in shown.stdout
+    store = open_store(configured)
+    try:
+        store.add_user("rita", "reviewer", PASSWORD)
+
+        async def page(client) -> None:  # type: ignore[no-untyped-def]
+            assert (await sign_in(client, "rita")).status == 303
+            html = await (await client.get("/reviews/1")).text()
+            assert "<h2>Majority</h2>" in html
+            assert "proposes\n    <strong>YES</strong>" in html
+
+        run_console(store, page)
+    finally:
+        store.engine.dispose()
