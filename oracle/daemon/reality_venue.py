@@ -17,7 +17,8 @@ log line, `oracle_bond_refusals_total{venue,reason}` and a retried delivery). No
 sent when the standing answer is already ours or the verdict's, when the question is
 finalized or pending arbitration, or when someone else answered first: their answer is
 recorded beside ours, with a `disagreement` when they differ (the daemon opens a review
-item; answering over them is `counter_answer`, not built). The daemon calls `propose`
+item; with `counter_answer: after_review` and the question open, the receipt offers a
+`counter_answer`). The daemon calls `propose`
 only for a consensus to submit or a person's decision: review, research-again and
 too-early verdicts never post a bond.
 
@@ -30,6 +31,14 @@ market back to research and then to `propose`, which answers at double the bond;
 daemon waits for someone else to settle the question and shows it to people
 (`oracle_market_attention_timestamp_seconds{reason="disputed"}`). `settle` claims once the
 question is finalized: the history rebuilt from the logs, `claimWinnings`, `withdraw`.
+
+`challenge` answers over another's answer once a person confirmed it in the review queue:
+the question is read again (finalized, pending arbitration, or already showing the decided
+answer: recorded, nothing sent), then the decided answer at the doubled bond (at least
+the question's `min_bond`), within the same caps as any answer, with `max_previous` the
+bond confirmed against: an answer that raced ours is not an error; the question is
+recorded as it now stands (a new disagreement item when it still contradicts the decided
+outcome). It is our answer from then on, so the bond policy follows it.
 """
 
 from __future__ import annotations
@@ -88,6 +97,8 @@ from oracle.core.scoring import Finality
 from oracle.daemon.chain_venue import pool_problem
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
+    Challenged,
+    ChallengeSent,
     Deliver,
     MarketRef,
     Receipt,
@@ -554,12 +565,123 @@ class RealityVenue:
                 f"{last.entry.answerer} answered {theirs} (bond {view.bond} wei) on Reality.eth "
                 f"question {view.id_hex}, which is {view.phase.value}; our verdict is {outcome}"
             )
+        offer = (
+            "counter_answer"
+            if disagreement is not None
+            and self.config.counter_answer == "after_review"
+            and view.phase == Phase.OPEN
+            else None
+        )
         return Receipt(
             reference=f"answered-by:{last.entry.answerer}",
             final_after=self._watch_from(view),
             details=details,
             disagreement=disagreement,
+            challenge=offer,
         )
+
+    async def challenge(self, market: MarketRef, outcome: str) -> Challenged:
+        """Answer `outcome` over another's answer, a person having confirmed it (see the
+        module docstring): once per round."""
+        if self.config.counter_answer != "after_review":
+            raise ResolverError(
+                f"source {self.name}: counter_answer is {self.config.counter_answer}: "
+                "nothing is answered over others",
+                retryable=False,
+            )
+        qid = market.details["question_id"]
+        try:
+            question = self._question(market.details)
+            answer = encode_answer(question, outcome, allow_too_soon=self.config.allow_unresolved)
+        except RealityQuestionError as error:
+            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        try:
+            parts = await self._ready()
+            us = parts.manager.address
+            view = await parts.reality.get_question(qid)
+            history = await parts.reality.history(qid, market.details["block_number"])
+            # The round confirmed against: the bond their answer stood at when recorded
+            # (a retry after a crash finds its intent under the same key).
+            planned = int(market.submission.get("bond_seen", view.bond))
+            key = parts.answerer.answer_key(qid, planned)
+            recorded = await parts.manager.intent(key)
+            if recorded is None:
+                moot = self._counter_moot(view, answer, planned)
+                if moot is not None:
+                    emit(
+                        logger, logging.INFO, "reality.counter_moot", source=self.name, reason=moot
+                    )
+                    return Challenged(
+                        None,
+                        moot,
+                        await self._standing(
+                            parts, question, view, history, answer=answer, outcome=outcome
+                        ),
+                    )
+                bond = view.next_bond
+                await self._guard(key, qid, bond, _ours_on_question(history, us))
+            else:
+                bond = recorded.value
+            try:
+                result = await parts.answerer.answer(qid, answer, planned_bond=planned, bond=bond)
+            finally:
+                self._reserved.pop(key, None)
+            if not result.answered and not result.superseded:
+                intent = result.intent
+                raise ResolverError(
+                    f"source {self.name}: question {qid}: the counter-answer ended "
+                    f"{intent.state.value}: {intent.error or 'no reason'}"
+                )
+            view = await parts.reality.get_question(qid)
+            history = await parts.reality.history(qid, market.details["block_number"])
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        if result.superseded:
+            reason = (
+                f"another answer came first at bond {view.bond} wei on question {qid}: "
+                "nothing of ours stands; the question is recorded as it is now"
+            )
+            emit(logger, logging.INFO, "reality.counter_raced", source=self.name, reason=reason)
+            return Challenged(
+                None,
+                reason,
+                await self._standing(
+                    parts, question, view, history, answer=answer, outcome=outcome
+                ),
+            )
+        emit(
+            logger,
+            logging.INFO,
+            "reality.counter_answered",
+            source=self.name,
+            market=market.market_id,
+            outcome=outcome,
+            bond=result.bond,
+            round=result.planned_bond,
+        )
+        receipt = self._receipt(
+            result.question, history, answer=answer, outcome=outcome, intent=result.intent, us=us
+        )
+        return Challenged(
+            ChallengeSent.ANSWERED,
+            f"answered {outcome} over their answer at a bond of {result.bond} wei "
+            f"(theirs {result.planned_bond})",
+            receipt,
+        )
+
+    @staticmethod
+    def _counter_moot(view: QuestionView, answer: bytes, planned: int) -> str | None:
+        """Why answering over the standing answer makes no sense now, or None."""
+        if view.phase != Phase.OPEN:
+            return f"question {view.id_hex} is {view.phase.value}: nothing was sent"
+        if view.best_answer == answer:
+            return f"question {view.id_hex} already shows the decided answer: nothing was sent"
+        if view.bond != planned:
+            return (
+                f"question {view.id_hex} moved on since it was confirmed (bond {planned} -> "
+                f"{view.bond} wei): nothing was sent"
+            )
+        return None
 
     def _details(
         self,

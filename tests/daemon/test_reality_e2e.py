@@ -523,6 +523,64 @@ def test_another_answerers_first_answer_is_recorded_and_a_cap_refuses_a_bond(
     store.engine.dispose()
 
 
+def test_a_person_confirming_a_counter_answer_answers_over_them_at_double_the_bond_once(
+    world: RealityWorld, database_url: str
+) -> None:
+    countered = world.ask("Should we answer over the other answerer?", AGREED)
+    capped = world.ask("Would a second counter-answer break the cap?", AGREED)
+    for market_id in (countered, capped):
+        world.counter(market_id, NO_WORD)  # at the question's min_bond; we say YES
+    settings = world.config(
+        database_url, source={"counter_answer": "after_review"}, max_total_wei=INITIAL
+    )
+    one_pass(settings)
+
+    store = open_store(settings)
+    items = {item.market_id: item for item in store.reviews()}
+    assert set(items) == {countered, capped}
+    assert "answered NO (bond 100000000000000000 wei)" in items[countered].reasons[0]
+    assert "confirms a counter-answer" in items[countered].reasons[1]
+    assert store.get_market(countered).submission["challenge"] == "counter_answer"
+    assert world.our_transactions() == []  # nothing before a person confirms
+
+    assert store.decide_review(items[countered].id, "YES", "it happened", "alice").state == (
+        MarketState.CHALLENGING
+    )
+    metrics = DaemonMetrics()
+    one_pass(settings, metrics)
+    one_pass(settings)  # again: the counter-answer is not sent twice
+
+    # Our answer over theirs at double their bond, once; the market follows it as ours.
+    assert world.history(countered) == [(OTHER, MIN_BOND, NO_WORD), (OURS, 2 * MIN_BOND, YES_WORD)]
+    market = store.get_market(countered)
+    assert market.state == MarketState.SUBMITTED
+    assert market.submission["answerer"] == OURS
+    assert market.submission["challenged"]["result"] == "answered"
+    assert "challenge" not in market.submission  # nothing more to confirm: ours stands
+    assert gauge(metrics, "oracle_challenges_total", venue="reality", result="answered") == 1
+    assert len(world.our_transactions()) == 1
+
+    # The second would break the total cap (INITIAL already at risk): refused, not sent.
+    store.decide_review(items[capped].id, "YES", "it happened", "alice")
+    metrics = DaemonMetrics()
+    one_pass(settings, metrics)
+    assert store.get_market(capped).state == MarketState.FAILED_RETRY
+    assert "bond refused (total_cap)" in store.audit(capped)[-1].reason
+    assert gauge(metrics, "oracle_bond_refusals_total", venue="reality", reason="total_cap") == 1
+    assert world.history(capped) == [(OTHER, MIN_BOND, NO_WORD)]
+
+    # Both finalize: ours stood and is claimed; the refused one is recorded, never sent.
+    world.elapse(TIMEOUT + 1)
+    one_pass(settings)
+    assert_settled_as(store, countered, "YES")
+    assert store.get_market(capped).state == MarketState.FINAL
+    assert_settled_as(store, capped, "NO")
+    assert "challenge_moot" in [a.event for a in store.audit(capped)]
+    assert len(world.our_transactions()) == 3  # the counter-answer, claim, withdraw
+    assert world.reverted() == []
+    store.engine.dispose()
+
+
 def test_a_reality_venue_with_no_contract_stops_the_start_naming_its_setting(
     anvil: Anvil, tmp_path: Path
 ) -> None:
