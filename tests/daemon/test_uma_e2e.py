@@ -448,6 +448,14 @@ def test_a_person_confirming_a_disagreement_makes_the_daemon_dispute_once(
     assert "proposed NO (price 0)" in item.reasons[0]
     assert "our verdict is YES" in item.reasons[0]
     assert "deciding YES (or another outcome than theirs) confirms a dispute" in item.reasons[1]
+    assert gather(store, item.id)["review"]["challenge"] == {
+        "action": "dispute",
+        "their_outcome": "NO",
+        "their_account": OTHER,
+        "our_outcome": "YES",
+        "pending": None,
+        "done": None,
+    }
     assert world.our_transactions() == []  # nothing is sent before a person confirms
     # Another pass without a decision sends nothing either.
     one_pass(settings)
