@@ -363,6 +363,7 @@ def test_a_reality_market_source_is_validated_up_front(tmp_path: Path) -> None:
     ).market_sources[0]
     assert isinstance(countering, RealitySourceConfig)
     assert countering.counter_answer == "after_review"
+    assert countering.commit_reveal is False  # answers are sent in the open by default
     assert (reality.bond.defend, reality.bond.max_total_wei, reality.bond.past_cap) == (
         True,
         None,
@@ -398,6 +399,10 @@ def test_a_reality_market_source_is_validated_up_front(tmp_path: Path) -> None:
         (
             f"{{{good}, bond: {{initial_wei: 1}}, askers: ['{contract}', 'x']}}",
             "market_sources[0].reality.askers: [1] must be a 0x-prefixed",
+        ),
+        (
+            f"{{{good}, bond: {{initial_wei: 1}}, commit_reveal: sometimes}}",
+            "market_sources[0].reality.commit_reveal: Input should be a valid boolean",
         ),
         (
             f"{{{good}, bond: {{initial_wei: 1}}, counter_answer: at_once}}",

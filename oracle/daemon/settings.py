@@ -321,6 +321,11 @@ class RealitySourceConfig(BaseModel):
     claim: bool = Field(
         True, description="Claim winnings and withdraw them once a question is finalized."
     )
+    commit_reveal: bool = Field(
+        False,
+        description="Send each answer as a commitment, then reveal it (against front-running); "
+        "the reveal must land within a question's timeout / 8 of the commitment.",
+    )
     counter_answer: Literal["never", "after_review"] = Field(
         "never",
         description="Another's answer our consensus contradicts: never (a review item shows "

@@ -581,6 +581,89 @@ def test_a_person_confirming_a_counter_answer_answers_over_them_at_double_the_bo
     store.engine.dispose()
 
 
+def test_commit_reveal_answers_by_a_commitment_then_its_reveal_and_claims_through_it(
+    world: RealityWorld, database_url: str
+) -> None:
+    market_id = world.ask("Was the answer committed before it was shown?", AGREED)
+    settings = world.config(database_url, source={"commit_reveal": True})
+    one_pass(settings)
+
+    store = open_store(settings)
+    market = store.get_market(market_id)
+    assert market.state == MarketState.SUBMITTED
+    [(answerer, bond, entry)] = world.history(market_id)
+    # The history holds the commitment (not the answer); the reveal made YES the best one.
+    assert (answerer, bond) == (OURS, INITIAL)
+    assert entry != YES_WORD
+    assert world.view(market_id).best_answer == YES_WORD
+    assert len(world.our_transactions()) == 2  # the commitment, its reveal
+    keys = intent_keys(store)
+    assert len([k for k in keys if k.startswith("reality-commit:")]) == 1
+    assert len([k for k in keys if k.startswith("reality-reveal:")]) == 1
+    one_pass(settings)
+    assert len(world.our_transactions()) == 2  # once
+
+    world.elapse(TIMEOUT + 1)
+    metrics = DaemonMetrics()
+    one_pass(settings, metrics)
+    assert_settled_as(store, market_id, "YES")
+    labels = {"venue": "reality", "token": "native"}
+    # Claimed through the revealed commitment: the bounty and our bond back.
+    assert gauge(metrics, "oracle_bonds_claimed_total", **labels) == BOUNTY + INITIAL
+    assert world.held_for_us() == 0
+    assert len(world.our_transactions()) == 4  # + claim, withdraw
+    assert world.reverted() == []
+    store.engine.dispose()
+
+
+def test_a_commitment_left_unrevealed_by_a_crash_is_revealed_once_at_the_restart(
+    world: RealityWorld, database_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    market_id = world.ask("Was the commitment revealed after the crash?", AGREED)
+    settings = world.config(database_url, source={"commit_reveal": True})
+    qid = market_id.split(":")[1]
+
+    async def commit_then_crash() -> int:
+        # What a daemon leaves when it dies after its commitment was included and before
+        # the reveal was sent: the commitment on-chain and in its intent store, no reveal.
+        assembly = assemble(settings)
+        try:
+            venue = assembly.daemon.resolvers["reality"]
+            assert isinstance(venue, RealityVenue)
+            await venue.start()
+            assert venue._parts is not None
+            committed = await venue._parts.answerer.commit(
+                qid, YES_WORD, planned_bond=0, bond=INITIAL
+            )
+            assert committed.answered
+            return await venue._parts.answerer.commitment_nonce(
+                bytes.fromhex(qid[2:]), YES_WORD, INITIAL
+            )
+        finally:
+            await assembly.close()
+
+    caplog.set_level("DEBUG")
+    nonce = asyncio.run(commit_then_crash())
+    assert world.view(market_id).best_answer != YES_WORD  # committed, not revealed
+    assert len(world.our_transactions()) == 1
+
+    one_pass(settings)
+
+    store = open_store(settings)
+    assert store.get_market(market_id).state == MarketState.SUBMITTED
+    assert world.view(market_id).best_answer == YES_WORD
+    assert [(a, b) for a, b, _ in world.history(market_id)] == [(OURS, INITIAL)]
+    assert len(world.our_transactions()) == 2  # no second commitment: the reveal only
+    one_pass(settings)
+    assert len(world.our_transactions()) == 2
+    # The nonce is recomputed from the signer, never written to a log.
+    assert "reality.revealed" in caplog.text
+    for shown in (str(nonce), f"{nonce:x}"):
+        assert shown not in caplog.text
+    assert world.reverted() == []
+    store.engine.dispose()
+
+
 def test_a_reality_venue_with_no_contract_stops_the_start_naming_its_setting(
     anvil: Anvil, tmp_path: Path
 ) -> None:
