@@ -16,7 +16,13 @@ from oracle.store.engine import make_engine
 from oracle.store.migrate import upgrade
 from oracle.store.repository import Store
 from oracle.store.reviews import Seen
-from tests.console.scenario import agreeing, contested, escalate, research_again
+from tests.console.scenario import (
+    agreeing,
+    beside_another_answer,
+    contested,
+    escalate,
+    research_again,
+)
 
 PASSWORD = "correct horse battery"
 
@@ -248,35 +254,6 @@ def test_disabling_an_account_ends_its_sessions_and_tokens(store: Store) -> None
         store.person("rita")
     actions = [e["action"] for e in store.audit_entries("user:rita")]
     assert actions[-3:] == ["token.revoked", "token.created", "user.disabled"]
-
-
-def beside_another_answer(store: Store, external_id: str, *, challenge: str | None) -> str:
-    """A market recorded `submitted` beside another's contradicting answer (NO against our
-    YES), as a venue's receipt leaves it, with its disagreement item; the item's id."""
-    from oracle.core.markets import MarketSpec  # noqa: PLC0415
-
-    store.add_discovered(
-        [MarketSpec(source="uma", external_id=external_id, question="Q?", resolve_after=1.0)],
-        actor="poller",
-    )
-    market_id = f"uma:{external_id}"
-    for event in (
-        MarketEvent.DUE,
-        MarketEvent.RESEARCH_STARTED,
-        MarketEvent.RESEARCH_FINISHED,
-        MarketEvent.CONSENSUS_SUBMIT,
-    ):
-        store.apply_event(market_id, event, actor="s")
-    submission = {"proposed_by_other": True, "their_outcome": "NO", "agrees": False}
-    if challenge is not None:
-        submission["challenge"] = challenge
-    store.apply_event(
-        market_id,
-        MarketEvent.PROPOSAL_CONFIRMED,
-        actor="s",
-        updates={"decided_outcome": "YES", "submission": submission},
-    )
-    return store.open_review(market_id, None, ["they proposed NO; our verdict is YES"])
 
 
 def test_a_disagreement_is_confirmed_or_declined_only_where_the_venue_offers_it(
