@@ -46,6 +46,8 @@ from oracle.core.ancillary import PRICE_SCALE, parse_ancillary
 from oracle.core.lifecycle import MarketState
 from oracle.core.scoring import DisputeEnd
 from oracle.daemon.metrics import DaemonMetrics
+from oracle.daemon.service import _market_ref
+from oracle.daemon.uma_venue import UmaVenue
 from oracle.errors import SetupError
 from oracle.store.repository import Store
 from oracle.store.reviews import Seen
@@ -469,6 +471,7 @@ def test_a_person_confirming_a_disagreement_makes_the_daemon_dispute_once(
     )
     assert confirmed.state == MarketState.CHALLENGING
     before = world.balance(OURS)
+    world.anvil.rpc("evm_increaseTime", 10)  # the re-ask's timestamp, as above
     metrics = DaemonMetrics()
     one_pass(settings, metrics)
 
@@ -495,6 +498,49 @@ def test_a_person_confirming_a_disagreement_makes_the_daemon_dispute_once(
     dispute_keys = [k for k in _intent_keys(store) if k.startswith(DISPUTE_PREFIX)]
     assert len(dispute_keys) == 1
     assert store.get_market(market_id).state == MarketState.DISPUTED
+    assert world.reverted() == []
+    store.engine.dispose()
+
+
+def test_a_dispute_sent_before_a_crash_is_recorded_at_the_restart_never_sent_again(
+    world: UmaWorld, database_url: str
+) -> None:
+    market_id = world.ask("Was the dispute sent before the crash?", AGREED)
+    propose_as_other(world, market_id, 0)
+    settings = world.config(database_url, source={"dispute": "after_review"})
+    one_pass(settings)
+    store = open_store(settings)
+    [item] = store.reviews()
+    store.decide_review(item.id, "YES", "they are wrong", "alice")
+
+    async def dispute_then_crash() -> None:
+        # What a daemon leaves when it dies after its dispute was included and before the
+        # market moved on: the dispute on-chain and in its intent store, the market
+        # still `challenging`.
+        assembly = assemble(settings)
+        try:
+            venue = assembly.daemon.resolvers["uma"]
+            assert isinstance(venue, UmaVenue)
+            await venue.start()
+            challenged = await venue.challenge(_market_ref(store.get_market(market_id)), "YES")
+            assert challenged.sent is not None
+        finally:
+            await assembly.close()
+
+    # Blocks can share a second on anvil: the requester's re-ask needs a timestamp of its own.
+    world.anvil.rpc("evm_increaseTime", 10)
+    asyncio.run(dispute_then_crash())
+    assert store.get_market(market_id).state == MarketState.CHALLENGING
+    assert world.view(market_id).disputer == OURS
+
+    one_pass(settings)
+
+    assert store.get_market(market_id).state == MarketState.DISPUTED
+    assert world.proposals(market_id, "DisputePrice") == 1
+    # approve, the one dispute, and our proposal on the requester's re-ask; nothing reverted.
+    assert len(world.our_transactions()) == 3
+    [reask] = [m for m in store.markets() if m.details.get("reask_of") == market_id]
+    assert (reask.state, reask.submission["proposer"]) == (MarketState.SUBMITTED, OURS)
     assert world.reverted() == []
     store.engine.dispose()
 
