@@ -732,3 +732,51 @@ def test_a_daemon_killed_between_broadcast_and_confirmation_proposes_once(
     calls = [r for r in world.our_transactions() if (r["to"] or "").lower() != OURS.lower()]
     assert len(calls) == 2  # the approval and one proposal
     assert world.reverted() == []
+
+
+def test_a_daemon_killed_between_broadcasting_a_dispute_and_its_confirmation_disputes_once(
+    world: UmaWorld, tmp_path: Path
+) -> None:
+    market_id = world.ask("Did the crash-proof dispute land once?", AGREED)
+    propose_as_other(world, market_id, 0)
+    settings = world.config(
+        f"sqlite:///{tmp_path / 'oracle.db'}",
+        daemon={"poll_interval": 0.3, "dispatch_interval": 0.2, "lease_margin": 1},
+        source={"dispute": "after_review"},
+    )
+    one_pass(settings)
+    store = open_store(settings)
+    [item] = store.reviews()
+    store.decide_review(item.id, "YES", "they are wrong", "alice")
+    config, log = tmp_path / "config.yaml", tmp_path / "daemon.log"
+    world.anvil.rpc("evm_increaseTime", 10)  # the re-ask needs a timestamp of its own
+    world.anvil.rpc("evm_setAutomine", False)
+    first = start_daemon(config, log)
+    try:
+        # The approval goes first and is waited for: mine it, then the dispute is sent.
+        wait_for(lambda: len(pending_hashes(world.anvil, OURS)) == 1, 60, "the approval")
+        approval = pending_hashes(world.anvil, OURS)
+        world.anvil.mine()
+        wait_for(lambda: pending_hashes(world.anvil, OURS) not in ([], approval), 60, "the dispute")
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+    assert world.view(market_id).state == RequestState.PROPOSED  # broadcast, not mined
+    world.anvil.rpc("evm_setAutomine", True)
+    world.anvil.rpc("evm_setIntervalMining", 1)
+    second = start_daemon(config, log)
+    try:
+        wait_for(
+            lambda: store.get_market(market_id).state == MarketState.DISPUTED,
+            90,
+            "the market to be disputed",
+        )
+    finally:
+        second.send_signal(signal.SIGTERM)
+        second.wait(timeout=30)
+    assert second.returncode == 0, log.read_text()[-3000:]
+    assert world.proposals(market_id, "DisputePrice") == 1
+    assert world.view(market_id).disputer == OURS
+    assert len([k for k in _intent_keys(store) if k.startswith(DISPUTE_PREFIX)]) == 1
+    assert world.reverted() == []
+    store.engine.dispose()
