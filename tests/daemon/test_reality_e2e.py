@@ -806,3 +806,42 @@ def test_a_question_is_not_researched_before_it_opens(world: RealityWorld, tmp_p
     assert store.get_market(market_id).state == MarketState.SUBMITTED
     assert world.history(market_id) == [(OURS, INITIAL, YES_WORD)]
     store.engine.dispose()
+
+
+def test_a_daemon_killed_with_its_commitment_unmined_commits_once_and_reveals_once(
+    world: RealityWorld, tmp_path: Path
+) -> None:
+    market_id = world.ask("Did the crash-proof commitment land once?", AGREED)
+    world.config(
+        f"sqlite:///{tmp_path / 'oracle.db'}",
+        daemon={"poll_interval": 0.3, "dispatch_interval": 0.2, "lease_margin": 1},
+        source={"commit_reveal": True},
+    )
+    config, log = tmp_path / "config.yaml", tmp_path / "daemon.log"
+    world.anvil.rpc("evm_setAutomine", False)
+    first = start_daemon(config, log)
+    try:
+        wait_for(lambda: len(pending_hashes(world.anvil, OURS)) == 1, 60, "the commitment")
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+    assert world.history(market_id) == []  # broadcast, not mined
+    world.anvil.rpc("evm_setAutomine", True)
+    world.anvil.rpc("evm_setIntervalMining", 1)
+    second = start_daemon(config, log)
+    store = open_store(load_settings(config))
+    try:
+        wait_for(
+            lambda: store.get_market(market_id).state == MarketState.SUBMITTED,
+            90,
+            "the market to be submitted",
+        )
+    finally:
+        second.send_signal(signal.SIGTERM)
+        second.wait(timeout=30)
+        store.engine.dispose()
+    assert second.returncode == 0, log.read_text()[-3000:]
+    assert [(a, b) for a, b, _ in world.history(market_id)] == [(OURS, INITIAL)]
+    assert world.view(market_id).best_answer == YES_WORD
+    assert len(world.our_transactions()) == 2  # one commitment, one reveal
+    assert world.reverted() == []
