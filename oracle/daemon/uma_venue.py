@@ -584,7 +584,7 @@ class UmaVenue:
             us = parts.manager.address
             recorded = await parts.manager.intent(parts.proposer.dispute_key(key))
             view = await parts.oracle.get_request(key)
-            if recorded is None:
+            if recorded is None or recorded.state in (IntentState.REVERTED, IntentState.FAILED):
                 moot = self._dispute_moot(key, view, price, us)
                 if moot is not None:
                     emit(logger, logging.INFO, "uma.dispute_moot", source=self.name, reason=moot)
