@@ -140,13 +140,13 @@ async def commit_reveal(bench: Bench, rounds: int) -> list[str]:
     rows = [f"  {'answer':<16} {'commit':>8} {'reveal':>8} {'total':>8}"]
     found: dict[str, list[tuple[int, int]]] = {"first answer": [], "counter-answer": []}
     for _ in range(rounds):
-        for name in found:
+        for name, pairs in found.items():
             qid = await bench.question()
             if name == "counter-answer":
                 gas((await bench.theirs.answer(qid, NO)).intent)
             committed = await bench.ours.commit(qid, YES)
             revealed = await bench.ours.reveal(qid, YES, committed.bond)
-            found[name].append((gas(committed.intent), gas(revealed)))
+            pairs.append((gas(committed.intent), gas(revealed)))
     for name, pairs in found.items():
         commit = statistics.median(c for c, _ in pairs)
         reveal = statistics.median(r for _, r in pairs)
