@@ -12,7 +12,9 @@ from the transactions' receipts:
   included);
 - gas to claim (`claimWinnings` over the history rebuilt from the logs, then `withdraw`)
   as the history grows: 1, 2, 4 and 8 answers, alternating between two accounts, the
-  last one ours.
+  last one ours;
+- gas of a commit-reveal answer (`commit_reveal: true`): `submitAnswerCommitment` then
+  `submitAnswerReveal`, for a first answer and for a counter-answer.
 """
 
 from __future__ import annotations
@@ -65,10 +67,17 @@ async def make_manager(url: str, key: str) -> TxManager:
 
 
 class Bench:
-    def __init__(self, asker: TxManager, ours: TxManager, theirs: TxManager, reality: str):
+    def __init__(
+        self,
+        asker: TxManager,
+        ours: TxManager,
+        theirs: TxManager,
+        reality: str,
+        our_signer: LocalSigner,
+    ):
         self.asker = asker
         self.reality = reality
-        self.ours = RealityAnswerer(ours, RealityETH(ours.pool, reality))
+        self.ours = RealityAnswerer(ours, RealityETH(ours.pool, reality), signer=our_signer)
         self.theirs = RealityAnswerer(theirs, RealityETH(theirs.pool, reality))
         self.asked = 0
 
@@ -127,6 +136,24 @@ async def answers(bench: Bench, rounds: int) -> list[str]:
     return rows
 
 
+async def commit_reveal(bench: Bench, rounds: int) -> list[str]:
+    rows = [f"  {'answer':<16} {'commit':>8} {'reveal':>8} {'total':>8}"]
+    found: dict[str, list[tuple[int, int]]] = {"first answer": [], "counter-answer": []}
+    for _ in range(rounds):
+        for name, pairs in found.items():
+            qid = await bench.question()
+            if name == "counter-answer":
+                gas((await bench.theirs.answer(qid, NO)).intent)
+            committed = await bench.ours.commit(qid, YES)
+            revealed = await bench.ours.reveal(qid, YES, committed.bond)
+            pairs.append((gas(committed.intent), gas(revealed)))
+    for name, pairs in found.items():
+        commit = statistics.median(c for c, _ in pairs)
+        reveal = statistics.median(r for _, r in pairs)
+        rows.append(f"  {name:<16} {commit:>8.0f} {reveal:>8.0f} {commit + reveal:>8.0f}")
+    return rows
+
+
 async def claims(bench: Bench, anvil: Anvil) -> list[str]:
     rows = [f"  {'answers':>7} {'claimWinnings':>14} {'withdraw':>9} {'per answer':>11}"]
     for length in HISTORY_LENGTHS:
@@ -150,9 +177,12 @@ async def measure(anvil: Anvil, rounds: int) -> None:
     managers = [await make_manager(anvil.url, DEV_KEYS[i]) for i in range(3)]
     try:
         reality = await deploy_reality(managers[0], run="bench")
-        bench = Bench(*managers, reality)
+        bench = Bench(*managers, reality, LocalSigner(DEV_KEYS[1]))
         print(f"RealityETH_v3_0 on anvil; gas from receipts (median of {rounds} runs)")
         for row in await answers(bench, rounds):
+            print(row)
+        print("commit-reveal (commit_reveal: true): commitment, then its reveal")
+        for row in await commit_reveal(bench, rounds):
             print(row)
         print("claim as the history grows (alternating answers, the last ours)")
         for row in await claims(bench, anvil):

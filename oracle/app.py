@@ -538,6 +538,8 @@ class RealityWiring(ChainWiring):
                 reality,
                 max_bond=config.bond.max_per_question_wei,
                 logs_from_block=config.start_block,
+                # Commit-reveal derives each nonce from the signer's own signature.
+                signer=signer if config.commit_reveal else None,
             ),
             source=source,
             start_block=config.start_block,

@@ -290,6 +290,15 @@ def test_a_uma_market_source_is_validated_up_front(tmp_path: Path) -> None:
     )
     assert uma.risk.max_bond_outstanding == Decimal("250.5")
     assert uma.requesters is None
+    disputing = load_settings(
+        _write(
+            tmp_path,
+            f"market_sources:\n  - {{kind: uma, oracle_address: '{oracle}', "
+            "dispute: after_review}\n",
+        )
+    ).market_sources[0]
+    assert isinstance(disputing, UmaSourceConfig)
+    assert disputing.dispute == "after_review"
     for text, message in (
         ("{kind: uma}", "market_sources[0].uma: set exactly one of oracle_address"),
         (
@@ -305,8 +314,12 @@ def test_a_uma_market_source_is_validated_up_front(tmp_path: Path) -> None:
             "market_sources[0].uma.identifiers: [0] must be 1 to 32",
         ),
         (
-            f"{{kind: uma, oracle_address: '{oracle}', dispute: after_review}}",
-            "disputing other proposers is not built yet",
+            f"{{kind: uma, oracle_address: '{oracle}', dispute: always}}",
+            "market_sources[0].uma.dispute: Input should be 'never' or 'after_review'",
+        ),
+        (
+            f"{{kind: uma, oracle_address: '{oracle}', dispute: true}}",
+            "market_sources[0].uma.dispute: Input should be 'never' or 'after_review'",
         ),
         (
             f"{{kind: uma, oracle_address: '{oracle}', risk: {{max_bond_per_request: -1}}}}",
@@ -373,6 +386,16 @@ def test_a_reality_market_source_is_validated_up_front(tmp_path: Path) -> None:
         False,
     )
     assert (reality.counter_answer, reality.arbitrators, reality.askers) == ("never", None, None)
+    countering = load_settings(
+        _write(
+            tmp_path,
+            f"market_sources:\n  - {{kind: reality, contract_address: '{contract}', "
+            "bond: {initial_wei: 1}, counter_answer: after_review}\n",
+        )
+    ).market_sources[0]
+    assert isinstance(countering, RealitySourceConfig)
+    assert countering.counter_answer == "after_review"
+    assert countering.commit_reveal is False  # answers are sent in the open by default
     assert (reality.bond.defend, reality.bond.max_total_wei, reality.bond.past_cap) == (
         True,
         None,
@@ -410,8 +433,12 @@ def test_a_reality_market_source_is_validated_up_front(tmp_path: Path) -> None:
             "market_sources[0].reality.askers: [1] must be a 0x-prefixed",
         ),
         (
-            f"{{{good}, bond: {{initial_wei: 1}}, counter_answer: after_review}}",
-            "answering over another's first answer is not built yet",
+            f"{{{good}, bond: {{initial_wei: 1}}, commit_reveal: sometimes}}",
+            "market_sources[0].reality.commit_reveal: Input should be a valid boolean",
+        ),
+        (
+            f"{{{good}, bond: {{initial_wei: 1}}, counter_answer: at_once}}",
+            "market_sources[0].reality.counter_answer: Input should be 'never' or 'after_review'",
         ),
         (
             f"{{{good}, bond: {{initial_wei: 1}}}}\n"

@@ -23,6 +23,10 @@ ancillaryData))`. Its state (`RequestState`) is the contract's `getState`:
   balance is checked against bond + final fee before anything is sent (`BondShortfall`):
   `BondAccount`, which the OOv3 asserter (`oracle.chain.uma_v3`) shares.
   `settle` settles an EXPIRED or RESOLVED request, once.
+  `dispute` disputes another's proposal (`disputePrice`), once, under the key
+  `uma-dispute:<chain id>:<oracle>:<request id>`: the pre-send check is "the request is no
+  longer PROPOSED" (disputed by someone else, expired, settled: recorded as SKIPPED, never
+  a reverted transaction); the bond account pays bond + final fee as for a proposal.
 
 The contracts are UMA's own, compiled from `@uma/core` (`contracts/scripts/build-uma.js`)
 into `oracle/chain/artifacts/uma/`.
@@ -81,6 +85,7 @@ ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
 PROPOSE_PREFIX = "uma-propose:"
 SETTLE_PREFIX = "uma-settle:"
 APPROVE_PREFIX = "uma-approve:"
+DISPUTE_PREFIX = "uma-dispute:"
 
 
 def identifier_bytes(name: str) -> bytes:
@@ -473,6 +478,7 @@ class UmaProposer:
         # For intents found in the store after a restart (no request callback at hand).
         manager.register_precheck(PROPOSE_PREFIX, self._recorded_proposal_done)
         manager.register_precheck(SETTLE_PREFIX, self._recorded_settle_done)
+        manager.register_precheck(DISPUTE_PREFIX, self._recorded_dispute_done)
 
     # -- keys -------------------------------------------------------------------------------
 
@@ -486,6 +492,10 @@ class UmaProposer:
 
     def settle_key(self, request: RequestKey) -> str:
         return self._key(SETTLE_PREFIX, request)
+
+    def dispute_key(self, request: RequestKey) -> str:
+        """The idempotency key (and subject) of our dispute of `request`."""
+        return self._key(DISPUTE_PREFIX, request)
 
     # -- pre-send checks --------------------------------------------------------------------
 
@@ -505,6 +515,10 @@ class UmaProposer:
     async def _recorded_settle_done(self, intent: Intent) -> bool:
         oracle, request = self._recorded(intent)
         return await oracle.get_state(request) == RequestState.SETTLED
+
+    async def _recorded_dispute_done(self, intent: Intent) -> bool:
+        oracle, request = self._recorded(intent)
+        return await oracle.get_state(request) != RequestState.PROPOSED
 
     # -- proposals --------------------------------------------------------------------------
 
@@ -606,4 +620,65 @@ class UmaProposer:
             )
         )
         emit(logger, logging.INFO, "uma.settle", key=key, state=intent.state)
+        return intent
+
+    # -- disputes ---------------------------------------------------------------------------
+
+    async def dispute(self, request: RequestKey) -> Intent:
+        """Dispute the price proposed on `request`, once: a key that already has a live or
+        confirmed intent returns it once it ended; a request no longer PROPOSED (disputed
+        by someone else, expired, settled) is recorded as SKIPPED and nothing is sent;
+        otherwise the balance is checked, the allowance set if needed, and `disputePrice`
+        sent and followed until final."""
+        key = self.dispute_key(request)
+
+        async def done() -> bool:
+            return await self.oracle.get_state(request) != RequestState.PROPOSED
+
+        def tx(just_checked: bool) -> TxRequest:
+            return TxRequest(
+                key=key,
+                to=self.oracle.address,
+                data=self.oracle.encode("disputePrice", *request.args),
+                already_done=done,
+                just_checked=just_checked,
+                subjects=(key,),
+            )
+
+        recorded = await self.manager.intent(key)
+        try:
+            if recorded is not None and recorded.state not in (
+                IntentState.REVERTED,
+                IntentState.FAILED,
+            ):
+                intent = recorded
+            else:
+                view = await self.oracle.get_request(request)
+                if view.state != RequestState.PROPOSED:
+                    intent = await self.manager.submit(tx(just_checked=False))
+                else:
+                    await self.bonds.check_balance(key, view.currency, view.total_bond)
+                    await self.bonds.ensure_allowance(view.currency, view.total_bond)
+                    try:
+                        intent = await self.manager.submit(tx(just_checked=True))
+                    except TxReverted:
+                        # Its gas estimate reverted, nothing was sent: disputed meanwhile?
+                        if not await done():
+                            raise
+                        intent = await self.manager.submit(tx(just_checked=False))
+        except SubjectsHeld:
+            holder = await self.manager.intent(key)
+            if holder is None:
+                raise
+            intent = holder
+        if intent.sender.lower() == self.manager.address.lower() and not intent.final:
+            intent = await self.manager.wait(intent.key)
+        emit(
+            logger,
+            logging.INFO,
+            "uma.dispute",
+            key=key,
+            state=intent.state,
+            request=request.id_hex,
+        )
         return intent

@@ -124,6 +124,16 @@ def _print_evidence(e: dict[str, Any]) -> None:
         )
     if r["stake"]:
         click.echo("at stake: " + ", ".join(f"{k} {v}" for k, v in r["stake"].items()))
+    if r.get("challenge"):
+        ch = r["challenge"]
+        click.echo(
+            f"another's answer stands: {ch['their_outcome']} by {ch['their_account']}; "
+            f"our verdict: {ch['our_outcome']}"
+        )
+        click.echo(
+            f"  decide {ch['their_outcome']} to leave it standing (nothing is sent); decide "
+            f"another outcome to confirm a {ch['action'].replace('_', '-')} against it"
+        )
     click.echo("reasons:")
     for reason in r["reasons"]:
         click.echo(f"  - {reason}")
@@ -325,6 +335,16 @@ def review_decide(  # click passes every option by name
         click.echo(
             f"review {review_id}: {market.id} decided {outcome} by {person.name}; "
             "it needs an approver's approval before the daemon submits it"
+        )
+    elif status == "closed":
+        click.echo(
+            f"review {review_id}: {market.id} decided {outcome} by {person.name}; "
+            "the answer standing on the venue is left as it is: nothing is sent"
+        )
+    elif market.state == "challenging":
+        click.echo(
+            f"review {review_id}: {market.id} decided {outcome} by {person.name}; "
+            "the daemon will answer back on the venue (dispute or counter-answer), once"
         )
     else:
         click.echo(

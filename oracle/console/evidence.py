@@ -38,6 +38,24 @@ def _stake(details: Mapping[str, Any]) -> dict[str, str] | None:
     return stake or None
 
 
+def _challenge(market: MarketRow) -> dict[str, Any] | None:
+    """Another's answer that stands on the venue beside our verdict, when the venue offers
+    to answer back after a person confirms (UMA `dispute`, Reality.eth `counter_answer`):
+    both answers, and what deciding does. None otherwise."""
+    submission = market.submission or {}
+    action = submission.get("challenge")
+    if not action or submission.get("agrees") is not False:
+        return None
+    return {
+        "action": action,
+        "their_outcome": submission.get("their_outcome"),
+        "their_account": submission.get("proposer") or submission.get("answerer"),
+        "our_outcome": submission.get("our_outcome"),
+        "pending": submission.get("challenge_pending"),
+        "done": submission.get("challenged"),
+    }
+
+
 def review_summary(item: ReviewItemRow, market: MarketRow, now: float) -> dict[str, Any]:
     """One queue row: the item, its market, its age and deadline."""
     return {
@@ -58,6 +76,7 @@ def review_summary(item: ReviewItemRow, market: MarketRow, now: float) -> dict[s
         if market.window_ends_at is None
         else max(market.window_ends_at - now, 0.0),
         "stake": _stake(market.details),
+        "challenge": _challenge(market),
         "claimed_by": item.claimed_by,
         "decision": None
         if item.decided_outcome is None

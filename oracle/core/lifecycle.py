@@ -28,6 +28,11 @@ within the challenge window, before the watch job ever saw the market disputed.
 Nothing failed in `deferred`: its research worked and agreed that the event cannot be
 decided yet, so it neither uses up the failed-attempt budget of `failed_retry` nor
 reaches a person as a failure.
+
+`challenging` is the only way from someone else's answer to a transaction against it (a
+UMA dispute, a Reality.eth counter-answer): a market recorded as `submitted` beside
+another's contradicting answer enters it only when a person confirms the review item that
+shows both answers (`oracle.store.reviews`), never by the daemon's own verdict.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ class MarketState(StrEnum):
     FAILED_RETRY = "failed_retry"
     DEFERRED = "deferred"
     DISPUTED = "disputed"
+    CHALLENGING = "challenging"
 
 
 class MarketEvent(StrEnum):
@@ -75,6 +81,11 @@ class MarketEvent(StrEnum):
     DEFERRALS_EXHAUSTED = "deferrals_exhausted"
     REVIEW_REOPENED = "review_reopened"
     RESEARCH_REQUESTED = "research_requested"
+    CHALLENGE_CONFIRMED = "challenge_confirmed"
+    CHALLENGE_DISPUTED = "challenge_disputed"
+    CHALLENGE_ANSWERED = "challenge_answered"
+    CHALLENGE_MOOT = "challenge_moot"
+    RETRY_CHALLENGE = "retry_challenge"
 
 
 S, E = MarketState, MarketEvent
@@ -105,11 +116,17 @@ TRANSITIONS: dict[tuple[MarketState, MarketEvent], MarketState] = {
     (S.FAILED_RETRY, E.RETRIES_EXHAUSTED): S.NEEDS_REVIEW,
     (S.DEFERRED, E.RESEARCH_AGAIN): S.DUE,
     (S.DEFERRED, E.DEFERRALS_EXHAUSTED): S.NEEDS_REVIEW,
+    (S.SUBMITTED, E.CHALLENGE_CONFIRMED): S.CHALLENGING,
+    (S.CHALLENGING, E.CHALLENGE_DISPUTED): S.DISPUTED,
+    (S.CHALLENGING, E.CHALLENGE_ANSWERED): S.SUBMITTED,
+    (S.CHALLENGING, E.CHALLENGE_MOOT): S.SUBMITTED,
+    (S.CHALLENGING, E.FAILED): S.FAILED_RETRY,
+    (S.FAILED_RETRY, E.RETRY_CHALLENGE): S.CHALLENGING,
 }
 
 TERMINAL_STATES = frozenset({S.FINAL})
 # States in which a replica holds a lease while it works; a crash leaves the lease to expire.
-WORKING_STATES = frozenset({S.RESEARCHING, S.CONSENSUS, S.SUBMITTING})
+WORKING_STATES = frozenset({S.RESEARCHING, S.CONSENSUS, S.SUBMITTING, S.CHALLENGING})
 
 
 def transition(state: MarketState, event: MarketEvent) -> MarketState:

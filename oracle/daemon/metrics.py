@@ -340,6 +340,13 @@ class DaemonMetrics:
             ["venue"],
             registry=r,
         )
+        self.challenges = Counter(
+            "oracle_challenges_total",
+            "Disputes and counter-answers a person confirmed, by result: disputed, answered, "
+            "moot (nothing sent: the venue had moved on), failed (retried).",
+            ["venue", "result"],
+            registry=r,
+        )
 
     def show_attention(self, items: Iterable[Mapping[str, str | float]]) -> None:
         """Replace the attention series with `items` (labels and `since`), oldest first."""

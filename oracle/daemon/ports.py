@@ -26,6 +26,15 @@ Contracts:
     reports what the outlet says about the market now. `settle` pushes a final answer to
     whoever waits for it; calling it twice is harmless.
 
+:class:`Challenger`
+    A resolver that can answer back against someone else's answer a person confirmed
+    (a UMA dispute, a Reality.eth counter-answer): `challenge(market, outcome)` re-reads
+    the venue first and sends nothing when the answer can no longer be challenged (already
+    disputed, settled, expired, or the standing answer is the decided one): `Challenged`
+    with `sent` None and why. It is idempotent as `propose` is (one intent per challenge,
+    across crashes), returns once the transaction is included, or raises ResolverError.
+    A receipt's `challenge` names what confirming its disagreement will do.
+
 :class:`VenueClock`
     A venue whose rules run on a clock of its own (a chain's block time) says what that
     clock shows now; the daemon judges a market due, and a challenge window over, by it.
@@ -83,6 +92,24 @@ class Receipt:
     # The venue already carries someone else's answer that contradicts ours (ours was not
     # sent): what a person should look at. The daemon opens a review item with it.
     disagreement: str | None = None
+    # What a person confirming that disagreement makes the venue do ("dispute",
+    # "counter_answer"); None: the venue only shows it (its setting is `never`).
+    challenge: str | None = None
+
+
+class ChallengeSent(StrEnum):
+    DISPUTED = "disputed"  # our dispute stands: the venue's arbiter decides
+    ANSWERED = "answered"  # our counter-answer stands, followed as our answer
+
+
+@dataclass(frozen=True)
+class Challenged:
+    """What came of a challenge: `sent` None when nothing was sent (`reason` says why);
+    `receipt` where it went (for a counter-answer, the answer that now stands)."""
+
+    sent: ChallengeSent | None
+    reason: str
+    receipt: Receipt | None = None
 
 
 @dataclass(frozen=True)
@@ -130,6 +157,11 @@ class Resolver(Protocol):
     async def settle(self, market: MarketRef) -> str | None: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class Challenger(Protocol):
+    async def challenge(self, market: MarketRef, outcome: str) -> Challenged: ...
 
 
 @runtime_checkable

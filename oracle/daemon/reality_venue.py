@@ -17,7 +17,8 @@ log line, `oracle_bond_refusals_total{venue,reason}` and a retried delivery). No
 sent when the standing answer is already ours or the verdict's, when the question is
 finalized or pending arbitration, or when someone else answered first: their answer is
 recorded beside ours, with a `disagreement` when they differ (the daemon opens a review
-item; answering over them is `counter_answer`, not built). The daemon calls `propose`
+item; with `counter_answer: after_review` and the question open, the receipt offers a
+`counter_answer`). The daemon calls `propose`
 only for a consensus to submit or a person's decision: review, research-again and
 too-early verdicts never post a bond.
 
@@ -30,6 +31,25 @@ market back to research and then to `propose`, which answers at double the bond;
 daemon waits for someone else to settle the question and shows it to people
 (`oracle_market_attention_timestamp_seconds{reason="disputed"}`). `settle` claims once the
 question is finalized: the history rebuilt from the logs, `claimWinnings`, `withdraw`.
+
+`challenge` answers over another's answer once a person confirmed it in the review queue:
+the question is read again (finalized, pending arbitration, or already showing the decided
+answer: recorded, nothing sent), then the decided answer at the doubled bond (at least
+the question's `min_bond`), within the same caps as any answer, with `max_previous` the
+bond confirmed against: an answer that raced ours is not an error; the question is
+recorded as it now stands (a new disagreement item when it still contradicts the decided
+outcome). It is our answer from then on, so the bond policy follows it.
+
+With `commit_reveal: true` every answer (first, defence, counter-answer) is sent as a
+commitment (`submitAnswerCommitment`, the answer hashed with a nonce) and then revealed
+(`submitAnswerReveal`) as soon as the commitment is included, so nobody can copy the
+answer from the mempool. The nonce is never stored or logged: it is the hash of the
+signer's deterministic EIP-712 signature over (chain, contract, question, answer, bond)
+(`RealityAnswerer.commitment_nonce`), so a restarted daemon recomputes it; whenever the
+question's last bonded entry is our unrevealed commitment, the venue reveals it first
+(one reveal intent per commitment). The reveal must land within the question's timeout / 8
+of the commitment: a daemon down longer loses that bond (`reality.reveal_missed`, an
+error at every retry). Claims count a revealed commitment as its answer.
 """
 
 from __future__ import annotations
@@ -37,7 +57,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hexbytes import HexBytes
@@ -51,6 +71,7 @@ from oracle.chain.reality import (
     NEW_ANSWER,
     REALITY_ETH,
     AnswerLog,
+    AnswerOutcome,
     NewQuestion,
     QuestionSource,
     QuestionView,
@@ -88,6 +109,8 @@ from oracle.core.scoring import Finality
 from oracle.daemon.chain_venue import pool_problem
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
+    Challenged,
+    ChallengeSent,
     Deliver,
     MarketRef,
     Receipt,
@@ -96,7 +119,14 @@ from oracle.daemon.ports import (
     SignerBalance,
 )
 from oracle.daemon.settings import RealitySourceConfig
-from oracle.errors import ChainError, RealityQuestionError, ResolverError, SetupError, SourceError
+from oracle.errors import (
+    AnswerRefused,
+    ChainError,
+    RealityQuestionError,
+    ResolverError,
+    SetupError,
+    SourceError,
+)
 from oracle.log import emit
 
 logger = logging.getLogger("oracle.daemon.reality")
@@ -137,6 +167,17 @@ def _same(a: str, b: str) -> bool:
 
 def _ours_on_question(history: list[AnswerLog], us: str) -> int:
     return sum(h.entry.bond for h in history if _same(h.entry.answerer, us))
+
+
+async def revealed_commitments(reality: RealityETH, history: list[AnswerLog]) -> dict[bytes, bytes]:
+    """The commitments of `history` that were revealed, each to its answer."""
+    revealed: dict[bytes, bytes] = {}
+    for log in history:
+        if log.entry.is_commitment:
+            _, is_revealed, answer = await reality.read("commitments", log.entry.answer)
+            if is_revealed:
+                revealed[log.entry.answer] = bytes(answer)
+    return revealed
 
 
 @dataclass(frozen=True)
@@ -192,11 +233,13 @@ class _OurAnswers:
         if view.history_hash == NULL_HASH:
             return 0
         history = await self._reality.history(view.question_id, self._from)
+        revealed = await revealed_commitments(self._reality, history)
         credits = claim_payouts(
             [h.entry for h in history],
             best_answer=view.best_answer,
             final_bond=view.bond,
             bounty=view.bounty,
+            revealed=revealed,
         )
         return credits.get(self._us.lower(), 0)
 
@@ -430,6 +473,8 @@ class RealityVenue:
                 f"(opens at {view.opening_ts}, now {view.now})"
             )
         history = await parts.reality.history(qid, market.details["block_number"])
+        if await self._reveal_pending(parts, qid, history, answer):
+            view = await parts.reality.get_question(qid)
         ours = _ours_on_question(history, us)
         stands = view.answered and view.best_answer == answer
         defending = view.answered and ours > 0 and self.policy.defend
@@ -438,11 +483,11 @@ class RealityVenue:
                 parts, question, view, history, answer=answer, outcome=outcome
             )
         bond = view.next_bond if view.answered else first_bond(self.policy, view.min_bond)
-        key = parts.answerer.answer_key(qid, view.bond)
+        key = self._round_key(parts, qid, view.bond)
         if await parts.manager.intent(key) is None:
             await self._guard(key, qid, bond, ours)
         try:
-            result = await parts.answerer.answer(qid, answer, planned_bond=view.bond, bond=bond)
+            result = await self._send_round(parts, qid, answer, planned=view.bond, bond=bond)
         finally:
             # Sent or not, it is settled now: the scan of our answers sees it if it was.
             self._reserved.pop(key, None)
@@ -476,6 +521,75 @@ class RealityVenue:
         history = await parts.reality.history(qid, market.details["block_number"])
         return self._receipt(
             result.question, history, answer=answer, outcome=outcome, intent=result.intent, us=us
+        )
+
+    def _round_key(self, parts: RealityParts, qid: str, planned: int) -> str:
+        """The intent key of our answer (or commitment) over `planned`."""
+        if self.config.commit_reveal:
+            return parts.answerer.commit_key(qid, planned)
+        return parts.answerer.answer_key(qid, planned)
+
+    async def _send_round(
+        self, parts: RealityParts, qid: str, answer: bytes, *, planned: int, bond: int
+    ) -> AnswerOutcome:
+        """Answer over `planned` in the open, or (`commit_reveal`) commit, then reveal at
+        once; the outcome as `RealityAnswerer.answer` reports it."""
+        if not self.config.commit_reveal:
+            return await parts.answerer.answer(qid, answer, planned_bond=planned, bond=bond)
+        result = await parts.answerer.commit(qid, answer, planned_bond=planned, bond=bond)
+        if not result.answered:
+            return result
+        await self._reveal(parts, qid, answer, result.bond)
+        return replace(result, question=await parts.reality.get_question(qid))
+
+    async def _reveal_pending(
+        self, parts: RealityParts, qid: str, history: list[AnswerLog], answer: bytes
+    ) -> bool:
+        """Reveal our commitment when it is the question's last bonded entry and not
+        revealed yet (a crash between commitment and reveal); True when it revealed."""
+        if not self.config.commit_reveal:
+            return False
+        bonded = [h for h in history if h.entry.bond > 0]
+        if not bonded:
+            return False
+        last = bonded[-1].entry
+        if not (last.is_commitment and _same(last.answerer, parts.manager.address)):
+            return False
+        _, is_revealed, _ = await parts.reality.read("commitments", last.answer)
+        if is_revealed:
+            return False
+        await self._reveal(parts, qid, answer, last.bond)
+        return True
+
+    async def _reveal(self, parts: RealityParts, qid: str, answer: bytes, bond: int) -> None:
+        """Reveal our commitment of `answer` with `bond`, once (the nonce is recomputed from
+        the signer, never stored or logged)."""
+        try:
+            intent = await parts.answerer.reveal(qid, answer, bond)
+        except AnswerRefused as error:
+            emit(
+                logger,
+                logging.ERROR,
+                "reality.reveal_missed",
+                source=self.name,
+                question=qid,
+                bond=bond,
+                reason=error.reason,
+            )
+            raise ResolverError(f"source {self.name}: {error}") from None
+        if intent.state not in (IntentState.CONFIRMED, IntentState.SKIPPED):
+            raise ResolverError(
+                f"source {self.name}: question {qid}: the reveal ended {intent.state.value}: "
+                f"{intent.error or 'no reason'}"
+            )
+        emit(
+            logger,
+            logging.INFO,
+            "reality.revealed",
+            source=self.name,
+            question=qid,
+            bond=bond,
+            state=intent.state,
         )
 
     async def _guard(self, key: str, qid: str, bond: int, ours: int) -> None:
@@ -525,9 +639,10 @@ class RealityVenue:
         last = bonded[-1] if bonded else None
         if last is not None and view.best_answer == answer and _same(last.entry.answerer, us):
             previous = bonded[-2].entry.bond if len(bonded) > 1 else 0
-            intent = await parts.manager.intent(
-                parts.answerer.answer_key(view.question_id, previous)
+            round_key = (
+                parts.answerer.commit_key if last.entry.is_commitment else parts.answerer.answer_key
             )
+            intent = await parts.manager.intent(round_key(view.question_id, previous))
             return self._receipt(
                 view, history, answer=answer, outcome=outcome, intent=intent, us=us
             )
@@ -554,12 +669,125 @@ class RealityVenue:
                 f"{last.entry.answerer} answered {theirs} (bond {view.bond} wei) on Reality.eth "
                 f"question {view.id_hex}, which is {view.phase.value}; our verdict is {outcome}"
             )
+        offer = (
+            "counter_answer"
+            if disagreement is not None
+            and self.config.counter_answer == "after_review"
+            and view.phase == Phase.OPEN
+            else None
+        )
         return Receipt(
             reference=f"answered-by:{last.entry.answerer}",
             final_after=self._watch_from(view),
             details=details,
             disagreement=disagreement,
+            challenge=offer,
         )
+
+    async def challenge(self, market: MarketRef, outcome: str) -> Challenged:
+        """Answer `outcome` over another's answer, a person having confirmed it (see the
+        module docstring): once per round."""
+        if self.config.counter_answer != "after_review":
+            raise ResolverError(
+                f"source {self.name}: counter_answer is {self.config.counter_answer}: "
+                "nothing is answered over others",
+                retryable=False,
+            )
+        qid = market.details["question_id"]
+        try:
+            question = self._question(market.details)
+            answer = encode_answer(question, outcome, allow_too_soon=self.config.allow_unresolved)
+        except RealityQuestionError as error:
+            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        try:
+            parts = await self._ready()
+            us = parts.manager.address
+            view = await parts.reality.get_question(qid)
+            history = await parts.reality.history(qid, market.details["block_number"])
+            # The round confirmed against: the bond their answer stood at when recorded
+            # (a retry after a crash finds its intent under the same key).
+            planned = int(market.submission.get("bond_seen", view.bond))
+            key = self._round_key(parts, qid, planned)
+            recorded = await parts.manager.intent(key)
+            if recorded is not None and await self._reveal_pending(parts, qid, history, answer):
+                view = await parts.reality.get_question(qid)
+            if recorded is None:
+                moot = self._counter_moot(view, answer, planned)
+                if moot is not None:
+                    emit(
+                        logger, logging.INFO, "reality.counter_moot", source=self.name, reason=moot
+                    )
+                    return Challenged(
+                        None,
+                        moot,
+                        await self._standing(
+                            parts, question, view, history, answer=answer, outcome=outcome
+                        ),
+                    )
+                bond = view.next_bond
+                await self._guard(key, qid, bond, _ours_on_question(history, us))
+            else:
+                bond = recorded.value
+            try:
+                result = await self._send_round(parts, qid, answer, planned=planned, bond=bond)
+            finally:
+                self._reserved.pop(key, None)
+            if not result.answered and not result.superseded:
+                intent = result.intent
+                raise ResolverError(
+                    f"source {self.name}: question {qid}: the counter-answer ended "
+                    f"{intent.state.value}: {intent.error or 'no reason'}"
+                )
+            view = await parts.reality.get_question(qid)
+            history = await parts.reality.history(qid, market.details["block_number"])
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        if result.superseded:
+            reason = (
+                f"another answer came first at bond {view.bond} wei on question {qid}: "
+                "nothing of ours stands; the question is recorded as it is now"
+            )
+            emit(logger, logging.INFO, "reality.counter_raced", source=self.name, reason=reason)
+            return Challenged(
+                None,
+                reason,
+                await self._standing(
+                    parts, question, view, history, answer=answer, outcome=outcome
+                ),
+            )
+        emit(
+            logger,
+            logging.INFO,
+            "reality.counter_answered",
+            source=self.name,
+            market=market.market_id,
+            outcome=outcome,
+            bond=result.bond,
+            round=result.planned_bond,
+        )
+        receipt = self._receipt(
+            result.question, history, answer=answer, outcome=outcome, intent=result.intent, us=us
+        )
+        return Challenged(
+            ChallengeSent.ANSWERED,
+            f"answered {outcome} over their answer at a bond of {result.bond} wei "
+            f"(theirs {result.planned_bond})",
+            receipt,
+        )
+
+    @staticmethod
+    def _counter_moot(view: QuestionView, answer: bytes, planned: int) -> str | None:
+        """Why answering over the standing answer makes no sense now, or None."""
+        if view.phase != Phase.OPEN:
+            return f"question {view.id_hex} is {view.phase.value}: nothing was sent"
+        if view.best_answer == answer:
+            return f"question {view.id_hex} already shows the decided answer: nothing was sent"
+        if view.bond != planned:
+            return (
+                f"question {view.id_hex} moved on since it was confirmed (bond {planned} -> "
+                f"{view.bond} wei): nothing was sent"
+            )
+        return None
 
     def _details(
         self,

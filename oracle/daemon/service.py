@@ -7,7 +7,8 @@ Jobs (scheduled by :mod:`oracle.daemon.runner`, or run in sequence by `--once`):
               ones whose back-off has passed are retried, or handed to a person once
               `daemon.max_attempts` is spent.
 - `dispatch`  (every replica) lease due or abandoned work up to the free capacity and
-              drive each market as far as it goes: research, consensus, submission.
+              drive each market as far as it goes: research, consensus, submission,
+              and a challenge a person confirmed (a dispute, a counter-answer).
 - `watch`     (singleton) submitted answers whose window has passed become final, or
               disputed; final answers with a waiting callback are settled.
 - `housekeep` (every replica) refresh the state gauges: markets by state, the review
@@ -64,9 +65,13 @@ from oracle.core.scoring import ROLLING_WINDOWS, Finality, RollingFigures, rolli
 from oracle.daemon.debate import run_debate
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
+    Challenged,
+    Challenger,
+    ChallengeSent,
     Funded,
     MarketRef,
     MarketSource,
+    Receipt,
     Resolution,
     ResolutionStatus,
     Resolver,
@@ -84,7 +89,7 @@ T = TypeVar("T")
 Clock = Callable[[], float]
 
 S, E = MarketState, MarketEvent
-WORK_STATES = (S.DUE, S.RESEARCHING, S.CONSENSUS, S.REVIEWED, S.SUBMITTING)
+WORK_STATES = (S.DUE, S.RESEARCHING, S.CONSENSUS, S.REVIEWED, S.SUBMITTING, S.CHALLENGING)
 
 
 @dataclass(frozen=True)
@@ -305,6 +310,8 @@ class Daemon:
                     f"the agents agreed {row.deferrals} times that it cannot be decided yet",
                 )
             await self._apply(row.id, E.RESEARCH_AGAIN, f"deferral {row.deferrals} is over")
+        elif "challenge_pending" in row.submission:
+            await self._apply(row.id, E.RETRY_CHALLENGE, "the confirmed challenge is retried")
         elif row.decided_outcome is not None and row.proof_checksum is not None:
             await self._apply(row.id, E.RETRY_SUBMISSION, "delivery is retried")
         elif row.failures >= self.settings.max_attempts:
@@ -405,6 +412,8 @@ class Daemon:
                 row = await self._prepare_reviewed(row)
             elif state is S.SUBMITTING:
                 row = await self._deliver(row)
+            elif state is S.CHALLENGING:
+                row = await self._challenge(row)
             else:
                 return
 
@@ -603,29 +612,104 @@ class Daemon:
                     "final_after": receipt.final_after,
                     "gas_used": receipt.gas_used,
                     **receipt.details,
+                    **_challenge_offered(receipt),
                 },
                 "window_ends_at": receipt.final_after,
             },
         )
-        if receipt.disagreement is not None:
-            # Someone else's answer stands on the venue and contradicts ours: a person looks.
-            review_id = await self._db(self.store.open_review, row.id, None, [receipt.disagreement])
-            self.metrics.venue_disagreements.labels(row.source).inc()
-            emit(
-                logger,
-                logging.WARNING,
-                "market.venue_disagrees",
-                market=row.id,
-                review=review_id,
-                reason=receipt.disagreement,
+        await self._disagreement(row, receipt)
+        return row
+
+    async def _disagreement(self, row: MarketRow, receipt: Receipt) -> None:
+        """Someone else's answer stands on the venue and contradicts ours: a person looks
+        (and, where the venue offers it, confirms answering back)."""
+        if receipt.disagreement is None:
+            return
+        reasons = [receipt.disagreement]
+        if receipt.challenge is not None:
+            reasons.append(
+                f"deciding {row.decided_outcome} (or another outcome than theirs) confirms a "
+                f"{receipt.challenge.replace('_', '-')} against their answer; deciding their "
+                "outcome leaves it standing and sends nothing"
             )
+        review_id = await self._db(self.store.open_review, row.id, None, reasons)
+        self.metrics.venue_disagreements.labels(row.source).inc()
+        emit(
+            logger,
+            logging.WARNING,
+            "market.venue_disagrees",
+            market=row.id,
+            review=review_id,
+            reason=receipt.disagreement,
+        )
+
+    async def _challenge(self, row: MarketRow) -> MarketRow:
+        """Send the dispute or counter-answer a person confirmed (the market reached
+        `challenging` only by that confirmation), once; or record why nothing was sent."""
+        pending = dict(row.submission.get("challenge_pending") or {})
+        resolver = self.resolvers.get(row.source)
+        if not pending or not isinstance(resolver, Challenger):
+            raise ResolverError(
+                f"market {row.id}: no confirmed challenge its venue can send", retryable=False
+            )
+        outcome = str(pending["outcome"])
+        try:
+            result = await resolver.challenge(_market_ref(row), outcome)
+        except ResolverError as error:
+            self.metrics.challenges.labels(row.source, "failed").inc()
+            emit(logger, logging.WARNING, "market.challenge_failed", market=row.id, error=error)
+            return await self._fail(row.id, str(error))
+        sent = result.sent.value if result.sent is not None else "moot"
+        self.metrics.challenges.labels(row.source, sent).inc()
+        emit(
+            logger,
+            logging.INFO,
+            "market.challenged",
+            market=row.id,
+            action=pending.get("action"),
+            outcome=outcome,
+            sent=sent,
+            reason=result.reason,
+            reference=result.receipt.reference if result.receipt else None,
+        )
+        return await self._after_challenge(row, pending, result)
+
+    async def _after_challenge(
+        self, row: MarketRow, pending: dict[str, Any], result: Challenged
+    ) -> MarketRow:
+        done = {**pending, "result": result.sent.value if result.sent else "moot"}
+        done["reason"] = result.reason
+        receipt = result.receipt
+        submission = {k: v for k, v in row.submission.items() if k != "challenge_pending"}
+        updates: dict[str, Any] = {}
+        if receipt is not None:
+            done["reference"] = receipt.reference
+            submission = {
+                "reference": receipt.reference,
+                "final_after": receipt.final_after,
+                "gas_used": receipt.gas_used,
+                **receipt.details,
+                **_challenge_offered(receipt),
+            }
+            updates["window_ends_at"] = receipt.final_after
+        submission.pop("challenge_pending", None)
+        updates["submission"] = {**submission, "challenged": done}
+        if result.sent is ChallengeSent.DISPUTED:
+            event = E.CHALLENGE_DISPUTED
+        elif result.sent is ChallengeSent.ANSWERED:
+            event = E.CHALLENGE_ANSWERED
+        else:
+            event = E.CHALLENGE_MOOT
+        row = await self._step(row.id, event, result.reason[:1000], updates=updates)
+        if result.sent is None and receipt is not None:
+            await self._disagreement(row, receipt)  # the venue moved on, still against us
         return row
 
     async def _fail(self, market_id: str, reason: str) -> MarketRow:
         row = await self._db(self.store.get_market, market_id)
-        # A failed delivery keeps its verdict and is retried as a delivery; only failed
-        # research counts against `daemon.max_attempts`.
-        failures = row.failures + (row.state != S.SUBMITTING)
+        # A failed delivery (or challenge) keeps its verdict and is retried as such; only
+        # failed research counts against `daemon.max_attempts`.
+        failures = row.failures + (row.state not in (S.SUBMITTING, S.CHALLENGING))
         delay = min(
             self.settings.retry_backoff * 2 ** max(failures - 1, 0),
             self.settings.retry_backoff_max,
@@ -924,6 +1008,13 @@ class Daemon:
             await self._db(self.store.leave, self.replica)
         except Exception as error:  # the database is gone: the leases expire by themselves
             emit(logger, logging.WARNING, "daemon.leave_failed", error=type(error).__name__)
+
+
+def _challenge_offered(receipt: Receipt) -> dict[str, Any]:
+    """The submission's record of what confirming the receipt's disagreement would do."""
+    if receipt.disagreement is None or receipt.challenge is None:
+        return {}
+    return {"challenge": receipt.challenge}
 
 
 def _json(document: dict[str, Any]) -> str:

@@ -253,7 +253,10 @@ class UmaSourceConfig(BaseModel):
     )
     settle: bool = Field(True, description="Settle requests once their liveness is over.")
     dispute: Literal["never", "after_review"] = Field(
-        "never", description="Dispute other proposers: only never is built so far."
+        "never",
+        description="Another proposer's price our consensus contradicts: never (a review "
+        "item shows it), or after_review (a person confirming that item makes the daemon "
+        "dispute it, within the risk caps).",
     )
     risk: UmaRiskSettings = UmaRiskSettings()
     bulletin_board: BulletinBoardSettings | None = Field(
@@ -287,17 +290,6 @@ class UmaSourceConfig(BaseModel):
         for index, name in enumerate(value):
             if not _IDENTIFIER.match(name):
                 raise ValueError(f"[{index}] must be 1 to 32 printable ASCII characters")
-        return value
-
-    @field_validator("dispute")
-    @classmethod
-    def _dispute(cls, value: str) -> str:
-        if value != "never":
-            # Accepted as a value (it is the planned setting), refused until it is built:
-            # a configuration must never promise disputes that are not sent.
-            raise ValueError(
-                f"{value}: disputing other proposers is not built yet; only never is supported"
-            )
         return value
 
     @model_validator(mode="after")
@@ -586,8 +578,16 @@ class RealitySourceConfig(BaseModel):
     claim: bool = Field(
         True, description="Claim winnings and withdraw them once a question is finalized."
     )
+    commit_reveal: bool = Field(
+        False,
+        description="Send each answer as a commitment, then reveal it (against front-running); "
+        "the reveal must land within a question's timeout / 8 of the commitment.",
+    )
     counter_answer: Literal["never", "after_review"] = Field(
-        "never", description="Answer over another's first answer: only never is built so far."
+        "never",
+        description="Another's answer our consensus contradicts: never (a review item shows "
+        "it), or after_review (a person confirming that item makes the daemon answer over "
+        "it at double the bond, within the bond caps).",
     )
 
     @field_validator("contract_address")
@@ -620,18 +620,6 @@ class RealitySourceConfig(BaseModel):
                     f"template {template}: the daemon answers one outcome; only 0 (bool) and "
                     "2 (single-select) can be answered"
                 )
-        return value
-
-    @field_validator("counter_answer")
-    @classmethod
-    def _counter_answer(cls, value: str) -> str:
-        if value != "never":
-            # The planned setting, refused until built: a configuration must never promise
-            # counter-answers that are not sent.
-            raise ValueError(
-                f"{value}: answering over another's first answer is not built yet; only "
-                "never is supported"
-            )
         return value
 
 

@@ -29,6 +29,14 @@ differ (the daemon opens a review item). `state` maps `getState`: PROPOSED stays
 DISPUTED is disputed, EXPIRED, RESOLVED and SETTLED are final with the price mapped back
 to an outcome; `settle` settles our own proposals once their price is final (settling
 someone else's pays them, for our gas).
+
+With `dispute: after_review`, a disagreement's receipt offers a `dispute`; once a person
+confirms it in the review queue, the daemon calls `challenge`: the request is read again
+(already disputed, expired, settled, or its price the decided outcome's: recorded, nothing
+sent), the dispute's bond + final fee weighed against the caps `max_bond_per_request` and
+`max_bond_outstanding` (a disputer earns no reward, so the reward minimums do not apply),
+then `disputePrice` through `UmaProposer.dispute` (one intent per request, allowance and
+balance as for a proposal). Our disputes count among the bonds outstanding until settled.
 """
 
 from __future__ import annotations
@@ -79,6 +87,8 @@ from oracle.core.scoring import Finality
 from oracle.daemon.chain_venue import latest_block, pool_problem
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
+    Challenged,
+    ChallengeSent,
     Deliver,
     MarketRef,
     Receipt,
@@ -155,25 +165,34 @@ OpenUma = Callable[[], Awaitable[UmaParts]]
 
 
 class _OurBonds:
-    """The requests this signer proposed on and has not been paid back for: its
-    `ProposePrice` events (scanned from the venue's start block, again after a restart:
-    the position is kept in memory on purpose), dropped once settled or taken over."""
+    """The requests this signer proposed on or disputed and has not been paid back for:
+    its `ProposePrice` and `DisputePrice` events (scanned from the venue's start block,
+    again after a restart: the position is kept in memory on purpose), dropped once
+    settled or taken over."""
 
     def __init__(self, parts: UmaParts) -> None:
         self._oracle = parts.oracle
         self._us = parts.manager.address
         abi = load_artifact(OPTIMISTIC_ORACLE_V2).abi
-        self._scanner = LogScanner(
-            parts.pool,
-            address=parts.oracle.address,
-            decoder=EventDecoder(abi, "ProposePrice"),
-            checkpoints=InMemoryCheckpointStore(),
-            name="uma-our-proposals",
-            # Unconfirmed proposals count too: a cap errs on the side of posting less.
-            settings=parts.scanner_settings.model_copy(update={"confirmations": 0}),
-            start_block=parts.start_block,
-            topics=[None, "0x" + "00" * 12 + parts.manager.address[2:].lower()],
-        )
+        us_topic = "0x" + "00" * 12 + parts.manager.address[2:].lower()
+        # Unconfirmed proposals and disputes count too: a cap errs on the side of posting less.
+        settings = parts.scanner_settings.model_copy(update={"confirmations": 0})
+        self._scanners = [
+            LogScanner(
+                parts.pool,
+                address=parts.oracle.address,
+                decoder=EventDecoder(abi, event),
+                checkpoints=InMemoryCheckpointStore(),
+                name=name,
+                settings=settings,
+                start_block=parts.start_block,
+                topics=topics,
+            )
+            for event, name, topics in (
+                ("ProposePrice", "uma-our-proposals", [None, us_topic]),
+                ("DisputePrice", "uma-our-disputes", [None, None, us_topic]),
+            )
+        ]
         self._open: dict[str, RequestKey] = {}
 
     def add(self, key: RequestKey) -> None:
@@ -181,18 +200,23 @@ class _OurBonds:
 
     async def at_risk(self) -> dict[str, int]:
         """Bond + final fee posted and not returned, by currency (EIP-55)."""
-        for log in await self._scanner.poll():
-            args = log.args
-            self.add(
-                RequestKey(
-                    args["requester"], args["identifier"], args["timestamp"], args["ancillaryData"]
+        for scanner in self._scanners:
+            for log in await scanner.poll():
+                args = log.args
+                self.add(
+                    RequestKey(
+                        args["requester"],
+                        args["identifier"],
+                        args["timestamp"],
+                        args["ancillaryData"],
+                    )
                 )
-            )
         keys = list(self._open.values())
         views = await self._oracle.get_requests(keys)
         totals: dict[str, int] = {}
+        us = self._us.lower()
         for key, view in zip(keys, views, strict=True):
-            ours = view.proposer.lower() == self._us.lower()
+            ours = us in (view.proposer.lower(), view.disputer.lower())
             if not ours or view.state == RequestState.SETTLED:
                 del self._open[key.id_hex]
                 continue
@@ -497,8 +521,11 @@ class UmaVenue:
             raise ResolverError(f"source {self.name}: {error}") from None
         return self._receipt(parts, key, question, proposal, outcome=outcome, price=price)
 
-    async def _guard(self, parts: UmaParts, key: RequestKey, view: RequestView) -> None:
-        """Refuse (ResolverError, retried later) a bond the risk caps do not allow."""
+    async def _guard(
+        self, parts: UmaParts, key: RequestKey, view: RequestView, *, dispute: bool = False
+    ) -> None:
+        """Refuse (ResolverError, retried later) a bond the risk caps do not allow; a
+        dispute (`dispute`) earns no reward, so only the bond caps weigh it."""
         assert self._bonds is not None
         risk = self.config.risk
         decimals = await self._currency_decimals(parts, view.currency)
@@ -509,10 +536,10 @@ class UmaVenue:
             max_outstanding=None
             if risk.max_bond_outstanding is None
             else to_units(risk.max_bond_outstanding, decimals),
-            min_reward=to_units(risk.min_reward, decimals),
+            min_reward=0 if dispute else to_units(risk.min_reward, decimals),
         )
         gas_cost = None
-        if risk.native_token_price is not None:
+        if risk.native_token_price is not None and not dispute:
             gas_price = int(await parts.pool.call("eth_gasPrice", _gas_price))
             gas_cost = gas_cost_in_currency(
                 risk.proposal_gas, gas_price, risk.native_token_price, decimals
@@ -522,7 +549,7 @@ class UmaVenue:
         refusal = check_bond(
             bond=view.bond,
             final_fee=view.final_fee,
-            reward=view.reward,
+            reward=0 if dispute else view.reward,
             outstanding=outstanding,
             caps=caps,
             gas_cost=gas_cost,
@@ -537,6 +564,7 @@ class UmaVenue:
             "uma.bond_refused",
             source=self.name,
             request=key.id_hex,
+            action="dispute" if dispute else "propose",
             reason=refusal.reason,
             detail=refusal.detail,
         )
@@ -593,12 +621,97 @@ class UmaVenue:
                 f"{view.proposer} proposed {theirs} (price {view.proposed_price}) on UMA "
                 f"request {key.id_hex} before us; our verdict is {outcome} (price {price})"
             )
+        offer = (
+            "dispute"
+            if disagreement is not None
+            and self.config.dispute == "after_review"
+            and view.state == RequestState.PROPOSED
+            else None
+        )
         return Receipt(
             reference=f"proposed-by:{view.proposer}",
             final_after=float(view.expiration_time),
             details=details,
             disagreement=disagreement,
+            challenge=offer,
         )
+
+    async def challenge(self, market: MarketRef, outcome: str) -> Challenged:
+        """Dispute the other proposer's price, a person having confirmed it (see the
+        module docstring): once, and never a reverted transaction."""
+        if self.config.dispute != "after_review":
+            raise ResolverError(
+                f"source {self.name}: dispute is {self.config.dispute}: nothing is disputed",
+                retryable=False,
+            )
+        key = request_key(market.details)
+        try:
+            question = key.question()
+            price = question.price_for(outcome, allow_too_early=self.config.allow_too_early)
+        except AncillaryDataError as error:
+            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        try:
+            parts = await self._ready()
+            us = parts.manager.address
+            recorded = await parts.manager.intent(parts.proposer.dispute_key(key))
+            view = await parts.oracle.get_request(key)
+            if recorded is None or recorded.state in (IntentState.REVERTED, IntentState.FAILED):
+                moot = self._dispute_moot(key, view, price, us)
+                if moot is not None:
+                    emit(logger, logging.INFO, "uma.dispute_moot", source=self.name, reason=moot)
+                    return Challenged(None, moot)
+                await self._guard(parts, key, view, dispute=True)
+            intent = await parts.proposer.dispute(key)
+            view = await parts.oracle.get_request(key)
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        if intent.state in (IntentState.REVERTED, IntentState.FAILED):
+            raise ResolverError(
+                f"source {self.name}: dispute {intent.state.value}: {intent.error or 'no reason'}"
+            )
+        if view.disputer.lower() != us.lower():
+            # Skipped at the last check: the request moved on before our dispute went out.
+            return Challenged(
+                None,
+                f"UMA request {key.id_hex} was {view.state.name.lower()} before our dispute "
+                "went out: nothing was sent",
+            )
+        assert self._bonds is not None
+        self._bonds.add(key)
+        inclusion = intent.inclusion
+        reference = inclusion.tx_hash if inclusion is not None else f"disputed:{key.id_hex}"
+        return Challenged(
+            ChallengeSent.DISPUTED,
+            f"disputed {view.proposer}'s price {view.proposed_price} on UMA request "
+            f"{key.id_hex} as {reference}; the vote decides",
+            Receipt(
+                reference=reference,
+                final_after=float(view.expiration_time),
+                gas_used=inclusion.gas_used if inclusion is not None else 0,
+                details={
+                    **market.submission,
+                    "disputer": us,
+                    "dispute_bond": str(view.total_bond),
+                },
+            ),
+        )
+
+    @staticmethod
+    def _dispute_moot(key: RequestKey, view: RequestView, price: int, us: str) -> str | None:
+        """Why disputing the request makes no sense now (nothing is sent), or None."""
+        if view.state != RequestState.PROPOSED:
+            return (
+                f"UMA request {key.id_hex} is {view.state.name.lower()}: it can no longer be "
+                "disputed; nothing was sent"
+            )
+        if view.proposer.lower() == us.lower():
+            return f"UMA request {key.id_hex}: the proposal is ours; nothing was sent"
+        if view.proposed_price == price:
+            return (
+                f"UMA request {key.id_hex}: the proposed price {price} is the decided outcome's; "
+                "nothing was sent"
+            )
+        return None
 
     async def state(self, market: MarketRef) -> Resolution:
         key = request_key(market.details)
@@ -625,11 +738,11 @@ class UmaVenue:
 
     async def settle(self, market: MarketRef) -> str | None:
         """Settle the request once its price is final: the settling transaction (or None
-        when someone else settled it, or the proposal was someone else's: settling pays
-        them, and its gas is theirs to spend); ResolverError while it cannot be settled
-        yet."""
+        when someone else settled it, or the proposal was someone else's and we did not
+        dispute it: settling pays them, and its gas is theirs to spend); ResolverError
+        while it cannot be settled yet."""
         key = request_key(market.details)
-        if market.submission.get("proposed_by_other"):
+        if market.submission.get("proposed_by_other") and "disputer" not in market.submission:
             emit(logger, logging.INFO, "uma.settle_left", market=market.market_id)
             return None
         try:

@@ -8,9 +8,18 @@ recorded since, it is refused as `StaleDecision`. A decision that needs a second
 reached quorum) waits as `needs_approval` and the market stays in `needs_review`, so
 the daemon delivers nothing until an approver other than the decider approves it.
 
-Item statuses: open -> decided | needs_approval | sent_back;
+Item statuses: open -> decided | needs_approval | sent_back | closed;
 needs_approval -> decided (approved) | open (reopened); decided -> open (reopened,
 while the market is still `reviewed`, before its delivery starts).
+
+A disagreement item (another's answer stands on the venue beside our verdict; the market
+is `submitted`) is decided the same way when the venue offers to answer back (its
+receipt's `challenge`: UMA's `dispute: after_review`, Reality.eth's `counter_answer:
+after_review`): deciding their outcome closes the item (`closed`, nothing is sent);
+deciding any other outcome confirms the challenge, and the market moves to `challenging`
+(`challenge_confirmed`), in which the daemon disputes or answers over them, once. The
+four-eyes rule holds for a confirmation as for any decision. A venue set to `never`
+offers nothing: such an item only closes when the venue settles.
 """
 
 from __future__ import annotations
@@ -65,6 +74,35 @@ class Seen:
 
 def _subject(market_id: str) -> str:
     return f"market:{market_id}"
+
+
+@dataclass(frozen=True)
+class ChallengeOffer:
+    """What a `submitted` market beside another's contradicting answer offers a person:
+    `action` (dispute, counter_answer) against `their_outcome`."""
+
+    action: str
+    their_outcome: str
+
+
+def challenge_offer(market: dict[str, Any]) -> ChallengeOffer | None:
+    """The offer of a market row's values, None when it has none."""
+    submission = market.get("submission") or {}
+    action = submission.get("challenge")
+    if (
+        market["state"] != MarketState.SUBMITTED.value
+        or not action
+        or submission.get("agrees") is not False
+        or "challenge_pending" in submission
+    ):
+        return None
+    return ChallengeOffer(str(action), str(submission.get("their_outcome")))
+
+
+def _market_values(connection: Connection, market_id: str) -> dict[str, Any]:
+    return dict(
+        connection.execute(core_select(MARKET).where(MARKET.c.id == market_id)).mappings().one()
+    )
 
 
 class Reviews(ConsoleRecords, Transactions):
@@ -246,6 +284,27 @@ class Reviews(ConsoleRecords, Transactions):
                 "consensus": decision["seen_consensus_id"],
                 "checksum": decision["seen_checksum"],
             }
+            current = _market_values(connection, market_id)
+            offer = challenge_offer(current)
+            if current["state"] == MarketState.SUBMITTED.value and offer is None:
+                raise StoreError(
+                    f"review {review_id}: another's answer stands on the venue and its source "
+                    "is not set to answer back (dispute / counter_answer: never): nothing to "
+                    "decide; the item closes when the venue settles"
+                )
+            if offer is not None and outcome == offer.their_outcome:
+                # Their answer is right: nothing is sent, the item closes.
+                self._set_item(
+                    connection, review_id, status="closed", **{**decision, "approval_reason": None}
+                )
+                self._append_audit(
+                    connection,
+                    decided_by,
+                    "review.challenge_declined",
+                    _subject(market_id),
+                    {**details, "challenge": offer.action},
+                )
+                return market_row(current)
             if needs is not None:
                 self._set_item(connection, review_id, status="needs_approval", **decision)
                 self._append_audit(
@@ -255,24 +314,19 @@ class Reviews(ConsoleRecords, Transactions):
                     _subject(market_id),
                     {**details, "needs_approval": needs},
                 )
-                current = dict(
-                    connection.execute(core_select(MARKET).where(MARKET.c.id == market_id))
-                    .mappings()
-                    .one()
-                )
-                if current["state"] != MarketState.NEEDS_REVIEW.value:
+                if current["state"] != MarketState.NEEDS_REVIEW.value and offer is None:
                     raise StoreError(
                         f"market {market_id!r} is not awaiting review ({current['state']})"
                     )
                 return market_row(current)
-            market = self._transition(
+            market = self._move_decided(
                 connection,
-                market_id,
-                MarketEvent.REVIEW_DECIDED,
+                review_id,
+                current,
+                offer,
+                outcome,
                 actor=decided_by,
                 reason=f"review {review_id}: {outcome} ({reason})",
-                lease_owner=None,
-                updates={"decided_outcome": outcome, "next_attempt_at": 0.0},
             )
             self._set_item(connection, review_id, status="decided", **decision)
             self._append_audit(
@@ -305,17 +359,18 @@ class Reviews(ConsoleRecords, Transactions):
                     Seen(item["seen_consensus_id"], item["seen_checksum"]),
                 )
             outcome = item["decided_outcome"]
-            market = self._transition(
+            current = _market_values(connection, market_id)
+            market = self._move_decided(
                 connection,
-                market_id,
-                MarketEvent.REVIEW_DECIDED,
+                review_id,
+                current,
+                challenge_offer(current),
+                outcome,
                 actor=approver,
                 reason=(
                     f"review {review_id}: {outcome} ({item['decided_reason']}), decided by "
                     f"{item['decided_by']}, approved by {approver}"
                 ),
-                lease_owner=None,
-                updates={"decided_outcome": outcome, "next_attempt_at": 0.0},
             )
             self._set_item(
                 connection,
@@ -332,6 +387,44 @@ class Reviews(ConsoleRecords, Transactions):
                 {"review": review_id, "outcome": outcome, "decided_by": item["decided_by"]},
             )
             return market
+
+    def _move_decided(
+        self,
+        connection: Connection,
+        review_id: int,
+        market: dict[str, Any],
+        offer: ChallengeOffer | None,
+        outcome: str,
+        *,
+        actor: str,
+        reason: str,
+    ) -> MarketRow:
+        """The market of a decision that stands: to `reviewed` for delivery, or, for a
+        confirmed challenge, to `challenging` with what was confirmed in its submission."""
+        if offer is None:
+            return self._transition(
+                connection,
+                market["id"],
+                MarketEvent.REVIEW_DECIDED,
+                actor=actor,
+                reason=reason,
+                lease_owner=None,
+                updates={"decided_outcome": outcome, "next_attempt_at": 0.0},
+            )
+        pending = {"review": review_id, "action": offer.action, "outcome": outcome, "by": actor}
+        return self._transition(
+            connection,
+            market["id"],
+            MarketEvent.CHALLENGE_CONFIRMED,
+            actor=actor,
+            reason=f"{offer.action} against {offer.their_outcome} confirmed: {reason}",
+            lease_owner=None,
+            updates={
+                "decided_outcome": outcome,
+                "next_attempt_at": 0.0,
+                "submission": {**market["submission"], "challenge_pending": pending},
+            },
+        )
 
     def reopen_review(self, review_id: int, actor: str) -> None:
         """Take a decision back before its delivery starts: the item is open again (and

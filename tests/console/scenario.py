@@ -111,3 +111,36 @@ def research_again(
     store.release_lease(market_id, OWNER)
     assert review_id is not None
     return review_id
+
+
+def beside_another_answer(store: Store, external_id: str, *, challenge: str | None) -> str:
+    """A market recorded `submitted` beside another's contradicting answer (NO against our
+    YES), as a venue's receipt leaves it, with its disagreement item; the item's id."""
+    store.add_discovered(
+        [MarketSpec(source="uma", external_id=external_id, question="Q?", resolve_after=1.0)],
+        actor="poller",
+    )
+    market_id = f"uma:{external_id}"
+    for event in (
+        MarketEvent.DUE,
+        MarketEvent.RESEARCH_STARTED,
+        MarketEvent.RESEARCH_FINISHED,
+        MarketEvent.CONSENSUS_SUBMIT,
+    ):
+        store.apply_event(market_id, event, actor="s")
+    submission = {
+        "proposed_by_other": True,
+        "proposer": "0x" + "ab" * 20,
+        "their_outcome": "NO",
+        "our_outcome": "YES",
+        "agrees": False,
+    }
+    if challenge is not None:
+        submission["challenge"] = challenge
+    store.apply_event(
+        market_id,
+        MarketEvent.PROPOSAL_CONFIRMED,
+        actor="s",
+        updates={"decided_outcome": "YES", "submission": submission},
+    )
+    return store.open_review(market_id, None, ["they proposed NO; our verdict is YES"])

@@ -15,7 +15,7 @@ from oracle.store.repository import Store
 from tests.commands import one_error_line, run_oracle
 
 from .helpers import PASSWORD
-from .scenario import agreeing, escalate
+from .scenario import agreeing, beside_another_answer, escalate
 
 
 @pytest.fixture
@@ -158,3 +158,37 @@ def test_revoking_tokens_and_disabling_an_account(
     run = run_oracle("console", "user", "disable", "rita", cwd=cwd, env=env)
     assert run.stdout == "disabled rita: signed out, tokens revoked\n", run.stderr
     assert store.authenticate("rita", PASSWORD) is None
+
+
+def test_a_disagreement_is_confirmed_or_declined_with_review_decide(
+    setup: tuple[Path, dict[str, str], Store],
+) -> None:
+    cwd, env, store = setup
+    confirm = beside_another_answer(store, "r1", challenge="dispute")
+    decline = beside_another_answer(store, "r2", challenge="dispute")
+    (cwd / "password").write_text(PASSWORD + "\n")
+    store.add_user("adam", "admin", PASSWORD)
+    admin = ("--as", "adam", "--password-file", str(cwd / "password"))
+
+    shown = run_oracle("review", "show", str(confirm), cwd=cwd, env=env)
+    assert "another's answer stands: NO by 0x" in shown.stdout, shown.stderr
+    assert "decide NO to leave it standing (nothing is sent); decide another outcome to " in (
+        shown.stdout
+    )
+    run = run_oracle(
+        "review", "decide", str(confirm), "--outcome", "YES", "--reason", "wrong", *admin,
+        cwd=cwd, env=env,
+    )  # fmt: skip
+    assert "the daemon will answer back on the venue (dispute or counter-answer), once" in (
+        run.stdout
+    ), run.stderr
+    assert store.get_market("uma:r1").state == "challenging"
+    run = run_oracle(
+        "review", "decide", str(decline), "--outcome", "NO", "--reason", "right", *admin,
+        cwd=cwd, env=env,
+    )  # fmt: skip
+    assert "the answer standing on the venue is left as it is: nothing is sent" in run.stdout
+    assert (store.get_market("uma:r2").state, store.review(decline).status) == (
+        "submitted",
+        "closed",
+    )

@@ -20,7 +20,7 @@ from oracle.store.repository import Store
 from oracle.testing import result
 
 from .helpers import PASSWORD, csrf_of, local_settings, make_store, page_csrf, run, sign_in
-from .scenario import agreeing, contested, escalate, research_again
+from .scenario import agreeing, beside_another_answer, contested, escalate, research_again
 
 
 @pytest.fixture
@@ -464,3 +464,20 @@ def test_an_approver_hands_an_item_to_a_reviewer_and_a_reviewer_cannot(store: St
     assert store.review(review_id).claimed_by == "adam"
     assert [e["details"]["assignee"] for e in store.audit_entries("market:chain:q1")
             if e["action"] == "review.claimed"] == ["rita", "adam"]  # fmt: skip
+
+
+def test_the_console_api_confirms_a_dispute_through_the_same_decision(store: Store) -> None:
+    review_id = beside_another_answer(store, "r1", challenge="dispute")
+    auth = {"Authorization": f"Bearer {store.create_token('rita')}"}
+    decision = {"outcome": "YES", "reason": "they are wrong", "confirm": True}
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        evidence = await (await client.get(f"/api/reviews/{review_id}", headers=auth)).json()
+        assert evidence["review"]["challenge"]["their_outcome"] == "NO"
+        response = await client.post(
+            f"/api/reviews/{review_id}/decide", json=decision, headers=auth
+        )
+        assert (await response.json())["market_state"] == "challenging"
+
+    run(store, scenario)
+    assert store.get_market("uma:r1").submission["challenge_pending"]["by"] == "rita"

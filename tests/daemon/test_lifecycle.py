@@ -60,6 +60,28 @@ def test_not_decidable_yet_is_deferred_not_failed() -> None:
     assert transition(state, E.DEFERRALS_EXHAUSTED) is S.NEEDS_REVIEW
 
 
+def test_a_challenge_starts_only_from_a_submitted_market_a_person_confirmed() -> None:
+    # Another's answer stands beside our verdict (submitted); the person's confirmation
+    # is the one way to a dispute or counter-answer.
+    assert transition(S.SUBMITTED, E.CHALLENGE_CONFIRMED) is S.CHALLENGING
+    assert {s for (s, e) in TRANSITIONS if e is E.CHALLENGE_CONFIRMED} == {S.SUBMITTED}
+    assert {s for (s, e), to in TRANSITIONS.items() if to is S.CHALLENGING} == {
+        S.SUBMITTED,
+        S.FAILED_RETRY,
+    }
+    # Our dispute stands: the arbiter decides; our counter-answer stands: followed as ours.
+    assert transition(S.CHALLENGING, E.CHALLENGE_DISPUTED) is S.DISPUTED
+    assert transition(S.CHALLENGING, E.CHALLENGE_ANSWERED) is S.SUBMITTED
+    # Nothing sent (already disputed, settled, expired): the watch follows the venue.
+    assert transition(S.CHALLENGING, E.CHALLENGE_MOOT) is S.SUBMITTED
+    # A failed send is retried as a challenge, never as research or a first answer.
+    assert transition(S.CHALLENGING, E.FAILED) is S.FAILED_RETRY
+    assert transition(S.FAILED_RETRY, E.RETRY_CHALLENGE) is S.CHALLENGING
+    for event in (E.CONSENSUS_SUBMIT, E.SUBMISSION_STARTED, E.REVIEW_DECIDED, E.PROPOSAL_CONFIRMED):
+        with pytest.raises(IllegalTransition):
+            transition(S.CHALLENGING, event)
+
+
 def test_illegal_transition_names_state_and_allowed_events() -> None:
     with pytest.raises(
         IllegalTransition,

@@ -523,6 +523,147 @@ def test_another_answerers_first_answer_is_recorded_and_a_cap_refuses_a_bond(
     store.engine.dispose()
 
 
+def test_a_person_confirming_a_counter_answer_answers_over_them_at_double_the_bond_once(
+    world: RealityWorld, database_url: str
+) -> None:
+    countered = world.ask("Should we answer over the other answerer?", AGREED)
+    capped = world.ask("Would a second counter-answer break the cap?", AGREED)
+    for market_id in (countered, capped):
+        world.counter(market_id, NO_WORD)  # at the question's min_bond; we say YES
+    settings = world.config(
+        database_url, source={"counter_answer": "after_review"}, max_total_wei=INITIAL
+    )
+    one_pass(settings)
+
+    store = open_store(settings)
+    items = {item.market_id: item for item in store.reviews()}
+    assert set(items) == {countered, capped}
+    assert "answered NO (bond 100000000000000000 wei)" in items[countered].reasons[0]
+    assert "confirms a counter-answer" in items[countered].reasons[1]
+    assert store.get_market(countered).submission["challenge"] == "counter_answer"
+    assert world.our_transactions() == []  # nothing before a person confirms
+
+    assert store.decide_review(items[countered].id, "YES", "it happened", "alice").state == (
+        MarketState.CHALLENGING
+    )
+    metrics = DaemonMetrics()
+    one_pass(settings, metrics)
+    one_pass(settings)  # again: the counter-answer is not sent twice
+
+    # Our answer over theirs at double their bond, once; the market follows it as ours.
+    assert world.history(countered) == [(OTHER, MIN_BOND, NO_WORD), (OURS, 2 * MIN_BOND, YES_WORD)]
+    market = store.get_market(countered)
+    assert market.state == MarketState.SUBMITTED
+    assert market.submission["answerer"] == OURS
+    assert market.submission["challenged"]["result"] == "answered"
+    assert "challenge" not in market.submission  # nothing more to confirm: ours stands
+    assert gauge(metrics, "oracle_challenges_total", venue="reality", result="answered") == 1
+    assert len(world.our_transactions()) == 1
+
+    # The second would break the total cap (INITIAL already at risk): refused, not sent.
+    store.decide_review(items[capped].id, "YES", "it happened", "alice")
+    metrics = DaemonMetrics()
+    one_pass(settings, metrics)
+    assert store.get_market(capped).state == MarketState.FAILED_RETRY
+    assert "bond refused (total_cap)" in store.audit(capped)[-1].reason
+    assert gauge(metrics, "oracle_bond_refusals_total", venue="reality", reason="total_cap") == 1
+    assert world.history(capped) == [(OTHER, MIN_BOND, NO_WORD)]
+
+    # Both finalize: ours stood and is claimed; the refused one is recorded, never sent.
+    world.elapse(TIMEOUT + 1)
+    one_pass(settings)
+    assert_settled_as(store, countered, "YES")
+    assert store.get_market(capped).state == MarketState.FINAL
+    assert_settled_as(store, capped, "NO")
+    assert "challenge_moot" in [a.event for a in store.audit(capped)]
+    assert len(world.our_transactions()) == 3  # the counter-answer, claim, withdraw
+    assert world.reverted() == []
+    store.engine.dispose()
+
+
+def test_commit_reveal_answers_by_a_commitment_then_its_reveal_and_claims_through_it(
+    world: RealityWorld, database_url: str
+) -> None:
+    market_id = world.ask("Was the answer committed before it was shown?", AGREED)
+    settings = world.config(database_url, source={"commit_reveal": True})
+    one_pass(settings)
+
+    store = open_store(settings)
+    market = store.get_market(market_id)
+    assert market.state == MarketState.SUBMITTED
+    [(answerer, bond, entry)] = world.history(market_id)
+    # The history holds the commitment (not the answer); the reveal made YES the best one.
+    assert (answerer, bond) == (OURS, INITIAL)
+    assert entry != YES_WORD
+    assert world.view(market_id).best_answer == YES_WORD
+    assert len(world.our_transactions()) == 2  # the commitment, its reveal
+    keys = intent_keys(store)
+    assert len([k for k in keys if k.startswith("reality-commit:")]) == 1
+    assert len([k for k in keys if k.startswith("reality-reveal:")]) == 1
+    one_pass(settings)
+    assert len(world.our_transactions()) == 2  # once
+
+    world.elapse(TIMEOUT + 1)
+    metrics = DaemonMetrics()
+    one_pass(settings, metrics)
+    assert_settled_as(store, market_id, "YES")
+    labels = {"venue": "reality", "token": "native"}
+    # Claimed through the revealed commitment: the bounty and our bond back.
+    assert gauge(metrics, "oracle_bonds_claimed_total", **labels) == BOUNTY + INITIAL
+    assert world.held_for_us() == 0
+    assert len(world.our_transactions()) == 4  # + claim, withdraw
+    assert world.reverted() == []
+    store.engine.dispose()
+
+
+def test_a_commitment_left_unrevealed_by_a_crash_is_revealed_once_at_the_restart(
+    world: RealityWorld, database_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    market_id = world.ask("Was the commitment revealed after the crash?", AGREED)
+    settings = world.config(database_url, source={"commit_reveal": True})
+    qid = market_id.split(":")[1]
+
+    async def commit_then_crash() -> int:
+        # What a daemon leaves when it dies after its commitment was included and before
+        # the reveal was sent: the commitment on-chain and in its intent store, no reveal.
+        assembly = assemble(settings)
+        try:
+            venue = assembly.daemon.resolvers["reality"]
+            assert isinstance(venue, RealityVenue)
+            await venue.start()
+            assert venue._parts is not None
+            committed = await venue._parts.answerer.commit(
+                qid, YES_WORD, planned_bond=0, bond=INITIAL
+            )
+            assert committed.answered
+            return await venue._parts.answerer.commitment_nonce(
+                bytes.fromhex(qid[2:]), YES_WORD, INITIAL
+            )
+        finally:
+            await assembly.close()
+
+    caplog.set_level("DEBUG")
+    nonce = asyncio.run(commit_then_crash())
+    assert world.view(market_id).best_answer != YES_WORD  # committed, not revealed
+    assert len(world.our_transactions()) == 1
+
+    one_pass(settings)
+
+    store = open_store(settings)
+    assert store.get_market(market_id).state == MarketState.SUBMITTED
+    assert world.view(market_id).best_answer == YES_WORD
+    assert [(a, b) for a, b, _ in world.history(market_id)] == [(OURS, INITIAL)]
+    assert len(world.our_transactions()) == 2  # no second commitment: the reveal only
+    one_pass(settings)
+    assert len(world.our_transactions()) == 2
+    # The nonce is recomputed from the signer, never written to a log.
+    assert "reality.revealed" in caplog.text
+    for shown in (str(nonce), f"{nonce:x}"):
+        assert shown not in caplog.text
+    assert world.reverted() == []
+    store.engine.dispose()
+
+
 def test_a_reality_venue_with_no_contract_stops_the_start_naming_its_setting(
     anvil: Anvil, tmp_path: Path
 ) -> None:
@@ -665,3 +806,42 @@ def test_a_question_is_not_researched_before_it_opens(world: RealityWorld, tmp_p
     assert store.get_market(market_id).state == MarketState.SUBMITTED
     assert world.history(market_id) == [(OURS, INITIAL, YES_WORD)]
     store.engine.dispose()
+
+
+def test_a_daemon_killed_with_its_commitment_unmined_commits_once_and_reveals_once(
+    world: RealityWorld, tmp_path: Path
+) -> None:
+    market_id = world.ask("Did the crash-proof commitment land once?", AGREED)
+    world.config(
+        f"sqlite:///{tmp_path / 'oracle.db'}",
+        daemon={"poll_interval": 0.3, "dispatch_interval": 0.2, "lease_margin": 1},
+        source={"commit_reveal": True},
+    )
+    config, log = tmp_path / "config.yaml", tmp_path / "daemon.log"
+    world.anvil.rpc("evm_setAutomine", False)
+    first = start_daemon(config, log)
+    try:
+        wait_for(lambda: len(pending_hashes(world.anvil, OURS)) == 1, 60, "the commitment")
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+    assert world.history(market_id) == []  # broadcast, not mined
+    world.anvil.rpc("evm_setAutomine", True)
+    world.anvil.rpc("evm_setIntervalMining", 1)
+    second = start_daemon(config, log)
+    store = open_store(load_settings(config))
+    try:
+        wait_for(
+            lambda: store.get_market(market_id).state == MarketState.SUBMITTED,
+            90,
+            "the market to be submitted",
+        )
+    finally:
+        second.send_signal(signal.SIGTERM)
+        second.wait(timeout=30)
+        store.engine.dispose()
+    assert second.returncode == 0, log.read_text()[-3000:]
+    assert [(a, b) for a, b, _ in world.history(market_id)] == [(OURS, INITIAL)]
+    assert world.view(market_id).best_answer == YES_WORD
+    assert len(world.our_transactions()) == 2  # one commitment, one reveal
+    assert world.reverted() == []

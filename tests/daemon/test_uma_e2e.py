@@ -21,6 +21,7 @@ from oracle.chain.events import EventDecoder
 from oracle.chain.intents import IntentState
 from oracle.chain.txmanager import TxManager, TxRequest
 from oracle.chain.uma import (
+    DISPUTE_PREFIX,
     MAX_UINT256,
     OPTIMISTIC_ORACLE_V2,
     PROPOSE_PREFIX,
@@ -45,8 +46,11 @@ from oracle.core.ancillary import PRICE_SCALE, parse_ancillary
 from oracle.core.lifecycle import MarketState
 from oracle.core.scoring import DisputeEnd
 from oracle.daemon.metrics import DaemonMetrics
+from oracle.daemon.service import _market_ref
+from oracle.daemon.uma_venue import UmaVenue
 from oracle.errors import SetupError
 from oracle.store.repository import Store
+from oracle.store.reviews import Seen
 from oracle.testing import consensus_document, result_dict
 
 from ..anvil import DEV_ADDRESSES, DEV_KEYS, Anvil
@@ -132,7 +136,11 @@ class UmaWorld:
         return f"uma:{key.id_hex}"
 
     def config(
-        self, database_url: str, daemon: dict[str, Any] | None = None, **risk: Any
+        self,
+        database_url: str,
+        daemon: dict[str, Any] | None = None,
+        source: dict[str, Any] | None = None,
+        **risk: Any,
     ) -> Settings:
         """The daemon's settings (also written to `config.yaml` in the test's directory)."""
         config: dict[str, Any] = {
@@ -155,6 +163,7 @@ class UmaWorld:
                     "deployment_file": str(self.deployment_file),
                     "requesters": [self.requester],
                     "risk": risk,
+                    **(source or {}),
                 }
             ],
             "chain": {
@@ -168,9 +177,10 @@ class UmaWorld:
         path.write_text(yaml.safe_dump(config))
         return load_settings(path)
 
-    def proposals(self, market_id: str) -> int:
-        """How many ProposePrice events the market's request has on the canonical chain."""
-        decoder = EventDecoder(load_artifact(OPTIMISTIC_ORACLE_V2).abi, "ProposePrice")
+    def proposals(self, market_id: str, event: str = "ProposePrice") -> int:
+        """How many ProposePrice (or `event`) events the market's request has on the
+        canonical chain."""
+        decoder = EventDecoder(load_artifact(OPTIMISTIC_ORACLE_V2).abi, event)
         logs = self.anvil.rpc(
             "eth_getLogs",
             {
@@ -412,6 +422,180 @@ def test_another_proposers_contradicting_price_is_recorded_and_opens_a_review_it
     store.engine.dispose()
 
 
+def propose_as_other(world: UmaWorld, market_id: str, price: int) -> None:
+    async def run() -> None:
+        async with manager_for(world.anvil.url, key=OTHER_KEY) as other:
+            oracle = OptimisticOracleV2(other.pool, world.stack.optimistic_oracle)
+            proposal = await UmaProposer(other, oracle).propose(world.keys[market_id], price)
+            assert proposal.intent is not None
+            assert proposal.intent.state == IntentState.CONFIRMED
+
+    asyncio.run(run())
+
+
+def test_a_person_confirming_a_disagreement_makes_the_daemon_dispute_once(
+    world: UmaWorld, database_url: str
+) -> None:
+    market_id = world.ask("Did the other proposer get it wrong?", AGREED)
+    propose_as_other(world, market_id, 0)  # NO; our agents agree on YES
+    settings = world.config(database_url, source={"dispute": "after_review"})
+    one_pass(settings)
+
+    store = open_store(settings)
+    market = store.get_market(market_id)
+    assert market.state == MarketState.SUBMITTED
+    assert market.submission["challenge"] == "dispute"
+    [item] = store.reviews()
+    # Both answers, and what deciding does, are shown to the person.
+    assert "proposed NO (price 0)" in item.reasons[0]
+    assert "our verdict is YES" in item.reasons[0]
+    assert "deciding YES (or another outcome than theirs) confirms a dispute" in item.reasons[1]
+    assert gather(store, item.id)["review"]["challenge"] == {
+        "action": "dispute",
+        "their_outcome": "NO",
+        "their_account": OTHER,
+        "our_outcome": "YES",
+        "pending": None,
+        "done": None,
+    }
+    assert world.our_transactions() == []  # nothing is sent before a person confirms
+    # Another pass without a decision sends nothing either.
+    one_pass(settings)
+    assert world.our_transactions() == []
+    assert world.view(market_id).state == RequestState.PROPOSED
+
+    latest = store.latest_consensus(market_id)
+    assert latest is not None
+    confirmed = store.decide_review(
+        item.id, "YES", "the launch happened", "alice", seen=Seen(latest.id, latest.checksum)
+    )
+    assert confirmed.state == MarketState.CHALLENGING
+    before = world.balance(OURS)
+    world.anvil.rpc("evm_increaseTime", 10)  # the re-ask's timestamp, as above
+    metrics = DaemonMetrics()
+    one_pass(settings, metrics)
+
+    view = world.view(market_id)
+    assert (view.state, view.disputer, view.proposer) == (RequestState.DISPUTED, OURS, OTHER)
+    disputed = store.get_market(market_id)
+    assert disputed.state == MarketState.DISPUTED
+    assert disputed.submission["challenged"]["result"] == "disputed"
+    assert disputed.submission["challenged"]["by"] == "alice"
+    assert "challenge_pending" not in disputed.submission
+    # The dispute's bond + final fee, in the request's currency, once.
+    assert world.balance(OURS) == before - BOND - FINAL_FEE
+    assert gauge(metrics, "oracle_challenges_total", venue="uma", result="disputed") == 1
+    labels = {"venue": "uma", "token": world.stack.currency}
+    assert gauge(metrics, "oracle_bonds_at_risk", **labels) == BOND + FINAL_FEE
+    events = [a.event for a in store.audit(market_id)]
+    assert events[-2:] == ["challenge_confirmed", "challenge_disputed"]
+    assert [i.status for i in store.reviews(None)] == ["decided"]
+
+    # Passes after it (the requester's re-ask is proposed on) never dispute again.
+    one_pass(settings)
+    one_pass(settings)
+    assert world.proposals(market_id, "DisputePrice") == 1
+    dispute_keys = [k for k in _intent_keys(store) if k.startswith(DISPUTE_PREFIX)]
+    assert len(dispute_keys) == 1
+    assert store.get_market(market_id).state == MarketState.DISPUTED
+    assert world.reverted() == []
+    store.engine.dispose()
+
+
+def test_a_dispute_sent_before_a_crash_is_recorded_at_the_restart_never_sent_again(
+    world: UmaWorld, database_url: str
+) -> None:
+    market_id = world.ask("Was the dispute sent before the crash?", AGREED)
+    propose_as_other(world, market_id, 0)
+    settings = world.config(database_url, source={"dispute": "after_review"})
+    one_pass(settings)
+    store = open_store(settings)
+    [item] = store.reviews()
+    store.decide_review(item.id, "YES", "they are wrong", "alice")
+
+    async def dispute_then_crash() -> None:
+        # What a daemon leaves when it dies after its dispute was included and before the
+        # market moved on: the dispute on-chain and in its intent store, the market
+        # still `challenging`.
+        assembly = assemble(settings)
+        try:
+            venue = assembly.daemon.resolvers["uma"]
+            assert isinstance(venue, UmaVenue)
+            await venue.start()
+            challenged = await venue.challenge(_market_ref(store.get_market(market_id)), "YES")
+            assert challenged.sent is not None
+        finally:
+            await assembly.close()
+
+    # Blocks can share a second on anvil: the requester's re-ask needs a timestamp of its own.
+    world.anvil.rpc("evm_increaseTime", 10)
+    asyncio.run(dispute_then_crash())
+    assert store.get_market(market_id).state == MarketState.CHALLENGING
+    assert world.view(market_id).disputer == OURS
+
+    one_pass(settings)
+
+    assert store.get_market(market_id).state == MarketState.DISPUTED
+    assert world.proposals(market_id, "DisputePrice") == 1
+    # approve, the one dispute, and our proposal on the requester's re-ask; nothing reverted.
+    assert len(world.our_transactions()) == 3
+    [reask] = [m for m in store.markets() if m.details.get("reask_of") == market_id]
+    assert (reask.state, reask.submission["proposer"]) == (MarketState.SUBMITTED, OURS)
+    assert world.reverted() == []
+    store.engine.dispose()
+
+
+def test_a_person_declining_sends_nothing_and_a_late_confirmation_is_recorded_not_sent(
+    world: UmaWorld, database_url: str
+) -> None:
+    declined = world.ask("Was the other proposer right after all?", AGREED)
+    late = world.ask("Was the confirmation too late?", AGREED)
+    capped = world.ask("Was the dispute too costly?", AGREED, bond=5 * BOND)
+    for market_id in (declined, late, capped):
+        propose_as_other(world, market_id, 0)
+    settings = world.config(
+        database_url, source={"dispute": "after_review"}, max_bond_per_request=300
+    )
+    one_pass(settings)
+    store = open_store(settings)
+    items = {item.market_id: item for item in store.reviews()}
+    assert set(items) == {declined, late, capped}
+
+    # Deciding their outcome leaves their answer standing: the item closes, no transition.
+    kept = store.decide_review(items[declined].id, "NO", "they were right", "alice")
+    assert kept.state == MarketState.SUBMITTED
+    assert store.review(items[declined].id).status == "closed"
+    store.decide_review(items[capped].id, "YES", "they were wrong", "alice")
+    assert store.get_market(capped).state == MarketState.CHALLENGING
+    metrics = DaemonMetrics()
+    one_pass(settings, metrics)
+
+    # The cap refuses the costly dispute (metric, audit), and it waits to be retried.
+    refused = store.get_market(capped)
+    assert refused.state == MarketState.FAILED_RETRY
+    assert "bond refused (per_request_cap)" in store.audit(capped)[-1].reason
+    assert gauge(metrics, "oracle_bond_refusals_total", venue="uma", reason="per_request_cap") == 1
+    assert world.view(capped).state == RequestState.PROPOSED
+    assert world.our_transactions() == []
+
+    # The liveness passes before a confirmed dispute goes out: re-read, recorded, not sent.
+    store.decide_review(items[late].id, "YES", "they were wrong", "alice")
+    store.engine.dispose()
+    world.pass_time()
+    one_pass(settings)
+    store = open_store(settings)
+    for market_id in (late, capped):
+        audit = store.audit(market_id)
+        assert "challenge_moot" in [a.event for a in audit]
+        assert any("can no longer be disputed" in a.reason for a in audit)
+    for market_id in (declined, late, capped):
+        assert store.get_market(market_id).state == MarketState.FINAL
+        assert_settled_as(store, market_id, "NO")
+    assert world.our_transactions() == []
+    assert world.reverted() == []
+    store.engine.dispose()
+
+
 def test_a_dispute_moves_the_market_to_disputed_and_the_reask_is_followed(
     world: UmaWorld, database_url: str
 ) -> None:
@@ -548,3 +732,51 @@ def test_a_daemon_killed_between_broadcast_and_confirmation_proposes_once(
     calls = [r for r in world.our_transactions() if (r["to"] or "").lower() != OURS.lower()]
     assert len(calls) == 2  # the approval and one proposal
     assert world.reverted() == []
+
+
+def test_a_daemon_killed_between_broadcasting_a_dispute_and_its_confirmation_disputes_once(
+    world: UmaWorld, tmp_path: Path
+) -> None:
+    market_id = world.ask("Did the crash-proof dispute land once?", AGREED)
+    propose_as_other(world, market_id, 0)
+    settings = world.config(
+        f"sqlite:///{tmp_path / 'oracle.db'}",
+        daemon={"poll_interval": 0.3, "dispatch_interval": 0.2, "lease_margin": 1},
+        source={"dispute": "after_review"},
+    )
+    one_pass(settings)
+    store = open_store(settings)
+    [item] = store.reviews()
+    store.decide_review(item.id, "YES", "they are wrong", "alice")
+    config, log = tmp_path / "config.yaml", tmp_path / "daemon.log"
+    world.anvil.rpc("evm_increaseTime", 10)  # the re-ask needs a timestamp of its own
+    world.anvil.rpc("evm_setAutomine", False)
+    first = start_daemon(config, log)
+    try:
+        # The approval goes first and is waited for: mine it, then the dispute is sent.
+        wait_for(lambda: len(pending_hashes(world.anvil, OURS)) == 1, 60, "the approval")
+        approval = pending_hashes(world.anvil, OURS)
+        world.anvil.mine()
+        wait_for(lambda: pending_hashes(world.anvil, OURS) not in ([], approval), 60, "the dispute")
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+    assert world.view(market_id).state == RequestState.PROPOSED  # broadcast, not mined
+    world.anvil.rpc("evm_setAutomine", True)
+    world.anvil.rpc("evm_setIntervalMining", 1)
+    second = start_daemon(config, log)
+    try:
+        wait_for(
+            lambda: store.get_market(market_id).state == MarketState.DISPUTED,
+            90,
+            "the market to be disputed",
+        )
+    finally:
+        second.send_signal(signal.SIGTERM)
+        second.wait(timeout=30)
+    assert second.returncode == 0, log.read_text()[-3000:]
+    assert world.proposals(market_id, "DisputePrice") == 1
+    assert world.view(market_id).disputer == OURS
+    assert len([k for k in _intent_keys(store) if k.startswith(DISPUTE_PREFIX)]) == 1
+    assert world.reverted() == []
+    store.engine.dispose()

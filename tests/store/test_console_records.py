@@ -11,12 +11,18 @@ import pytest
 from sqlalchemy import Engine, text
 
 from oracle.core.lifecycle import MarketEvent, MarketState
-from oracle.errors import AccessDenied, StaleDecision, StoreError
+from oracle.errors import AccessDenied, IllegalTransition, StaleDecision, StoreError
 from oracle.store.engine import make_engine
 from oracle.store.migrate import upgrade
 from oracle.store.repository import Store
 from oracle.store.reviews import Seen
-from tests.console.scenario import agreeing, contested, escalate, research_again
+from tests.console.scenario import (
+    agreeing,
+    beside_another_answer,
+    contested,
+    escalate,
+    research_again,
+)
 
 PASSWORD = "correct horse battery"
 
@@ -248,3 +254,42 @@ def test_disabling_an_account_ends_its_sessions_and_tokens(store: Store) -> None
         store.person("rita")
     actions = [e["action"] for e in store.audit_entries("user:rita")]
     assert actions[-3:] == ["token.revoked", "token.created", "user.disabled"]
+
+
+def test_a_disagreement_is_confirmed_or_declined_only_where_the_venue_offers_it(
+    store: Store,
+) -> None:
+    shown_only = beside_another_answer(store, "r1", challenge=None)
+    with pytest.raises(StoreError, match="not set to answer back"):
+        store.decide_review(shown_only, "YES", "they are wrong", "rita")
+    assert store.review(shown_only).status == "open"
+    assert store.get_market("uma:r1").state == MarketState.SUBMITTED
+
+    declined = beside_another_answer(store, "r2", challenge="dispute")
+    kept = store.decide_review(declined, "NO", "they are right", "rita")
+    assert (kept.state, kept.decided_outcome) == (MarketState.SUBMITTED, "YES")
+    item = store.review(declined)
+    assert (item.status, item.decided_outcome, item.decided_by) == ("closed", "NO", "rita")
+    assert [e["action"] for e in store.audit_entries("market:uma:r2")] == [
+        "review.challenge_declined"
+    ]
+    assert [a.event for a in store.audit("uma:r2")][-1] == "proposal_confirmed"
+
+    # Four-eyes holds for a confirmation: INVALID waits for an approver, the market with it.
+    confirmed = beside_another_answer(store, "r3", challenge="dispute")
+    waiting = store.decide_review(confirmed, "INVALID", "neither", "rita")
+    assert waiting.state == MarketState.SUBMITTED
+    assert store.review(confirmed).status == "needs_approval"
+    approved = store.approve_review(confirmed, "ann")
+    assert (approved.state, approved.decided_outcome) == (MarketState.CHALLENGING, "INVALID")
+    assert approved.submission["challenge_pending"] == {
+        "review": confirmed,
+        "action": "dispute",
+        "outcome": "INVALID",
+        "by": "ann",
+    }
+    assert store.audit("uma:r3")[-1].event == "challenge_confirmed"
+    # Once confirmed, nothing more is offered: a second item cannot confirm it again.
+    again = store.open_review("uma:r3", None, ["again"])
+    with pytest.raises(IllegalTransition):
+        store.decide_review(again, "YES", "twice", "rita")
