@@ -478,6 +478,16 @@ def test_a_uma_v3_market_source_is_validated_up_front(tmp_path: Path) -> None:
     assert v3.risk.max_bond_outstanding == Decimal("250.5")
     assert v3.second_opinion is not None
     assert v3.second_opinion.asserters == (oracle,)
+    disputing = load_settings(
+        _write(
+            tmp_path,
+            "market_sources:\n"
+            f"  - {{kind: uma_v3, oracle_address: '{oracle}', dispute: after_review, "
+            f"second_opinion: {{asserters: ['{oracle}']}}}}\n",
+        )
+    ).market_sources[0]
+    assert isinstance(disputing, UmaV3SourceConfig)
+    assert disputing.dispute == "after_review"
     good = f"kind: uma_v3, oracle_address: '{oracle}'"
     market = "{id: m, question: 'Q?', resolve_after: '2026-06-01T00:00:00Z'}"
     watch = f"second_opinion: {{asserters: ['{oracle}']}}"
@@ -509,7 +519,12 @@ def test_a_uma_v3_market_source_is_validated_up_front(tmp_path: Path) -> None:
             f"{{{good}, {watch}, bond: {{amount: 30}}, risk: {{max_bond_per_assertion: 20}}}}",
             "bond.amount 30 is above risk.max_bond_per_assertion 20",
         ),
-        (f"{{{good}, {watch}, dispute: after_review}}", "disputing others' assertions is not"),
+        (
+            f"{{{good}, markets: [{market}], dispute: after_review}}",
+            "market_sources[0].uma_v3: dispute: after_review disputes others' assertions: it needs "
+            "a second_opinion",
+        ),
+        (f"{{{good}, {watch}, dispute: sometimes}}", "uma_v3.dispute: Input should be 'never'"),
         (
             f"{{{good}, markets: [{{id: m, question: 'Q?', resolve_after: '2026-06-01'}}]}}",
             "uma_v3.markets[0].resolve_after: Input should have timezone info",

@@ -18,7 +18,9 @@ intent store and on a pre-send check that looks for the claim among this signer'
   currency's allowance set once and the balance checked first (`BondAccount`, shared with
   the OOv2 proposer); `assert_many` asserts several claims in one `multicall` transaction
   (OOv3 is a `MultiCaller`: each call runs with the caller as `msg.sender`); `settle`
-  settles an expired or resolved assertion once.
+  settles an expired or resolved assertion once; `dispute` disputes someone else's
+  assertion once (`uma-dispute-assertion:<chain id>:<oracle>:<assertion id>`), posting
+  the assertion's own bond in its currency through the same `BondAccount`.
 
 The claims the daemon asserts name the market, the answer and the proof's checksum
 (`oracle.core.claims`), so anyone reading the chain reaches the proof.
@@ -59,6 +61,7 @@ ASSERT_TRUTH = "ASSERT_TRUTH"
 ASSERT_PREFIX = "uma-assert:"
 ASSERT_BATCH_PREFIX = "uma-assert-batch:"
 SETTLE_ASSERTION_PREFIX = "uma-settle-assertion:"
+DISPUTE_ASSERTION_PREFIX = "uma-dispute-assertion:"
 NO_DOMAIN = b"\0" * 32
 
 
@@ -95,6 +98,10 @@ class AssertionView:
     @property
     def disputed(self) -> bool:
         return self.disputer != ZERO_ADDRESS
+
+    def disputable(self, now: float) -> bool:
+        """Whether `disputeAssertion` would take it at `now`: liveness running, undisputed."""
+        return self.state(now) == AssertionState.ASSERTED
 
     def state(self, now: float) -> AssertionState:
         """Its state at `now` (the chain's clock: its latest block's time)."""
@@ -157,6 +164,11 @@ def _assertion_made() -> EventDecoder:
     return EventDecoder(load_artifact(OPTIMISTIC_ORACLE_V3).abi, "AssertionMade")
 
 
+@cache
+def _assertion_disputed() -> EventDecoder:
+    return EventDecoder(load_artifact(OPTIMISTIC_ORACLE_V3).abi, "AssertionDisputed")
+
+
 class OptimisticOracleV3(_Contract):
     artifact_name = OPTIMISTIC_ORACLE_V3
 
@@ -195,6 +207,22 @@ class OptimisticOracleV3(_Contract):
 
         logs = await self.pool.call("eth_getLogs", run)
         return [AssertionMade.from_log(decoder.decode(log)) for log in logs]
+
+    async def disputed_by(self, disputer: str, from_block: int = 0) -> list[str]:
+        """The ids of the assertions `disputer` disputed (`AssertionDisputed` events)."""
+        decoder = _assertion_disputed()
+        params = {
+            "address": self.address,
+            "topics": [decoder.topic, None, None, address_topic(disputer)],
+            "fromBlock": from_block,
+            "toBlock": "latest",
+        }
+
+        async def run(w3: Web3) -> Any:
+            return await w3.eth.get_logs(params)  # type: ignore[arg-type]
+
+        logs = await self.pool.call("eth_getLogs", run)
+        return [HexBytes(decoder.decode(log).args["assertionId"]).to_0x_hex() for log in logs]
 
 
 @dataclass(frozen=True)
@@ -251,6 +279,7 @@ class UmaAsserter:
         manager.register_precheck(ASSERT_PREFIX, self._recorded_done)
         manager.register_precheck(ASSERT_BATCH_PREFIX, self._recorded_done)
         manager.register_precheck(SETTLE_ASSERTION_PREFIX, self._recorded_settle_done)
+        manager.register_precheck(DISPUTE_ASSERTION_PREFIX, self._recorded_dispute_done)
 
     def _recorded_claims(self, intent: Intent) -> tuple[OptimisticOracleV3, list[bytes]]:
         """The oracle a recorded intent calls and the claims its calldata asserts."""
@@ -273,6 +302,24 @@ class UmaAsserter:
         _, args = oracle.decode_call(intent.data)
         return (await oracle.get_assertion(args["assertionId"])).settled
 
+    async def _recorded_dispute_done(self, intent: Intent) -> bool:
+        oracle = OptimisticOracleV3(self.manager.pool, intent.to or self.oracle.address)
+        _, args = oracle.decode_call(intent.data)
+        return not await self._disputable(oracle, args["assertionId"])
+
+    async def _disputable(self, oracle: OptimisticOracleV3, assertion_id: str | bytes) -> bool:
+        """Whether the assertion can still be disputed, by the chain's latest block time."""
+        view = await oracle.get_assertion(assertion_id)
+        return view.disputable(await self.chain_time())
+
+    async def chain_time(self) -> int:
+        """The latest block's time: what liveness runs on."""
+
+        async def run(w3: Web3) -> Any:
+            return await w3.eth.get_block("latest")
+
+        return int((await self.manager.pool.call("eth_getBlockByNumber", run))["timestamp"])
+
     def assertion_key(self, claim: Claim) -> str:
         """The idempotency key (and subject) of asserting `claim`."""
         where = f"{self.manager.chain_id}:{self.oracle.address.lower()}"
@@ -281,6 +328,11 @@ class UmaAsserter:
     def settle_key(self, assertion_id: str) -> str:
         where = f"{self.manager.chain_id}:{self.oracle.address.lower()}"
         return f"{SETTLE_ASSERTION_PREFIX}{where}:{assertion_id.lower()}"
+
+    def dispute_key(self, assertion_id: str) -> str:
+        """The idempotency key (and subject) of our dispute of `assertion_id`."""
+        where = f"{self.manager.chain_id}:{self.oracle.address.lower()}"
+        return f"{DISPUTE_ASSERTION_PREFIX}{where}:{assertion_id.lower()}"
 
     def _calldata(self, claim: Claim) -> str:
         return self.oracle.encode(
@@ -421,4 +473,66 @@ class UmaAsserter:
                 return None
             raise
         emit(logger, logging.INFO, "uma.settle_assertion", key=key, state=intent.state)
+        return intent
+
+    async def dispute(self, assertion_id: str) -> Intent:
+        """Dispute the assertion, once, naming this signer the disputer: a key that already
+        has a live or confirmed intent returns it once it ended; an assertion that can no
+        longer be disputed (disputed by someone else, expired, settled) is recorded as
+        SKIPPED and nothing is sent; otherwise the balance is checked for the assertion's
+        bond in its currency, the allowance set if needed, and `disputeAssertion` sent and
+        followed until final."""
+        key = self.dispute_key(assertion_id)
+
+        async def done() -> bool:
+            return not await self._disputable(self.oracle, assertion_id)
+
+        def tx(just_checked: bool) -> TxRequest:
+            return TxRequest(
+                key=key,
+                to=self.oracle.address,
+                data=self.oracle.encode(
+                    "disputeAssertion", bytes(HexBytes(assertion_id)), self.manager.address
+                ),
+                already_done=done,
+                just_checked=just_checked,
+                subjects=(key,),
+            )
+
+        recorded = await self.manager.intent(key)
+        try:
+            if recorded is not None and recorded.state not in (
+                IntentState.REVERTED,
+                IntentState.FAILED,
+            ):
+                intent = recorded
+            else:
+                view = await self.oracle.get_assertion(assertion_id)
+                if not view.disputable(await self.chain_time()):
+                    intent = await self.manager.submit(tx(just_checked=False))
+                else:
+                    await self.bonds.check_balance(key, view.currency, view.bond)
+                    await self.bonds.ensure_allowance(view.currency, view.bond)
+                    try:
+                        intent = await self.manager.submit(tx(just_checked=True))
+                    except TxReverted:
+                        # Its gas estimate reverted, nothing was sent: disputed meanwhile?
+                        if not await done():
+                            raise
+                        intent = await self.manager.submit(tx(just_checked=False))
+        except SubjectsHeld:
+            holder = await self.manager.intent(key)
+            if holder is None:
+                raise
+            intent = holder
+        if intent.sender.lower() == self.manager.address.lower() and not intent.final:
+            intent = await self.manager.wait(intent.key)
+        emit(
+            logger,
+            logging.INFO,
+            "uma.dispute_assertion",
+            key=key,
+            state=intent.state,
+            assertion=assertion_id,
+        )
         return intent

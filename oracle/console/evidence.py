@@ -49,7 +49,9 @@ def _challenge(market: MarketRow) -> dict[str, Any] | None:
     return {
         "action": action,
         "their_outcome": submission.get("their_outcome"),
-        "their_account": submission.get("proposer") or submission.get("answerer"),
+        "their_account": submission.get("proposer")
+        or submission.get("answerer")
+        or submission.get("asserter"),
         "our_outcome": submission.get("our_outcome"),
         "pending": submission.get("challenge_pending"),
         "done": submission.get("challenged"),

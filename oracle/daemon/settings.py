@@ -366,10 +366,11 @@ class UmaV3RiskSettings(BaseModel):
     max_bond_outstanding: Amount | None = Field(
         None,
         gt=0,
-        description="Cap on the bonds of our assertions not yet settled; null: no cap.",
+        description="Cap on the bonds of our assertions and disputes not yet settled; "
+        "null: no cap.",
     )
     max_bond_per_assertion: Amount | None = Field(
-        None, gt=0, description="Cap on one assertion's bond; null: no cap."
+        None, gt=0, description="Cap on one assertion's (or dispute's) bond; null: no cap."
     )
     min_bond_balance: Amount = Field(
         Decimal(0),
@@ -462,7 +463,10 @@ class UmaV3SourceConfig(BaseModel):
     )
     settle: bool = Field(True, description="Settle our assertions once they can be.")
     dispute: Literal["never", "after_review"] = Field(
-        "never", description="Dispute others' assertions: only never is built so far."
+        "never",
+        description="Another's assertion our consensus contradicts: never (a review item "
+        "shows it), or after_review (a person confirming that item makes the daemon dispute "
+        "it, posting the assertion's bond, within the risk caps).",
     )
 
     @field_validator("oracle_address")
@@ -480,22 +484,17 @@ class UmaV3SourceConfig(BaseModel):
             seen.add(market.id)
         return value
 
-    @field_validator("dispute")
-    @classmethod
-    def _dispute(cls, value: str) -> str:
-        if value != "never":
-            # The planned setting, refused until built: never promise disputes not sent.
-            raise ValueError(
-                f"{value}: disputing others' assertions is not built yet; only never is supported"
-            )
-        return value
-
     @model_validator(mode="after")
     def _consistent(self) -> UmaV3SourceConfig:
         if (self.oracle_address is None) == (self.deployment_file is None):
             raise ValueError("set exactly one of oracle_address and deployment_file")
         if not self.markets and self.second_opinion is None:
             raise ValueError("nothing to do: name markets, a second_opinion, or both")
+        if self.dispute == "after_review" and self.second_opinion is None:
+            raise ValueError(
+                "dispute: after_review disputes others' assertions: it needs a second_opinion "
+                "naming which"
+            )
         cap, amount = self.risk.max_bond_per_assertion, self.bond.amount
         if cap is not None and amount is not None and amount > cap:
             raise ValueError(

@@ -12,15 +12,24 @@ Two kinds of markets, told apart by `details["kind"]`:
   log line, `oracle_bond_refusals_total{venue,reason}` and a retried delivery).
 * `assertion`: someone else's assertion (`AssertionMade` events matching
   `second_opinion`), id `<source>:assertion:<assertion id>`, question "Is this claim
-  true? <the claim, bounded>", outcomes YES and NO. Nothing is ever sent for it: `propose`
+  true? <the claim, bounded>", outcomes YES and NO. `propose` sends nothing for it: it
   records our verdict beside theirs, and a `disagreement` (a review item, and
-  `oracle_venue_disagreements_total`) when our verdict is not YES.
+  `oracle_venue_disagreements_total`) when our verdict is not YES. With `dispute:
+  after_review`, that receipt offers a `dispute` while the assertion can still be disputed;
+  once a person confirms it in the review queue, the daemon calls `challenge`: the
+  assertion is read again (disputed, expired, settled, ours, or the decided outcome YES:
+  recorded, nothing sent), the dispute's bond (the assertion's, in its currency) weighed
+  against `max_bond_per_assertion` and `max_bond_outstanding` (the refusal as for an
+  assertion), then `disputeAssertion` through `UmaAsserter.dispute` (one intent per
+  assertion across crashes, allowance and balance as for an assertion). Our disputes
+  count among the bonds outstanding until settled.
 
 `state` reads `getAssertion` (what `AssertionDisputed` and `AssertionSettled` change):
 ASSERTED is proposed, DISPUTED disputed, EXPIRED (undisputed, liveness over: it can only
 settle true) and SETTLED are final, with the settled truth as the market's outcome
 (`uma-settlement` in the accuracy ledger). `settle` settles our own assertions once
-expired; a disputed one of ours is settled as soon as the vote has a price.
+expired; a disputed one of ours, or one we disputed, is settled as soon as the vote has a
+price (when `settle` is on).
 
 Verdicts reached within `batch_window` seconds of each other are asserted together in one
 `multicall` (OOv3 is a `MultiCaller`: each call runs with our account as `msg.sender`),
@@ -67,6 +76,8 @@ from oracle.core.scoring import Finality
 from oracle.daemon.chain_venue import latest_block, pool_problem
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
+    Challenged,
+    ChallengeSent,
     Deliver,
     MarketRef,
     Receipt,
@@ -138,6 +149,8 @@ class _OurAssertions:
         if self._from <= head:  # a node refuses a range that starts past its head
             for made in await parts.oracle.assertions_by(parts.manager.address, self._from):
                 self._open.add(made.assertion_id)
+            # Assertions we disputed: our dispute's bond (the assertion's) is at risk too.
+            self._open.update(await parts.oracle.disputed_by(parts.manager.address, self._from))
             self._from = head + 1
         ids = sorted(self._open)
         totals: dict[str, int] = {}
@@ -378,7 +391,7 @@ class UmaV3Venue:
             async with self._guarding:
                 recorded = await parts.manager.intent(key)
                 if recorded is None and not await parts.asserter.find([claim]):
-                    await self._guard(parts, market, claim)
+                    await self._guard(parts, market, claim.currency, claim.bond)
                 self._sending[key] = (claim.currency, claim.bond)
             try:
                 asserted, batched = await self._assert(parts, claim)
@@ -480,10 +493,19 @@ class UmaV3Venue:
         except ValueError as error:
             raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
 
-    async def _guard(self, parts: UmaV3Parts, market: MarketRef, claim: Claim) -> None:
-        """Refuse (ResolverError, retried later) a bond the risk caps do not allow."""
+    async def _guard(
+        self,
+        parts: UmaV3Parts,
+        market: MarketRef,
+        currency: str,
+        bond: int,
+        *,
+        dispute: bool = False,
+    ) -> None:
+        """Refuse (ResolverError, retried later) a bond (of an assertion, or of a
+        `dispute`) the risk caps do not allow."""
         risk = self.config.risk
-        decimals = await self._dec(claim.currency)
+        decimals = await self._dec(currency)
         caps = BondCaps(
             max_per_request=None
             if risk.max_bond_per_assertion is None
@@ -492,15 +514,11 @@ class UmaV3Venue:
             if risk.max_bond_outstanding is None
             else to_units(risk.max_bond_outstanding, decimals),
         )
-        self._currencies.add(claim.currency)
-        outstanding = (await self._report_bonds(parts)).get(claim.currency, 0)
-        outstanding += sum(
-            bond for token, bond in self._sending.values() if token == claim.currency
-        )
+        self._currencies.add(currency)
+        outstanding = (await self._report_bonds(parts)).get(currency, 0)
+        outstanding += sum(amount for token, amount in self._sending.values() if token == currency)
         # OOv3 pays no reward and takes no final fee beside the bond.
-        refusal = check_bond(
-            bond=claim.bond, final_fee=0, reward=0, outstanding=outstanding, caps=caps
-        )
+        refusal = check_bond(bond=bond, final_fee=0, reward=0, outstanding=outstanding, caps=caps)
         if refusal is None:
             return
         if self._metrics is not None:
@@ -511,6 +529,7 @@ class UmaV3Venue:
             "uma.bond_refused",
             source=self.name,
             market=market.market_id,
+            action="dispute" if dispute else "assert",
             reason=refusal.reason,
             detail=refusal.detail,
         )
@@ -539,11 +558,83 @@ class UmaV3Venue:
                 f"{assertion_id}) that: {market.details.get('claim', '')[:500]}; our verdict "
                 f"is {outcome}, not YES"
             )
+        offer = (
+            "dispute"
+            if disagreement is not None
+            and self.config.dispute == "after_review"
+            and view.disputable(await self.now())
+            else None
+        )
         return Receipt(
             reference=f"asserted-by:{view.asserter}",
             final_after=float(view.expiration_time),
             details=details,
             disagreement=disagreement,
+            challenge=offer,
+        )
+
+    async def challenge(self, market: MarketRef, outcome: str) -> Challenged:
+        """Dispute someone else's assertion, a person having confirmed it (see the module
+        docstring): once, and never a reverted transaction."""
+        if self.config.dispute != "after_review":
+            raise ResolverError(
+                f"source {self.name}: dispute is {self.config.dispute}: nothing is disputed",
+                retryable=False,
+            )
+        if market.details.get("kind") != ASSERTION:
+            raise ResolverError(
+                f"source {self.name}: market {market.market_id} is not someone else's "
+                "assertion: nothing is disputed",
+                retryable=False,
+            )
+        assertion_id = str(market.details["assertion_id"])
+        try:
+            parts = await self._ready()
+            us = parts.manager.address
+            key = parts.asserter.dispute_key(assertion_id)
+            async with self._guarding:
+                recorded = await parts.manager.intent(key)
+                if recorded is None or recorded.state in (IntentState.REVERTED, IntentState.FAILED):
+                    view = await parts.oracle.get_assertion(assertion_id)
+                    now = await self.now()
+                    moot = _dispute_moot(assertion_id, view, outcome, us, now)
+                    if moot is not None:
+                        emit(
+                            logger, logging.INFO, "uma.dispute_moot", source=self.name, reason=moot
+                        )
+                        return Challenged(None, moot)
+                    await self._guard(parts, market, view.currency, view.bond, dispute=True)
+                    self._sending[key] = (view.currency, view.bond)
+            try:
+                intent = await parts.asserter.dispute(assertion_id)
+            finally:
+                self._sending.pop(key, None)
+            view = await parts.oracle.get_assertion(assertion_id)
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        if intent.state in (IntentState.REVERTED, IntentState.FAILED):
+            raise ResolverError(
+                f"source {self.name}: dispute {intent.state.value}: {intent.error or 'no reason'}"
+            )
+        if view.disputer.lower() != us.lower():
+            # Skipped at the last check: the assertion moved on before our dispute went out.
+            return Challenged(
+                None,
+                f"assertion {assertion_id} was {view.state(await self.now()).value} before our "
+                "dispute went out: nothing was sent",
+            )
+        inclusion = intent.inclusion
+        reference = inclusion.tx_hash if inclusion is not None else f"disputed:{assertion_id}"
+        return Challenged(
+            ChallengeSent.DISPUTED,
+            f"disputed {view.asserter}'s assertion {assertion_id} as {reference}; UMA's vote "
+            "decides",
+            Receipt(
+                reference=reference,
+                final_after=float(view.expiration_time),
+                gas_used=inclusion.gas_used if inclusion is not None else 0,
+                details={**market.submission, "disputer": us, "dispute_bond": str(view.bond)},
+            ),
         )
 
     async def state(self, market: MarketRef) -> Resolution:
@@ -584,7 +675,9 @@ class UmaV3Venue:
         )
 
     def _settles(self, market: MarketRef) -> bool:
-        return self.config.settle and market.details.get("kind") == CLAIM
+        """Ours to settle: our assertion, or someone else's we disputed."""
+        ours = market.details.get("kind") == CLAIM or "disputer" in market.submission
+        return self.config.settle and ours
 
     async def settle(self, market: MarketRef) -> str | None:
         """Settle our assertion once it can be: the transaction (None when someone else
@@ -611,3 +704,19 @@ class UmaV3Venue:
         if self._parts is not None:
             await self._parts.manager.close()
             await self._parts.pool.close()
+
+
+def _dispute_moot(
+    assertion_id: str, view: AssertionView, outcome: str, us: str, now: float
+) -> str | None:
+    """Why disputing the assertion makes no sense now (nothing is sent), or None."""
+    if not view.disputable(now):
+        state = view.state(now).value
+        return (
+            f"assertion {assertion_id} is {state}: it can no longer be disputed; nothing was sent"
+        )
+    if view.asserter.lower() == us.lower():
+        return f"assertion {assertion_id} is ours: nothing was sent"
+    if outcome == YES:
+        return f"assertion {assertion_id}: the decided outcome is YES, its own; nothing was sent"
+    return None

@@ -1,6 +1,7 @@
 """UMA's real Optimistic Oracle V3 (compiled from @uma/core) on anvil: asserting a claim
 that names its proof exactly once, settling it after liveness, several claims in one
-`multicall` (and what that saves), and a dispute followed to the vote."""
+`multicall` (and what that saves), a dispute followed to the vote, and disputing
+another's assertion once (its own bond), never after its liveness."""
 
 from __future__ import annotations
 
@@ -224,6 +225,54 @@ def test_a_disputed_assertion_settles_by_the_vote(anvil_factory: AnvilFactory) -
             assert await token.balance_of(OURS) == 10 * MINIMUM_BOND + MINIMUM_BOND // 2
         assert DEV_ADDRESSES[2] == OURS
         # Only the settle attempted before the vote would have reverted: it was not sent.
+        assert reverted(anvil) == []
+
+    asyncio.run(run())
+
+
+def test_a_dispute_posts_the_assertions_bond_once_and_never_goes_out_late(
+    anvil_factory: AnvilFactory,
+) -> None:
+    anvil = anvil_factory()
+
+    async def run() -> None:
+        funds = {OURS: 10 * MINIMUM_BOND, OTHER: 10 * MINIMUM_BOND}
+        address, currency, _ = await deploy(anvil, funds)
+        async with manager_for(anvil.url, key=DEV_KEYS[3]) as other:
+            theirs = UmaAsserter(other, OptimisticOracleV3(other.pool, address))
+            made = [
+                (await theirs.assert_truth(claim_for(currency, m, bond=bond))).assertion
+                for m, bond in (("wrong", 2 * MINIMUM_BOND), ("late", MINIMUM_BOND))
+            ]
+        wrong, late = (m.assertion_id for m in made if m is not None)
+        async with manager_for(anvil.url, key=DEV_KEYS[2]) as manager:
+            oracle = OptimisticOracleV3(manager.pool, address)
+            token = Erc20(manager.pool, currency)
+            before = await token.balance_of(OURS)
+            disputer = UmaAsserter(manager, oracle)
+            intent = await disputer.dispute(wrong)
+            assert intent.state == IntentState.CONFIRMED
+            assert intent.subjects == (disputer.dispute_key(wrong),)
+            view = await oracle.get_assertion(wrong)
+            assert (view.disputer, view.asserter) == (OURS, OTHER)
+            assert not view.disputable(await chain_time(anvil))
+            # The assertion's own bond (not the minimum), in its currency, once.
+            assert await token.balance_of(OURS) == before - 2 * MINIMUM_BOND
+            assert await oracle.disputed_by(OURS) == [wrong]
+            assert await disputer.dispute(wrong) == intent  # again: the confirmed intent
+            # The intents lost (a new store): the assertion is disputed already, recorded
+            # as skipped; no second bond.
+            async with manager_for(anvil.url, key=DEV_KEYS[2]) as amnesiac:
+                lost = UmaAsserter(amnesiac, OptimisticOracleV3(amnesiac.pool, address))
+                assert (await lost.dispute(wrong)).state == IntentState.SKIPPED
+            assert len(sender_txs(anvil, OURS)) == 2  # approve (once) + disputeAssertion
+
+            # Past its liveness an assertion cannot be disputed: skipped, nothing sent.
+            anvil.rpc("evm_increaseTime", LIVENESS + 1)
+            anvil.mine()
+            assert (await disputer.dispute(late)).state == IntentState.SKIPPED
+            assert await oracle.disputed_by(OURS) == [wrong]
+            assert len(sender_txs(anvil, OURS)) == 2
         assert reverted(anvil) == []
 
     asyncio.run(run())

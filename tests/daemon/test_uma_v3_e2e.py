@@ -5,7 +5,11 @@ no bond, then a person's decision on it asserted; a bond the outstanding cap ref
 dispute followed, then settled by UMA's vote; verdicts due together asserted in one
 multicall; another asserter's wrong claim opening a disagreement item (and hostile claim
 bytes skipped); a daemon SIGKILLed between broadcasting a multicall and its confirmation
-asserting each claim once."""
+asserting each claim once; with `dispute: after_review`, a person's confirmation disputing
+another's wrong assertion once (followed to the vote and settled), a declined one sending
+nothing, a late one recorded, a costly one refused by the cap, and a dispute sent before a
+crash (or a SIGKILL between its broadcast and confirmation) recorded at the restart, never
+sent again."""
 
 from __future__ import annotations
 
@@ -33,17 +37,22 @@ from oracle.chain.uma_v3 import (
     ASSERT_BATCH_PREFIX,
     ASSERT_PREFIX,
     ASSERT_TRUTH,
+    DISPUTE_ASSERTION_PREFIX,
     AssertionView,
     Claim,
     OptimisticOracleV3,
     UmaAsserter,
 )
 from oracle.config import Settings, load_settings
+from oracle.console.evidence import gather
 from oracle.core.claims import read_claim
 from oracle.core.lifecycle import MarketState
 from oracle.daemon.metrics import DaemonMetrics
+from oracle.daemon.service import _market_ref
+from oracle.daemon.uma_v3_venue import UmaV3Venue
 from oracle.errors import SetupError
 from oracle.store.repository import Store
+from oracle.store.reviews import Seen
 from oracle.testing import consensus_document, result_dict
 
 from ..anvil import DEV_ADDRESSES, DEV_KEYS, Anvil
@@ -118,6 +127,7 @@ class V3World:
         *,
         risk: dict[str, Any] | None = None,
         second_opinion: dict[str, Any] | None = None,
+        dispute: str = "never",
     ) -> Settings:
         source: dict[str, Any] = {
             "kind": "uma_v3",
@@ -125,6 +135,7 @@ class V3World:
             "deployment_file": str(self.deployment_file),
             "markets": self.markets,
             "risk": risk or {},
+            "dispute": dispute,
         }
         if second_opinion is not None:
             source["second_opinion"] = second_opinion
@@ -167,6 +178,20 @@ class V3World:
         )
         return [decoder.decode(log).args for log in logs]
 
+    def disputes_of(self, assertion_id: str) -> list[dict[str, Any]]:
+        """The AssertionDisputed events of `assertion_id` on the canonical chain."""
+        decoder = EventDecoder(load_artifact(OPTIMISTIC_ORACLE_V3).abi, "AssertionDisputed")
+        logs = self.anvil.rpc(
+            "eth_getLogs",
+            {
+                "address": self.oracle,
+                "topics": [decoder.topic, assertion_id],
+                "fromBlock": "0x0",
+                "toBlock": "latest",
+            },
+        )
+        return [decoder.decode(log).args for log in logs]
+
     def view(self, assertion_id: str) -> AssertionView:
         async def run() -> AssertionView:
             async with manager_for(self.anvil.url) as reader:
@@ -183,13 +208,13 @@ class V3World:
 
         return asyncio.run(run())
 
-    def assert_as(self, key: str, text: bytes) -> str:
+    def assert_as(self, key: str, text: bytes, bond: int = BOND) -> str:
         """Someone else asserts `text` (with the minimum bond); the assertion id."""
 
         async def run() -> str:
             async with manager_for(self.anvil.url, key=key) as other:
                 oracle = OptimisticOracleV3(other.pool, self.oracle)
-                claim = Claim(text=text, bond=BOND, liveness=LIVENESS, currency=self.currency)
+                claim = Claim(text=text, bond=bond, liveness=LIVENESS, currency=self.currency)
                 made = (await UmaAsserter(other, oracle).assert_truth(claim)).assertion
                 assert made is not None
                 return made.assertion_id
@@ -440,6 +465,241 @@ def test_another_asserters_wrong_claim_opens_a_disagreement_item(
     [closed] = store.reviews("closed")
     assert closed.decided_reason == "the venue settled on YES"
     assert world.our_transactions() == []
+    store.engine.dispose()
+
+
+def watch_wrong_claims(world: V3World, database_url: str, *texts: str, **config: Any) -> Settings:
+    """Another asserter's claims, each wrong by our agents, watched with dispute:
+    after_review."""
+    for text in texts:
+        world.record(f"Is this claim true? {text}", NO_AGREED)
+    return world.config(
+        database_url,
+        second_opinion={"asserters": [OTHER]},
+        dispute="after_review",
+        **config,
+    )
+
+
+def test_a_person_confirming_a_disagreement_disputes_the_assertion_once_the_vote_settles_it(
+    world: V3World, database_url: str
+) -> None:
+    wrong = "The dam on the upper river was completed in 1990."
+    assertion_id = world.assert_as(OTHER_KEY, wrong.encode())
+    settings = watch_wrong_claims(world, database_url, wrong)
+    one_pass(settings)
+
+    store = open_store(settings)
+    market_id = f"{SOURCE}:assertion:{assertion_id}"
+    market = store.get_market(market_id)
+    assert market.state == MarketState.SUBMITTED
+    assert market.submission["challenge"] == "dispute"
+    [item] = store.reviews()
+    assert "our verdict is NO, not YES" in item.reasons[0]
+    assert "deciding NO (or another outcome than theirs) confirms a dispute" in item.reasons[1]
+    assert gather(store, item.id)["review"]["challenge"] == {
+        "action": "dispute",
+        "their_outcome": "YES",
+        "their_account": OTHER,
+        "our_outcome": "NO",
+        "pending": None,
+        "done": None,
+    }
+    # Nothing is sent before a person confirms, pass after pass.
+    one_pass(settings)
+    assert world.our_transactions() == []
+    assert not world.view(assertion_id).disputed
+
+    latest = store.latest_consensus(market_id)
+    assert latest is not None
+    confirmed = store.decide_review(
+        item.id,
+        "NO",
+        "the dam was completed in 1994",
+        "alice",
+        seen=Seen(latest.id, latest.checksum),
+    )
+    assert confirmed.state == MarketState.CHALLENGING
+    before = world.balance(OURS)
+    metrics = DaemonMetrics()
+    one_pass(settings, metrics)
+
+    view = world.view(assertion_id)
+    assert (view.disputer, view.asserter, view.settled) == (OURS, OTHER, False)
+    disputed = store.get_market(market_id)
+    assert disputed.state == MarketState.DISPUTED
+    assert disputed.submission["challenged"]["result"] == "disputed"
+    assert disputed.submission["challenged"]["by"] == "alice"
+    assert disputed.submission["disputer"] == OURS
+    # The assertion's bond, in its currency, once; counted among our bonds at risk.
+    assert world.balance(OURS) == before - BOND
+    assert gauge(metrics, "oracle_challenges_total", venue=SOURCE, result="disputed") == 1
+    labels = {"venue": SOURCE, "token": world.currency}
+    assert gauge(metrics, "oracle_bonds_at_risk", **labels) == BOND
+    events = [a.event for a in store.audit(market_id)]
+    assert events[-2:] == ["challenge_confirmed", "challenge_disputed"]
+
+    # Passes after it follow the dispute, never dispute again.
+    one_pass(settings)
+    assert len(world.disputes_of(assertion_id)) == 1
+    assert len([k for k in _intent_keys(store) if k.startswith(DISPUTE_ASSERTION_PREFIX)]) == 1
+    assert store.get_market(market_id).state == MarketState.DISPUTED
+
+    world.vote(assertion_id, truth=False)
+    one_pass(settings)
+
+    # Settled by us once the vote had a price: false, final as NO, both bonds to us less
+    # the half of one burned to UMA's Store.
+    assert store.get_market(market_id).state == MarketState.FINAL
+    assert_settled_as(store, market_id, "NO")
+    view = world.view(assertion_id)
+    assert (view.settled, view.settlement_resolution) == (True, False)
+    assert world.balance(OURS) == before + BOND // 2
+    assert world.reverted() == []
+    store.engine.dispose()
+
+
+def test_a_declined_dispute_sends_nothing_a_late_one_is_recorded_a_costly_one_refused(
+    world: V3World, database_url: str
+) -> None:
+    texts = {
+        "declined": "The ferry service resumed on 2 May 2026.",
+        "late": "The library reopened on 9 May 2026.",
+        "capped": "The stadium roof was replaced in April 2026.",
+    }
+    ids = {
+        name: world.assert_as(OTHER_KEY, text.encode(), bond=2 * BOND if name == "capped" else BOND)
+        for name, text in texts.items()
+    }
+    # Room for one assertion's bond (10), not for the costly one's (20).
+    settings = watch_wrong_claims(
+        world, database_url, *texts.values(), risk={"max_bond_per_assertion": 15}
+    )
+    one_pass(settings)
+    store = open_store(settings)
+    markets = {name: f"{SOURCE}:assertion:{ids[name]}" for name in texts}
+    items = {item.market_id: item for item in store.reviews()}
+    assert set(items) == set(markets.values())
+
+    # Deciding their outcome leaves their assertion standing: the item closes.
+    kept = store.decide_review(items[markets["declined"]].id, "YES", "they were right", "alice")
+    assert kept.state == MarketState.SUBMITTED
+    assert store.review(items[markets["declined"]].id).status == "closed"
+    store.decide_review(items[markets["capped"]].id, "NO", "they were wrong", "alice")
+    metrics = DaemonMetrics()
+    one_pass(settings, metrics)
+
+    refused = store.get_market(markets["capped"])
+    assert refused.state == MarketState.FAILED_RETRY
+    assert "bond refused (per_request_cap)" in store.audit(markets["capped"])[-1].reason
+    assert gauge(metrics, "oracle_bond_refusals_total", venue=SOURCE, reason="per_request_cap") == 1
+    assert world.our_transactions() == []
+
+    # The liveness passes before a confirmed dispute goes out: re-read, recorded, not sent.
+    store.decide_review(items[markets["late"]].id, "NO", "they were wrong", "alice")
+    world.pass_time()
+    one_pass(settings)
+    for name in ("late", "capped"):
+        audit = store.audit(markets[name])
+        assert "challenge_moot" in [a.event for a in audit]
+        assert any("it can no longer be disputed" in a.reason for a in audit)
+    for market_id in markets.values():
+        assert store.get_market(market_id).state == MarketState.FINAL
+        assert_settled_as(store, market_id, "YES")
+    assert [world.disputes_of(i) for i in ids.values()] == [[], [], []]
+    assert world.our_transactions() == []
+    assert world.reverted() == []
+    store.engine.dispose()
+
+
+def test_a_dispute_sent_before_a_crash_is_recorded_at_the_restart_never_sent_again(
+    world: V3World, database_url: str
+) -> None:
+    wrong = "The observatory's new telescope saw first light in 2019."
+    assertion_id = world.assert_as(OTHER_KEY, wrong.encode())
+    settings = watch_wrong_claims(world, database_url, wrong)
+    one_pass(settings)
+    store = open_store(settings)
+    market_id = f"{SOURCE}:assertion:{assertion_id}"
+    [item] = store.reviews()
+    store.decide_review(item.id, "NO", "first light was in 2021", "alice")
+
+    async def dispute_then_crash() -> None:
+        # What a daemon leaves when it dies after its dispute was included and before the
+        # market moved on: the dispute on-chain and in its intent store, the market
+        # still `challenging`.
+        assembly = assemble(settings)
+        try:
+            venue = assembly.daemon.resolvers[SOURCE]
+            assert isinstance(venue, UmaV3Venue)
+            await venue.start()
+            challenged = await venue.challenge(_market_ref(store.get_market(market_id)), "NO")
+            assert challenged.sent is not None
+        finally:
+            await assembly.close()
+
+    asyncio.run(dispute_then_crash())
+    assert store.get_market(market_id).state == MarketState.CHALLENGING
+    assert world.view(assertion_id).disputer == OURS
+
+    one_pass(settings)
+
+    market = store.get_market(market_id)
+    assert market.state == MarketState.DISPUTED
+    assert market.submission["challenged"]["result"] == "disputed"
+    assert len(world.disputes_of(assertion_id)) == 1
+    # The approval and the one dispute; nothing reverted.
+    assert len(world.our_transactions()) == 2
+    assert world.reverted() == []
+    store.engine.dispose()
+
+
+def test_a_daemon_killed_between_broadcasting_a_dispute_and_its_confirmation_disputes_once(
+    world: V3World, tmp_path: Path
+) -> None:
+    wrong = "The old lighthouse was relit in 2015."
+    assertion_id = world.assert_as(OTHER_KEY, wrong.encode())
+    settings = watch_wrong_claims(
+        world,
+        f"sqlite:///{tmp_path / 'oracle.db'}",
+        wrong,
+        daemon={"poll_interval": 0.3, "dispatch_interval": 0.2, "lease_margin": 1},
+    )
+    one_pass(settings)
+    store = open_store(settings)
+    market_id = f"{SOURCE}:assertion:{assertion_id}"
+    [item] = store.reviews()
+    store.decide_review(item.id, "NO", "it stayed dark", "alice")
+    config, log = tmp_path / "config.yaml", tmp_path / "daemon.log"
+    world.anvil.rpc("evm_setAutomine", False)
+    first = start_daemon(config, log)
+    try:
+        # The approval goes first and is waited for: mine it, then the dispute is sent.
+        wait_for(lambda: len(pending_hashes(world.anvil, OURS)) == 1, 60, "the approval")
+        approval = pending_hashes(world.anvil, OURS)
+        world.anvil.mine()
+        wait_for(lambda: pending_hashes(world.anvil, OURS) not in ([], approval), 60, "the dispute")
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+    assert not world.view(assertion_id).disputed  # broadcast, not mined
+    world.anvil.rpc("evm_setAutomine", True)
+    world.anvil.rpc("evm_setIntervalMining", 1)
+    second = start_daemon(config, log)
+    try:
+        wait_for(
+            lambda: store.get_market(market_id).state == MarketState.DISPUTED,
+            90,
+            "the market to be disputed",
+        )
+    finally:
+        second.send_signal(signal.SIGTERM)
+        second.wait(timeout=30)
+    assert second.returncode == 0, log.read_text()[-3000:]
+    assert len(world.disputes_of(assertion_id)) == 1
+    assert world.view(assertion_id).disputer == OURS
+    assert len([k for k in _intent_keys(store) if k.startswith(DISPUTE_ASSERTION_PREFIX)]) == 1
+    assert world.reverted() == []
     store.engine.dispose()
 
 
