@@ -23,16 +23,26 @@ untrusted-data block (`oracle.agents.prompts`) and which the proof records:
 
 Updates posted after `posted_by` (the chain's time when the question is read) are left
 out: the research only ever sees what was on the board before it.
+
+A board that is configured but whose answer for the question could not be used leaves a
+note in the criteria and `error` in the record the market's details keep; such a market's
+verdict always goes to a person (`review_reasons`, code `clarifications_unreadable`): the
+creator may have changed how it resolves, and nobody has read what they wrote.
 """
 
 from __future__ import annotations
 
 import hashlib
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+
+from oracle.core.decision import ReviewReason
+
+# The review code of a market whose board could not be read (`review_reasons`).
+UNREADABLE = "clarifications_unreadable"
 
 
 @dataclass(frozen=True)
@@ -148,3 +158,19 @@ def clarifications(
             "kept).",
         )
     return Clarifications("\n\n".join(lines), tuple(used for _, used in entries), omitted)
+
+
+def review_reasons(record: Mapping[str, Any] | None) -> list[ReviewReason]:
+    """Why a person must look before a verdict on the market goes out, judging by what its
+    details record of the board (`record`; None: no board configured): its answer could not
+    be used (`error`)."""
+    if not record or not record.get("error"):
+        return []
+    return [
+        ReviewReason(
+            UNREADABLE,
+            "the clarifications the question's creator posted on its bulletin board could not "
+            f"be read ({record['error']}): they may change how it resolves; read them on the "
+            "board before deciding",
+        )
+    ]

@@ -8,10 +8,11 @@ did not vote for.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from oracle.core.models import INVALID, UNDETERMINED, Action
+from oracle.core.models import INVALID, UNDETERMINED, Action, ConsensusResult
 from oracle.core.params import ConsensusParams
 
 
@@ -121,6 +122,25 @@ def review_reasons(tally: Tally, params: ConsensusParams) -> list[ReviewReason]:
             )
         )
     return reasons
+
+
+def with_venue_reasons(result: ConsensusResult, reasons: Sequence[ReviewReason]) -> ConsensusResult:
+    """`result` with the reasons the market's venue gives for a person to look (a
+    clarification board that could not be read) added to the policy's own, and its action
+    chosen again as for any reason: such a verdict is never submitted on the daemon's own."""
+    if not reasons:
+        return result
+    codes = (*result.review_codes, *(r.code for r in reasons))
+    messages = (*result.review_reasons, *(r.message for r in reasons))
+    every = [ReviewReason(code, message) for code, message in zip(codes, messages, strict=True)]
+    return result.model_copy(
+        update={
+            "requires_human_review": True,
+            "review_reasons": messages,
+            "review_codes": codes,
+            "action": choose_action(every, result.outcome),
+        }
+    )
 
 
 def choose_action(reasons: list[ReviewReason], outcome: str) -> Action:

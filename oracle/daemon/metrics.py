@@ -33,6 +33,7 @@ from prometheus_client import (
 )
 
 from oracle.agents.metrics import AgentMetrics
+from oracle.core.clarifications import UNREADABLE
 from oracle.core.decision import REVIEW_CODES
 from oracle.core.lifecycle import MarketState
 from oracle.core.scoring import RollingFigures
@@ -40,6 +41,8 @@ from oracle.core.scoring import RollingFigures
 ERROR_STAGES = ("process", "watch", "settle", "poll", "promote", "dispatch", "housekeep", "clock")
 # Why the daemon itself (not a verdict) hands a market to a person.
 HANDOVER_CODES = ("retries_exhausted", "still_undecidable")
+# Review codes a venue gives (`oracle.daemon.ports.VenueReview`).
+VENUE_REVIEW_CODES = (UNREADABLE,)
 JOBS = ("poll", "promote", "dispatch", "watch", "housekeep")
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 RPC_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
@@ -69,7 +72,7 @@ class DaemonMetrics:
         )
         self.source_errors = Counter(
             "oracle_source_errors_total",
-            "Failed polls or malformed markets, by source.",
+            "Failed polls, malformed markets and failed re-reads before research, by source.",
             ["source", "kind"],
             registry=r,
         )
@@ -388,12 +391,12 @@ class DaemonMetrics:
         for source in sources:
             self.source_polls.labels(source)
             self.markets_discovered.labels(source)
-            for kind in ("poll", "malformed"):
+            for kind in ("poll", "malformed", "refresh"):
                 self.source_errors.labels(source, kind)
         for action in ("submit", "review", "research_again"):
             for reached in ("true", "false"):
                 self.consensus.labels(action, reached)
-        for code in (*REVIEW_CODES, *HANDOVER_CODES):
+        for code in (*REVIEW_CODES, *HANDOVER_CODES, *VENUE_REVIEW_CODES):
             self.review_reasons.labels(code)
         for result in ("confirmed", "failed"):
             self.submissions.labels(result)

@@ -35,6 +35,27 @@ Contracts:
     across crashes), returns once the transaction is included, or raises ResolverError.
     A receipt's `challenge` names what confirming its disagreement will do.
 
+:class:`Refreshing`
+    A source whose markets can change after discovery in a way the research must see (a
+    UMA question's clarifications, posted on a bulletin board at any time):
+    `refresh(market)` reads the venue again and returns the market's criteria and details
+    as discovery would make them now (None: nothing to read again). The daemon calls it
+    right before each research of the market (the first, a research-again, one a person
+    sent back, a resumed one), and stores what it returns with the research's answers, so
+    the proof shows what the agents were given. It must make them the way discovery does
+    (one code path). A transport failure raises :class:`SourceError`: that research
+    attempt fails as a failed research does (`failed_retry`, retried with back-off by the
+    `promote` job, handed to a person once `daemon.max_attempts` is spent); the market
+    is never lost nor researched on stale text.
+
+:class:`VenueReview`
+    A source that can say, from a market's details alone (pure, no I/O), why a person must
+    look before its verdict goes out (a clarification board that could not be read):
+    `review_reasons(market)`. The daemon adds them to the decision policy's reasons
+    (`oracle.core.decision.with_venue_reasons`), so such a verdict is reviewed, never
+    submitted on the daemon's own; they show in the review item and the proof, and count
+    in `oracle_review_reasons_total` under their code. A person's decision still goes out.
+
 :class:`VenueClock`
     A venue whose rules run on a clock of its own (a chain's block time) says what that
     clock shows now; the daemon judges a market due, and a challenge window over, by it.
@@ -57,6 +78,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
+from oracle.core.decision import ReviewReason
 from oracle.core.markets import MarketSpec
 from oracle.core.scoring import Finality
 
@@ -162,6 +184,24 @@ class Resolver(Protocol):
 @runtime_checkable
 class Challenger(Protocol):
     async def challenge(self, market: MarketRef, outcome: str) -> Challenged: ...
+
+
+@dataclass(frozen=True)
+class Refreshed:
+    """A market's criteria and details as its source reads them now."""
+
+    criteria: str
+    details: dict[str, Any]
+
+
+@runtime_checkable
+class Refreshing(Protocol):
+    async def refresh(self, market: MarketRef) -> Refreshed | None: ...
+
+
+@runtime_checkable
+class VenueReview(Protocol):
+    def review_reasons(self, market: MarketRef) -> list[ReviewReason]: ...
 
 
 @runtime_checkable

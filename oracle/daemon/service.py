@@ -50,6 +50,7 @@ from oracle.core.debate import (
     majority_record,
     weighted_plurality,
 )
+from oracle.core.decision import with_venue_reasons
 from oracle.core.lifecycle import MarketEvent, MarketState
 from oracle.core.markets import MarketSpec
 from oracle.core.models import (
@@ -72,10 +73,12 @@ from oracle.daemon.ports import (
     MarketRef,
     MarketSource,
     Receipt,
+    Refreshing,
     Resolution,
     ResolutionStatus,
     Resolver,
     VenueClock,
+    VenueReview,
 )
 from oracle.daemon.research import AgentPool
 from oracle.daemon.settings import DaemonSettings, MetricsSettings
@@ -157,6 +160,7 @@ class Daemon:
         self.store = store
         self.pool = pool
         self.sources = list(sources)
+        self._sources_by_name = {source.name: source for source in self.sources}
         self.resolvers = dict(resolvers)
         self.metrics = metrics
         self.metrics_settings = metrics_settings or MetricsSettings()
@@ -417,8 +421,24 @@ class Daemon:
             else:
                 return
 
-    async def _research(self, row: MarketRow, run_id: int) -> tuple[MarketRow, Researched]:
-        answers = await self.pool.research(_core_market(row))
+    async def _research(self, row: MarketRow, run_id: int) -> tuple[MarketRow, Researched | None]:
+        """Research the market as its source shows it now (`Refreshing`; what it read is
+        stored with the answers); a source that cannot be read fails the attempt (retried
+        with back-off), never a research on stale text."""
+        market = _core_market(row)
+        refreshed: dict[str, Any] | None = None
+        source = self._sources_by_name.get(row.source)
+        if isinstance(source, Refreshing):
+            try:
+                current = await source.refresh(_market_ref(row))
+            except SourceError as error:
+                self.metrics.source_errors.labels(row.source, "refresh").inc()
+                emit(logger, logging.WARNING, "market.refresh_failed", market=row.id, error=error)
+                return await self._fail(row.id, f"reading the market again: {error}"), None
+            if current is not None:
+                refreshed = {"criteria": current.criteria, "details": current.details}
+                market = market.model_copy(update={"criteria": current.criteria})
+        answers = await self.pool.research(market)
         for answer in answers:
             failed = isinstance(answer.answer, AgentFailure)
             self.metrics.agent_latency.labels(answer.agent_id).observe(answer.latency_seconds)
@@ -433,6 +453,7 @@ class Daemon:
             [(a.answer, a.latency_seconds) for a in answers],
             lease_seconds=self.lease_seconds,
             reason=f"run {run_id}: {len(answers)} agents asked",
+            updates=refreshed,
         )
         return row, Researched(
             run_id,
@@ -470,6 +491,9 @@ class Daemon:
                 proposed=majority["proposed"],
                 share=majority["share"],
             )
+        source = self._sources_by_name.get(row.source)
+        if isinstance(source, VenueReview):
+            result = with_venue_reasons(result, source.review_reasons(_market_ref(row)))
         proof = build_proof(
             consensus_input, result, params, thresholds, debate=debate, majority=majority
         )

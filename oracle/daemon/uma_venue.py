@@ -16,7 +16,11 @@ and ancillary data).
 With `bulletin_board` configured, the updates each question's creator (its `initializer`)
 posted on that board by the time the request is discovered become the market's criteria,
 bounded and named by hash (`oracle.core.clarifications`, read by `oracle.chain.bulletin`);
-the agents see them with the question and the proof records them.
+the agents see them with the question and the proof records them. The board is read again
+right before each research of the market (`refresh`, the same code), so a research-again or
+a re-research a person asked for sees the updates posted meanwhile. A board whose answer
+could not be used sends the verdict to a person (`review_reasons`: code
+`clarifications_unreadable`); a person's decision is proposed as any.
 
 Answers go through `UmaProposer` (one intent per request, allowance set once, balance
 checked): a verdict's outcome is proposed at the price the ancillary data gives it. Before
@@ -82,6 +86,8 @@ from oracle.core.ancillary import (
 )
 from oracle.core.bonds import BondCaps, check_bond, gas_cost_in_currency, to_units
 from oracle.core.clarifications import ClarificationLimits, clarifications
+from oracle.core.clarifications import review_reasons as clarification_review_reasons
+from oracle.core.decision import ReviewReason
 from oracle.core.markets import MarketSpec
 from oracle.core.scoring import Finality
 from oracle.daemon.chain_venue import latest_block, pool_problem
@@ -92,6 +98,7 @@ from oracle.daemon.ports import (
     Deliver,
     MarketRef,
     Receipt,
+    Refreshed,
     Resolution,
     ResolutionStatus,
     SignerBalance,
@@ -337,7 +344,7 @@ class UmaVenue:
             # The bond a proposal must post (the requester sets it after asking, in the
             # same transaction as Polymarket's adapter does): shown to the reviewer.
             views = await parts.oracle.get_requests([r.key for r in requests])
-            clarified = await self._clarifications(parts, requests)
+            clarified = await self._clarifications(parts, [r.key for r in requests])
             specs = []
             for request, view in zip(requests, views, strict=True):
                 try:
@@ -408,40 +415,64 @@ class UmaVenue:
             awaits_settlement=self.config.settle,
         )
 
+    async def refresh(self, market: MarketRef) -> Refreshed | None:
+        """The market's clarifications read again, right before each research of it (the
+        port's `Refreshing`): its criteria and details as discovery makes them, from the
+        same code (`_clarifications`), by the chain's latest block. None without a board.
+        A node failure raises SourceError: that research attempt fails and is retried."""
+        if self.config.bulletin_board is None:
+            return None
+        key = request_key(market.details)
+        try:
+            parts = await self._ready()
+            clarified = await self._clarifications(parts, [key])
+        except ChainError as error:
+            raise SourceError(f"source {self.name}: clarifications: {error}") from None
+        if key.id_hex not in clarified:  # its ancillary data no longer parses: as discovered
+            return None
+        criteria, record = clarified[key.id_hex]
+        return Refreshed(criteria, {**market.details, "clarifications": record})
+
+    def review_reasons(self, market: MarketRef) -> list[ReviewReason]:
+        """A person must look when the board's answer for the question could not be used
+        (the port's `VenueReview`; `oracle.core.clarifications.review_reasons`)."""
+        return clarification_review_reasons(market.details.get("clarifications"))
+
     async def _clarifications(
-        self, parts: UmaParts, requests: list[PriceRequest]
+        self, parts: UmaParts, keys: list[RequestKey]
     ) -> dict[str, tuple[str, dict[str, Any]]]:
         """With a bulletin board configured: for each request whose question names its
         creator, (criteria, what the details record) from the creator's updates posted by
         now (`oracle.core.clarifications`); a board answer that cannot be used is said so
-        in the criteria. A node failure raises ChainError: the poll is tried again."""
+        in the criteria and recorded as `error`. A node failure raises ChainError: the
+        poll (or the research) is tried again."""
         board, settings = parts.board, self.config.bulletin_board
         if board is None or settings is None:
             return {}
         owners: dict[str, str] = {}
-        for request in requests:
+        for key in keys:
             try:
-                initializer = request.key.question().initializer
+                initializer = key.question().initializer
             except AncillaryDataError:
                 continue  # skipped by `_market`, with the reason
             if initializer is not None:
-                owners[request.key.id_hex] = initializer
+                owners[key.id_hex] = initializer
         block = await parts.pool.call("eth_getBlockByNumber", latest_block)
         posted_by = int(block["timestamp"])
-        wanted = [r for r in requests if r.key.id_hex in owners]
+        wanted = [k for k in keys if k.id_hex in owners]
         answers = await board.updates(
-            [(question_id(r.key.ancillary_data), owners[r.key.id_hex]) for r in wanted]
+            [(question_id(k.ancillary_data), owners[k.id_hex]) for k in wanted]
         )
         limits = ClarificationLimits(
             settings.max_updates, settings.max_update_chars, settings.max_total_chars
         )
         found: dict[str, tuple[str, dict[str, Any]]] = {}
-        for request in requests:
-            if request.key.id_hex not in owners:  # no creator named: nobody's updates count
+        for key in keys:
+            if key.id_hex not in owners:  # no creator named: nobody's updates count
                 record = {"board": board.address, "read_at": posted_by, "owner": None}
-                found[request.key.id_hex] = ("", {**record, "used": [], "omitted": 0})
-        for request, answer in zip(wanted, answers, strict=True):
-            owner = owners[request.key.id_hex]
+                found[key.id_hex] = ("", {**record, "used": [], "omitted": 0})
+        for key, answer in zip(wanted, answers, strict=True):
+            owner = owners[key.id_hex]
             record = {"board": board.address, "read_at": posted_by, "owner": owner}
             if isinstance(answer, BoardUnreadable):
                 emit(
@@ -449,17 +480,17 @@ class UmaVenue:
                     logging.WARNING,
                     "uma.clarifications_unreadable",
                     source=self.name,
-                    request=request.key.id_hex,
+                    request=key.id_hex,
                     error=answer,
                 )
-                found[request.key.id_hex] = (
+                found[key.id_hex] = (
                     "Note: the updates the question's creator posted on its bulletin board "
                     "could not be read; they may clarify or change how it resolves.",
                     {**record, "used": [], "error": str(answer)},
                 )
                 continue
             shown = clarifications(answer, owner=owner, posted_by=posted_by, limits=limits)
-            found[request.key.id_hex] = (shown.text, {**record, **shown.record()})
+            found[key.id_hex] = (shown.text, {**record, **shown.record()})
         return found
 
     def _oracle_address(self) -> str:

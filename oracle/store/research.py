@@ -75,9 +75,12 @@ class ResearchRuns(Transactions):
         *,
         lease_seconds: float,
         reason: str,
+        updates: dict[str, Any] | None = None,
     ) -> MarketRow:
         """Store the run's answers and move the market on to `consensus` with its lease
-        extended by `lease_seconds`, in one transaction (LeaseLost stores nothing)."""
+        extended by `lease_seconds`, in one transaction (LeaseLost stores nothing); with
+        `updates`, the market columns the research was given (criteria and details its
+        source read again before it) are written with them."""
         with self._writing() as connection:
             row = self._transition(
                 connection,
@@ -86,6 +89,7 @@ class ResearchRuns(Transactions):
                 actor=owner,
                 reason=reason,
                 lease_owner=owner,
+                updates=updates,
                 extend_lease=lease_seconds,
             )
             self._store_answers(connection, run_id, answers)

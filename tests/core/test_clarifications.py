@@ -15,6 +15,7 @@ from oracle.core.clarifications import (
     ClarificationLimits,
     clarifications,
     one_line,
+    review_reasons,
 )
 
 OWNER = "0x91430cad2d3975766499717fa0d66a78d814e5c5"
@@ -129,3 +130,12 @@ def test_any_updates_are_bounded_and_never_raise(
     assert len(shown.text) <= limits.max_total_chars + 5 * header
     for entry in shown.text.split("\n\n"):
         assert "\n" not in entry
+
+
+def test_only_a_board_that_could_not_be_read_asks_for_a_person() -> None:
+    assert review_reasons(None) == []  # no board configured
+    read = {"board": "0xb", "owner": OWNER, "used": [], "omitted": 0}
+    assert review_reasons(read) == []
+    [reason] = review_reasons({**read, "error": "getUpdates reverts; is it a bulletin board?"})
+    assert reason.code == "clarifications_unreadable"
+    assert "getUpdates reverts" in reason.message

@@ -62,3 +62,21 @@ def test_reasons_accumulate() -> None:
 def test_every_review_code_is_declared() -> None:
     produced = set(re.findall(r'ReviewReason\(\s*"([a-z_]+)"', inspect.getsource(decision)))
     assert produced == set(decision.REVIEW_CODES)
+
+
+def test_a_venue_reason_sends_a_clean_verdict_to_review_beside_the_policys_own() -> None:
+    reason = decision.ReviewReason("clarifications_unreadable", "the board could not be read")
+    clean = verdict([("a", "YES", 0.9), ("b", "YES", 0.8), ("c", "NO", 0.6)])
+    reviewed = decision.with_venue_reasons(clean, [reason])
+    assert (reviewed.action, reviewed.requires_human_review) == ("review", True)
+    assert reviewed.review_codes == ("clarifications_unreadable",)
+    assert reviewed.review_reasons == ("the board could not be read",)
+    assert reviewed.outcome == clean.outcome  # the agents' verdict is kept for the person
+    assert decision.with_venue_reasons(clean, []) == clean
+    low = verdict([("a", "YES", 0.3), ("b", "YES", 0.4), ("c", "YES", 0.35)])
+    both = decision.with_venue_reasons(low, [reason])
+    assert both.review_codes == ("low_confidence", "clarifications_unreadable")
+    assert len(both.review_reasons) == 2
+    too_early = verdict([(a, "UNDETERMINED", 0.9) for a in ("a", "b", "c")])
+    assert too_early.action == "research_again"
+    assert decision.with_venue_reasons(too_early, [reason]).action == "review"

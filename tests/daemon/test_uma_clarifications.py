@@ -1,7 +1,8 @@
 """Clarifications from a bulletin board (`market_sources[].bulletin_board` of kind `uma`)
 end to end on anvil: UMA's real OOv2, a requester asking as Polymarket's adapter does, a
 board with the adapter's interface, the daemon with replay agents. The question's creator's
-updates reach the agents' market (and the proof); a stranger's never do."""
+updates reach the agents' market (and the proof); a stranger's never do; the board is read
+again before each research; a board that cannot be read sends the verdict to a person."""
 
 from __future__ import annotations
 
@@ -19,13 +20,30 @@ from oracle.chain.bulletin import question_id
 from oracle.chain.uma import RequestState
 from oracle.chain.uma_stack import deploy_bulletin_board, post_update
 from oracle.config import Settings, load_settings
-from oracle.core.ancillary import PRICE_SCALE
+from oracle.console.evidence import gather
+from oracle.core.ancillary import PRICE_SCALE, parse_ancillary
 from oracle.core.lifecycle import MarketState
-from oracle.errors import SetupError
+from oracle.daemon.metrics import DaemonMetrics
+from oracle.daemon.uma_venue import UmaVenue
+from oracle.errors import ChainError, SetupError
+from oracle.store.reviews import Seen
+from oracle.testing import consensus_document, result_dict
 
 from ..anvil import DEV_ADDRESSES
 from ..chain.helpers import manager_for
-from .test_uma_e2e import AGREED, ASKER_KEY, OTHER_KEY, OURS, UmaWorld, one_pass, world
+from .test_uma_e2e import (
+    AGREED,
+    ASKER_KEY,
+    BOND,
+    FINAL_FEE,
+    OTHER_KEY,
+    OURS,
+    TOO_SOON,
+    UmaWorld,
+    gauge,
+    one_pass,
+    world,
+)
 
 __all__ = ["world"]  # the fixture, shared with test_uma_e2e
 
@@ -60,10 +78,28 @@ def deploy_board(world: UmaWorld) -> str:
     return asyncio.run(run())
 
 
+def proofs_of(world: UmaWorld, market_id: str) -> list[dict[str, Any]]:
+    """The market's proofs, oldest first."""
+    paths = sorted((world.tmp_path / "proofs").rglob("*.json"), key=lambda p: p.stat().st_mtime_ns)
+    proofs = [json.loads(path.read_text()) for path in paths]
+    return [p for p in proofs if p["market"]["id"] == market_id]
+
+
 def proof_of(world: UmaWorld, market_id: str) -> dict[str, Any]:
-    proofs = [json.loads(path.read_text()) for path in (world.tmp_path / "proofs").rglob("*.json")]
-    [proof] = [p for p in proofs if p["market"]["id"] == market_id]
+    [proof] = proofs_of(world, market_id)
     return proof
+
+
+def answer_next(world: UmaWorld, market_id: str, votes: list[tuple[str, str, float]]) -> None:
+    """What the replay agents answer at the market's next research."""
+    key = world.keys[market_id]
+    document = consensus_document(
+        [result_dict(agent, outcome, conf) for agent, outcome, conf in votes],
+        market_id=market_id,
+        question=parse_ancillary(key.ancillary_data).text,
+        outcomes=["NO", "YES"],
+    )
+    (world.replays / f"{key.id_hex}.json").write_text(json.dumps(document))
 
 
 def test_the_creators_clarifications_reach_the_agents_a_strangers_do_not(
@@ -176,3 +212,156 @@ def test_a_board_without_code_stops_the_start_naming_its_setting(
         SetupError, match=r"^market_sources\[uma\]\.bulletin_board\.address: no contract at"
     ):
         asyncio.run(start())
+
+
+LATER_NOTE = b"Update: the launch window moved to 3 June; a launch on 3 June counts as Yes."
+
+
+def test_an_update_posted_after_discovery_is_seen_by_the_next_research(
+    world: UmaWorld, database_url: str
+) -> None:
+    board = deploy_board(world)
+    market_id = world.ask("Did the launch happen before the deadline?", TOO_SOON)
+    post(world, ASKER_KEY, board, market_id, CREATORS_NOTE)
+    settings = with_board(
+        world,
+        world.config(database_url, daemon={"research_again_after": 0}),
+        address=board,
+    )
+
+    one_pass(settings)  # discovered, researched: too early to say
+
+    store = open_store(settings)
+    assert store.get_market(market_id).state == MarketState.DEFERRED
+    [first] = proofs_of(world, market_id)
+    assert first["market"]["criteria"].endswith(CREATORS_NOTE.decode())
+    # The creator posts again after discovery; the agents can answer at the next research.
+    post(world, ASKER_KEY, board, market_id, LATER_NOTE)
+    answer_next(world, market_id, AGREED)
+
+    one_pass(settings)  # researched again, the board read again first
+
+    market = store.get_market(market_id)
+    assert market.state == MarketState.SUBMITTED
+    assert world.view(market_id).state == RequestState.PROPOSED
+    first, second = proofs_of(world, market_id)
+    assert LATER_NOTE.decode() not in first["market"]["criteria"]
+    lines = second["market"]["criteria"].split("\n\n")
+    assert [line.split(": ", 1)[1] for line in lines] == [
+        CREATORS_NOTE.decode(),
+        LATER_NOTE.decode(),
+    ]
+    # The market keeps what the last research was given, and which updates it was.
+    assert market.criteria == second["market"]["criteria"]
+    assert market.proof_checksum == second["checksum"]
+    assert [u["sha256"] for u in market.details["clarifications"]["used"]] == [
+        hashlib.sha256(CREATORS_NOTE).hexdigest(),
+        hashlib.sha256(LATER_NOTE).hexdigest(),
+    ]
+    assert world.reverted() == []
+    store.engine.dispose()
+
+
+def test_a_node_failure_while_reading_again_fails_the_attempt_which_is_retried(
+    world: UmaWorld, database_url: str
+) -> None:
+    board = deploy_board(world)
+    market_id = world.ask("Did the launch happen before the deadline?", AGREED)
+    post(world, ASKER_KEY, board, market_id, CREATORS_NOTE)
+    settings = with_board(world, world.config(database_url), address=board)
+    metrics = DaemonMetrics()
+    store = open_store(settings)
+
+    async def run() -> None:
+        assembly = assemble(settings, metrics=metrics)
+        daemon = assembly.daemon
+        try:
+            await daemon.start()
+            await daemon.poll()  # discovery reads the board
+            [venue] = daemon.sources
+            assert isinstance(venue, UmaVenue)
+            assert venue._parts is not None
+            parts = venue._parts
+            assert parts.board is not None
+            reads = parts.board.updates
+
+            async def node_down(*_: Any) -> Any:
+                raise ChainError("node unreachable")
+
+            parts.board.updates = node_down  # type: ignore[method-assign]
+            await daemon.promote()
+            await daemon.dispatch()
+            await daemon.wait_idle()
+            failed = store.get_market(market_id)
+            assert failed.state == MarketState.FAILED_RETRY
+            assert failed.failures == 1
+            assert "reading the market again" in store.audit(market_id)[-1].reason
+            assert world.proposals(market_id) == 0
+            # The node is back: the next pass retries it (daemon.retry_backoff is 0 here).
+            parts.board.updates = reads  # type: ignore[method-assign]
+            await daemon.promote()
+            await daemon.dispatch()
+            await daemon.wait_idle()
+        finally:
+            await assembly.close()
+
+    asyncio.run(run())
+
+    market = store.get_market(market_id)
+    assert market.state == MarketState.SUBMITTED
+    assert world.proposals(market_id) == 1
+    assert market.criteria.endswith(CREATORS_NOTE.decode())
+    assert gauge(metrics, "oracle_source_errors_total", source="uma", kind="refresh") == 1
+    store.engine.dispose()
+
+
+def test_an_unreadable_board_sends_the_verdict_to_a_person_whose_decision_is_proposed(
+    world: UmaWorld, database_url: str
+) -> None:
+    board = deploy_board(world)
+    market_id = world.ask("Did the launch happen before the deadline?", AGREED)
+    post(world, ASKER_KEY, board, market_id, b"x" * 4000)
+    settings = with_board(world, world.config(database_url), address=board, max_response_bytes=1024)
+    before = world.balance(OURS)
+    metrics = DaemonMetrics()
+
+    one_pass(settings, metrics)  # the agents agree, but nobody has read the creator's updates
+
+    store = open_store(settings)
+    market = store.get_market(market_id)
+    assert market.state == MarketState.NEEDS_REVIEW
+    assert world.view(market_id).state == RequestState.REQUESTED
+    assert world.balance(OURS) == before  # no bond posted
+    assert world.proposals(market_id) == 0
+    [item] = store.reviews(None)
+    [reason] = item.reasons
+    assert reason.startswith(
+        "the clarifications the question's creator posted on its bulletin board could not be read"
+    )
+    assert "more than the limit of 1024" in reason
+    # What `oracle review show` and the console show.
+    evidence = gather(store, item.id)
+    assert evidence["review"]["reasons"] == [reason]
+    proof = proof_of(world, market_id)
+    assert proof["verdict"]["review_codes"] == ["clarifications_unreadable"]
+    assert (proof["verdict"]["action"], proof["verdict"]["outcome"]) == ("review", "YES")
+    counted = gauge(metrics, "oracle_review_reasons_total", reason="clarifications_unreadable")
+    assert counted == 1
+
+    latest = store.latest_consensus(market_id)
+    assert latest is not None
+    store.decide_review(
+        item.id, "YES", "read the board by hand", "alice", seen=Seen(latest.id, latest.checksum)
+    )
+    one_pass(settings)
+
+    assert store.get_market(market_id).state == MarketState.SUBMITTED
+    view = world.view(market_id)
+    assert (view.state, view.proposer, view.proposed_price) == (
+        RequestState.PROPOSED,
+        OURS,
+        PRICE_SCALE,
+    )
+    assert world.balance(OURS) == before - BOND - FINAL_FEE
+    assert world.reverted() == []
+    store.engine.dispose()
