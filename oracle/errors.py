@@ -22,6 +22,7 @@ The tree::
     ├── AccessDenied             a person is not who they claim, or their role may not act
     ├── SourceError              a market source could not be read (names the source)
     ├── ResolverError            an answer could not be delivered (`retryable`)
+    │   └── AnswerLost           an answer paid for can no longer take effect (a person looks)
     ├── AgentError               an agent could not answer (recorded as its failure)
     │   └── AnswerInvalid        a model's answer does not match the schema (names the
     │                            field; the model is asked again)
@@ -161,6 +162,16 @@ class ResolverError(OracleError):
     def __init__(self, message: str, retryable: bool = True) -> None:
         super().__init__(message)
         self.retryable = retryable
+
+
+class AnswerLost(ResolverError):
+    """An answer already paid for can no longer take effect (a Reality.eth commitment
+    whose reveal window passed): never retried; the market goes to a person. `record`
+    is what the market keeps of it (so a person's next decision answers over it)."""
+
+    def __init__(self, message: str, record: dict[str, object]) -> None:
+        super().__init__(message, retryable=False)
+        self.record = record
 
 
 class AgentError(OracleError):

@@ -915,6 +915,10 @@ class RealityAnswerer:
         same = bonded[-1].is_commitment if commitment else bonded[-1].answer == answer
         if not same:
             return None  # ours, but another answer: correcting it is the caller's call
+        if bonded[-1].is_commitment:
+            deadline, revealed, _ = await self.reality.read("commitments", bonded[-1].answer)
+            if not revealed and int(deadline) <= await self.reality.block_time():
+                return None  # lost unrevealed: it stands for nothing, answering over it may
         return bonded[-2].bond if len(bonded) > 1 else 0
 
     # -- claiming ---------------------------------------------------------------------------

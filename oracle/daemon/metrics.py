@@ -39,7 +39,7 @@ from oracle.core.scoring import RollingFigures
 
 ERROR_STAGES = ("process", "watch", "settle", "poll", "promote", "dispatch", "housekeep", "clock")
 # Why the daemon itself (not a verdict) hands a market to a person.
-HANDOVER_CODES = ("retries_exhausted", "still_undecidable")
+HANDOVER_CODES = ("retries_exhausted", "still_undecidable", "answer_lost")
 JOBS = ("poll", "promote", "dispatch", "watch", "housekeep")
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 RPC_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
@@ -325,6 +325,14 @@ class DaemonMetrics:
             "What the signer's claims credited it (bonds and bounties won), in the "
             "currency's smallest unit, by venue and token.",
             ["venue", "token"],
+            registry=r,
+        )
+        self.bonds_lost = Counter(
+            "oracle_bonds_lost_total",
+            "Bonds the signer posted and lost, in the currency's smallest unit, by venue, "
+            "token and reason (Reality.eth: reveal_missed, a commitment whose reveal window "
+            "passed; outanswered, a question finalized on another's answer).",
+            ["venue", "token", "reason"],
             registry=r,
         )
         self.answers_superseded = Counter(
