@@ -41,7 +41,8 @@ The tree::
         │   ├── BondShortfall    the signer holds less of a bond currency than a bond
         │   │                    needs (names the token, the need and the shortfall)
         │   └── AnswerRefused    a Reality.eth answer not sent: the question is not open
-        │                        now, or its bond is above the cap (names which)
+        │       │                now, or its bond is above the cap (names which)
+        │       └── RevealMissed a commitment's reveal window passed: its bond is lost
         └── DeploymentError      a deployment file or contract artifact is unusable
 
 Every message names what was wrong and never contains a secret: no private key,
@@ -286,3 +287,8 @@ class AnswerRefused(TxError):
         super().__init__(f"reality question {question}: not answered: {reason}")
         self.question = question
         self.reason = reason
+
+
+class RevealMissed(AnswerRefused):
+    """Our Reality.eth commitment can no longer be revealed: its reveal window (the
+    question's timeout / 8 after the commitment) passed, so its bond is lost."""

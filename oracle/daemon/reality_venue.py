@@ -130,10 +130,10 @@ from oracle.daemon.ports import (
 from oracle.daemon.settings import RealitySourceConfig
 from oracle.errors import (
     AnswerLost,
-    AnswerRefused,
     ChainError,
     RealityQuestionError,
     ResolverError,
+    RevealMissed,
     SetupError,
     SourceError,
 )
@@ -587,7 +587,7 @@ class RealityVenue:
         window passed) is `AnswerLost`: recorded, never tried again."""
         try:
             intent = await parts.answerer.reveal(qid, answer, bond)
-        except AnswerRefused as error:
+        except RevealMissed as error:
             emit(
                 logger,
                 logging.ERROR,
