@@ -301,6 +301,7 @@ class RealityVenue:
         self._guarding = asyncio.Lock()
         self._reserved: dict[str, int] = {}  # answer intent key -> bond, while being sent
         self._claims_counted: set[str] = set()
+        self._losses_counted: set[str] = set()
 
     # -- connection ---------------------------------------------------------------------------
 
@@ -1049,9 +1050,9 @@ class RealityVenue:
         lost-bond counter, once per process (a settled market is not settled again)."""
         ours = int(market.submission.get("ours_on_question", 0))
         # Claimed already (the history is cleared): by us or for us, nothing to tell.
-        if ours == 0 or view.history_hash == NULL_HASH or view.id_hex in self._claims_counted:
+        if ours == 0 or view.history_hash == NULL_HASH or view.id_hex in self._losses_counted:
             return
-        self._claims_counted.add(view.id_hex)
+        self._losses_counted.add(view.id_hex)
         if self._metrics is not None:
             self._metrics.bonds_lost.labels(self.name, NATIVE, "outanswered").inc(ours)
         emit(

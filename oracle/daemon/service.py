@@ -721,13 +721,15 @@ class Daemon:
             "within the bond caps); the lost bond is not recovered"
         )
         lost = [*row.submission.get("answers_lost", []), error.record]
+        # A confirmed challenge that lost its answer is over: the person decides anew.
+        kept = {k: v for k, v in row.submission.items() if k != "challenge_pending"}
         moved, review_id = await self._db(
             self.store.hand_to_person,
             row.id,
             E.ANSWER_LOST,
             actor=self.replica,
             reasons=[reason],
-            updates={"submission": {**row.submission, "answers_lost": lost}},
+            updates={"submission": {**kept, "answers_lost": lost}},
         )
         self.metrics.review_reasons.labels("answer_lost").inc()
         emit(

@@ -617,21 +617,22 @@ def test_commit_reveal_answers_by_a_commitment_then_its_reveal_and_claims_throug
     store.engine.dispose()
 
 
-async def commit_then_crash(settings: Settings, qid: str) -> int:
-    """What a daemon leaves when it dies after its commitment of YES was included and
-    before the reveal was sent: the commitment on-chain and in its intent store, no
-    reveal; the commitment's nonce."""
+async def commit_then_crash(
+    settings: Settings, qid: str, *, planned: int = 0, bond: int = INITIAL
+) -> int:
+    """What a daemon leaves when it dies after its commitment of YES (over `planned`) was
+    included and before the reveal was sent: the commitment on-chain and in its intent
+    store, no reveal; the commitment's nonce."""
     assembly = assemble(settings)
     try:
         venue = assembly.daemon.resolvers["reality"]
         assert isinstance(venue, RealityVenue)
         await venue.start()
         assert venue._parts is not None
-        committed = await venue._parts.answerer.commit(qid, YES_WORD, planned_bond=0, bond=INITIAL)
+        answerer = venue._parts.answerer
+        committed = await answerer.commit(qid, YES_WORD, planned_bond=planned, bond=bond)
         assert committed.answered
-        return await venue._parts.answerer.commitment_nonce(
-            bytes.fromhex(qid[2:]), YES_WORD, INITIAL
-        )
+        return await answerer.commitment_nonce(bytes.fromhex(qid[2:]), YES_WORD, bond)
     finally:
         await assembly.close()
 
@@ -1003,3 +1004,37 @@ def _defended_claimed_the_others_lost(
     assert lost == 2 * INITIAL
     assert len(world.our_transactions()) == 6  # + claim, withdraw on the defended one
     assert world.reverted() == []
+
+
+def test_a_defence_whose_commitment_missed_its_reveal_window_goes_to_a_person(
+    world: RealityWorld, database_url: str
+) -> None:
+    market_id = world.ask("Was the defence revealed in time?", AGREED)
+    settings = world.config(
+        database_url, source={"commit_reveal": True, "counter_answer": "after_review"}
+    )
+    qid = market_id.split(":")[1]
+    one_pass(settings)  # our YES, committed and revealed
+    world.counter(market_id, NO_WORD)
+    one_pass(settings)
+    store = open_store(settings)
+    [item] = store.reviews()
+    assert store.decide_review(item.id, "YES", "it did", "alice").state == (MarketState.CHALLENGING)
+    # The daemon dies after committing the defence, and stays down past its reveal window.
+    asyncio.run(commit_then_crash(settings, qid, planned=2 * INITIAL, bond=4 * INITIAL))
+    world.elapse(TIMEOUT // 8 + 1)
+
+    one_pass(settings)
+
+    market = store.get_market(market_id)
+    assert market.state == MarketState.NEEDS_REVIEW
+    assert store.audit(market_id)[-1].event == "answer_lost"
+    assert "challenge_pending" not in market.submission  # the confirmed defence is over
+    assert market.submission["answers_lost"][-1]["bond"] == 4 * INITIAL
+    one_pass(settings)
+    assert store.get_market(market_id).state == MarketState.NEEDS_REVIEW
+    # Our commitment and reveal, the lost defence's commitment: no reveal of it, ever.
+    assert len(world.our_transactions()) == 3
+    assert world.view(market_id).best_answer == NO_WORD
+    assert world.reverted() == []
+    store.engine.dispose()
