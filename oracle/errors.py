@@ -22,6 +22,7 @@ The tree::
     ├── AccessDenied             a person is not who they claim, or their role may not act
     ├── SourceError              a market source could not be read (names the source)
     ├── ResolverError            an answer could not be delivered (`retryable`)
+    │   └── AnswerLost           an answer paid for can no longer take effect (a person looks)
     ├── AgentError               an agent could not answer (recorded as its failure)
     │   └── AnswerInvalid        a model's answer does not match the schema (names the
     │                            field; the model is asked again)
@@ -40,7 +41,8 @@ The tree::
         │   ├── BondShortfall    the signer holds less of a bond currency than a bond
         │   │                    needs (names the token, the need and the shortfall)
         │   └── AnswerRefused    a Reality.eth answer not sent: the question is not open
-        │                        now, or its bond is above the cap (names which)
+        │       │                now, or its bond is above the cap (names which)
+        │       └── RevealMissed a commitment's reveal window passed: its bond is lost
         └── DeploymentError      a deployment file or contract artifact is unusable
 
 Every message names what was wrong and never contains a secret: no private key,
@@ -163,6 +165,16 @@ class ResolverError(OracleError):
         self.retryable = retryable
 
 
+class AnswerLost(ResolverError):
+    """An answer already paid for can no longer take effect (a Reality.eth commitment
+    whose reveal window passed): never retried; the market goes to a person. `record`
+    is what the market keeps of it (so a person's next decision answers over it)."""
+
+    def __init__(self, message: str, record: dict[str, object]) -> None:
+        super().__init__(message, retryable=False)
+        self.record = record
+
+
 class AgentError(OracleError):
     """An agent could not answer; the message is recorded as the agent's failure."""
 
@@ -275,3 +287,8 @@ class AnswerRefused(TxError):
         super().__init__(f"reality question {question}: not answered: {reason}")
         self.question = question
         self.reason = reason
+
+
+class RevealMissed(AnswerRefused):
+    """Our Reality.eth commitment can no longer be revealed: its reveal window (the
+    question's timeout / 8 after the commitment) passed, so its bond is lost."""

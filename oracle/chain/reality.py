@@ -85,6 +85,7 @@ from oracle.errors import (
     AnswerRefused,
     BondShortfall,
     DeploymentError,
+    RevealMissed,
     SubjectsHeld,
     TxError,
     TxReverted,
@@ -730,7 +731,7 @@ class RealityAnswerer:
     async def reveal(self, qid: bytes | str, answer: bytes, bond: int) -> Intent:
         """Reveal our commitment of `answer` with `bond` (`submitAnswerReveal`), once.
         Recorded SKIPPED when it is revealed already; `AnswerRefused` when there is no such
-        commitment or its reveal deadline passed."""
+        commitment, `RevealMissed` (one) when its reveal deadline passed."""
         question, raw = question_bytes(qid), _answer_bytes(answer)
         nonce = await self.commitment_nonce(question, raw, bond)
         commitment = commitment_id(question, answer_hash(raw, nonce), bond)
@@ -739,7 +740,7 @@ class RealityAnswerer:
             raise AnswerRefused(_hex(question), f"no commitment of ours with bond {bond}")
         now = await self.reality.block_time()
         if not revealed and int(deadline) <= now:
-            raise AnswerRefused(_hex(question), f"the reveal deadline {deadline} has passed")
+            raise RevealMissed(_hex(question), f"the reveal deadline {deadline} has passed")
         key = f"{REVEAL_PREFIX}{self._where()}:{_hex(question)}:{bond}"
 
         async def done() -> bool:
@@ -915,6 +916,10 @@ class RealityAnswerer:
         same = bonded[-1].is_commitment if commitment else bonded[-1].answer == answer
         if not same:
             return None  # ours, but another answer: correcting it is the caller's call
+        if bonded[-1].is_commitment:
+            deadline, revealed, _ = await self.reality.read("commitments", bonded[-1].answer)
+            if not revealed and int(deadline) <= await self.reality.block_time():
+                return None  # lost unrevealed: it stands for nothing, answering over it may
         return bonded[-2].bond if len(bonded) > 1 else 0
 
     # -- claiming ---------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from oracle.cli._common import config_option, fail
+from oracle.core.review_rules import confirming
 from oracle.errors import SetupError
 
 if TYPE_CHECKING:
@@ -132,7 +133,7 @@ def _print_evidence(e: dict[str, Any]) -> None:
         )
         click.echo(
             f"  decide {ch['their_outcome']} to leave it standing (nothing is sent); decide "
-            f"another outcome to confirm a {ch['action'].replace('_', '-')} against it"
+            f"another outcome to confirm {ch['confirms']}"
         )
     click.echo("reasons:")
     for reason in r["reasons"]:
@@ -342,9 +343,10 @@ def review_decide(  # click passes every option by name
             "the answer standing on the venue is left as it is: nothing is sent"
         )
     elif market.state == "challenging":
+        action = str(market.submission["challenge_pending"]["action"])
         click.echo(
             f"review {review_id}: {market.id} decided {outcome} by {person.name}; "
-            "the daemon will answer back on the venue (dispute or counter-answer), once"
+            f"the daemon will send {confirming(action)} on the venue, once"
         )
     else:
         click.echo(

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from oracle.core.proof import verify_proof
+from oracle.core.review_rules import confirming
 from oracle.core.urls import normalize_url
 from oracle.errors import ProofError
 
@@ -40,7 +41,8 @@ def _stake(details: Mapping[str, Any]) -> dict[str, str] | None:
 
 def _challenge(market: MarketRow) -> dict[str, Any] | None:
     """Another's answer that stands on the venue beside our verdict, when the venue offers
-    to answer back after a person confirms (UMA `dispute`, Reality.eth `counter_answer`):
+    to answer back after a person confirms (UMA `dispute`, Reality.eth `counter_answer`,
+    or `defend` when another's answer superseded ours):
     both answers, and what deciding does. None otherwise."""
     submission = market.submission or {}
     action = submission.get("challenge")
@@ -48,6 +50,7 @@ def _challenge(market: MarketRow) -> dict[str, Any] | None:
         return None
     return {
         "action": action,
+        "confirms": confirming(str(action)),
         "their_outcome": submission.get("their_outcome"),
         "their_account": submission.get("proposer")
         or submission.get("answerer")

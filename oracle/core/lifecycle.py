@@ -32,7 +32,13 @@ reaches a person as a failure.
 `challenging` is the only way from someone else's answer to a transaction against it (a
 UMA dispute, a Reality.eth counter-answer): a market recorded as `submitted` beside
 another's contradicting answer enters it only when a person confirms the review item that
-shows both answers (`oracle.store.reviews`), never by the daemon's own verdict.
+shows both answers (`oracle.store.reviews`), never by the daemon's own verdict. A
+`disputed` market whose own answer was superseded (Reality.eth, the bond policy sending
+it to a person) enters it the same way, when a person confirms its defence.
+
+`submitting / challenging --answer_lost--> needs_review` is an answer already paid for
+that can no longer take effect (a Reality.eth commitment whose reveal window passed):
+retrying cannot help, so a person looks, and it is never retried on its own.
 """
 
 from __future__ import annotations
@@ -86,6 +92,7 @@ class MarketEvent(StrEnum):
     CHALLENGE_ANSWERED = "challenge_answered"
     CHALLENGE_MOOT = "challenge_moot"
     RETRY_CHALLENGE = "retry_challenge"
+    ANSWER_LOST = "answer_lost"
 
 
 S, E = MarketState, MarketEvent
@@ -122,6 +129,9 @@ TRANSITIONS: dict[tuple[MarketState, MarketEvent], MarketState] = {
     (S.CHALLENGING, E.CHALLENGE_MOOT): S.SUBMITTED,
     (S.CHALLENGING, E.FAILED): S.FAILED_RETRY,
     (S.FAILED_RETRY, E.RETRY_CHALLENGE): S.CHALLENGING,
+    (S.DISPUTED, E.CHALLENGE_CONFIRMED): S.CHALLENGING,
+    (S.SUBMITTING, E.ANSWER_LOST): S.NEEDS_REVIEW,
+    (S.CHALLENGING, E.ANSWER_LOST): S.NEEDS_REVIEW,
 }
 
 TERMINAL_STATES = frozenset({S.FINAL})

@@ -63,3 +63,21 @@ def approval_reason(
     if consensus_reached and consensus_outcome is not None and outcome != consensus_outcome:
         return f"overrides the consensus {consensus_outcome}, which reached quorum"
     return None
+
+
+# What confirming a venue's offer to answer back does, as a review item, `review show`
+# and the console say it (the offer is a receipt's `challenge`).
+_CONFIRMING = {
+    "dispute": "a dispute against their answer",
+    "counter_answer": "a counter-answer against their answer",
+    "defend": (
+        "a defence of our superseded answer: the decided outcome answered again at double "
+        "their bond (within the bond caps; a refusal is recorded, not sent), once, then "
+        "followed as our answer"
+    ),
+}
+
+
+def confirming(action: str) -> str:
+    """What confirming the offer `action` sends (a description for people)."""
+    return _CONFIRMING.get(action, f"a {action.replace('_', '-')} against their answer")

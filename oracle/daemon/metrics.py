@@ -40,7 +40,7 @@ from oracle.core.scoring import RollingFigures
 
 ERROR_STAGES = ("process", "watch", "settle", "poll", "promote", "dispatch", "housekeep", "clock")
 # Why the daemon itself (not a verdict) hands a market to a person.
-HANDOVER_CODES = ("retries_exhausted", "still_undecidable")
+HANDOVER_CODES = ("retries_exhausted", "still_undecidable", "answer_lost")
 # Review codes a venue gives (`oracle.daemon.ports.VenueReview`).
 VENUE_REVIEW_CODES = (UNREADABLE,)
 JOBS = ("poll", "promote", "dispatch", "watch", "housekeep")
@@ -328,6 +328,14 @@ class DaemonMetrics:
             "What the signer's claims credited it (bonds and bounties won), in the "
             "currency's smallest unit, by venue and token.",
             ["venue", "token"],
+            registry=r,
+        )
+        self.bonds_lost = Counter(
+            "oracle_bonds_lost_total",
+            "Bonds the signer posted and lost, in the currency's smallest unit, by venue, "
+            "token and reason (Reality.eth: reveal_missed, a commitment whose reveal window "
+            "passed; outanswered, a question finalized on another's answer).",
+            ["venue", "token", "reason"],
             registry=r,
         )
         self.answers_superseded = Counter(

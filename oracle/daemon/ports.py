@@ -33,7 +33,9 @@ Contracts:
     disputed, settled, expired, or the standing answer is the decided one): `Challenged`
     with `sent` None and why. It is idempotent as `propose` is (one intent per challenge,
     across crashes), returns once the transaction is included, or raises ResolverError.
-    A receipt's `challenge` names what confirming its disagreement will do.
+    A receipt's `challenge` names what confirming its disagreement will do ("dispute",
+    "counter_answer" beside a `submitted` answer; "defend" for a `disputed` market whose
+    own answer was superseded, offered by `state` in a DISPUTED resolution's receipt).
 
 :class:`Refreshing`
     A source whose markets can change after discovery in a way the research must see (a
@@ -148,6 +150,10 @@ class Resolution:
     # Why the venue reports this status, in the venue's words (the audit log records it
     # with the transition; None: the daemon's own wording).
     reason: str | None = None
+    # DISPUTED because another answer superseded ours, and a person may answer back: the
+    # venue as it now stands, recorded as the market's submission, with the disagreement
+    # a review item shows and what confirming it does (its `challenge`).
+    receipt: Receipt | None = None
 
 
 @dataclass(frozen=True)

@@ -29,10 +29,16 @@ by the bond policy (`after_superseded`): `defend` is reported as RESET, which se
 market back to research and then to `propose`, which answers at double the bond; `review`
 (no `defend`, or a defence past a cap) is reported as DISPUTED, the state in which the
 daemon waits for someone else to settle the question and shows it to people
-(`oracle_market_attention_timestamp_seconds{reason="disputed"}`). `settle` claims once the
-question is finalized: the history rebuilt from the logs, `claimWinnings`, `withdraw`.
+(`oracle_market_attention_timestamp_seconds{reason="disputed"}`); with `counter_answer:
+after_review` and the question open, its receipt records the answer that superseded ours
+(the round a defence answers over) and offers a `defend`: a person confirming it sends the
+defence through `challenge`, declining leaves the question to finalize. `settle` claims
+once the question is finalized: the history rebuilt from the logs, `claimWinnings`,
+`withdraw`; a question that finalized on another's answer records our lost bond
+(`reality.bond_lost`, `oracle_bonds_lost_total{reason="outanswered"}`).
 
-`challenge` answers over another's answer once a person confirmed it in the review queue:
+`challenge` answers over another's answer once a person confirmed it in the review queue
+(a counter-answer, or the defence of our superseded answer):
 the question is read again (finalized, pending arbitration, or already showing the decided
 answer: recorded, nothing sent), then the decided answer at the doubled bond (at least
 the question's `min_bond`), within the same caps as any answer, with `max_previous` the
@@ -48,8 +54,11 @@ signer's deterministic EIP-712 signature over (chain, contract, question, answer
 (`RealityAnswerer.commitment_nonce`), so a restarted daemon recomputes it; whenever the
 question's last bonded entry is our unrevealed commitment, the venue reveals it first
 (one reveal intent per commitment). The reveal must land within the question's timeout / 8
-of the commitment: a daemon down longer loses that bond (`reality.reveal_missed`, an
-error at every retry). Claims count a revealed commitment as its answer.
+of the commitment: a daemon down longer loses that bond (`reality.reveal_missed`,
+`oracle_bonds_lost_total{reason="reveal_missed"}`), raised as `AnswerLost`, which the
+daemon hands to a person, never retrying it; the market records the lost commitment
+(`answers_lost`), so a person's decision answers again over it and never tries to reveal
+it. Claims count a revealed commitment as its answer.
 """
 
 from __future__ import annotations
@@ -120,10 +129,11 @@ from oracle.daemon.ports import (
 )
 from oracle.daemon.settings import RealitySourceConfig
 from oracle.errors import (
-    AnswerRefused,
+    AnswerLost,
     ChainError,
     RealityQuestionError,
     ResolverError,
+    RevealMissed,
     SetupError,
     SourceError,
 )
@@ -291,6 +301,7 @@ class RealityVenue:
         self._guarding = asyncio.Lock()
         self._reserved: dict[str, int] = {}  # answer intent key -> bond, while being sent
         self._claims_counted: set[str] = set()
+        self._losses_counted: set[str] = set()
 
     # -- connection ---------------------------------------------------------------------------
 
@@ -473,7 +484,7 @@ class RealityVenue:
                 f"(opens at {view.opening_ts}, now {view.now})"
             )
         history = await parts.reality.history(qid, market.details["block_number"])
-        if await self._reveal_pending(parts, qid, history, answer):
+        if await self._reveal_pending(parts, market, history, answer):
             view = await parts.reality.get_question(qid)
         ours = _ours_on_question(history, us)
         stands = view.answered and view.best_answer == answer
@@ -482,7 +493,13 @@ class RealityVenue:
             return await self._standing(
                 parts, question, view, history, answer=answer, outcome=outcome
             )
-        bond = view.next_bond if view.answered else first_bond(self.policy, view.min_bond)
+        # Unanswered with a bond: our commitment was lost unrevealed (a person decided to
+        # answer again); the contract wants at least double its bond.
+        bond = (
+            view.next_bond
+            if view.answered
+            else max(first_bond(self.policy, view.min_bond), view.next_bond)
+        )
         key = self._round_key(parts, qid, view.bond)
         if await parts.manager.intent(key) is None:
             await self._guard(key, qid, bond, ours)
@@ -543,10 +560,11 @@ class RealityVenue:
         return replace(result, question=await parts.reality.get_question(qid))
 
     async def _reveal_pending(
-        self, parts: RealityParts, qid: str, history: list[AnswerLog], answer: bytes
+        self, parts: RealityParts, market: MarketRef, history: list[AnswerLog], answer: bytes
     ) -> bool:
         """Reveal our commitment when it is the question's last bonded entry and not
-        revealed yet (a crash between commitment and reveal); True when it revealed."""
+        revealed yet (a crash between commitment and reveal); True when it revealed. A
+        commitment the market records as lost (a person saw it) is left alone."""
         if not self.config.commit_reveal:
             return False
         bonded = [h for h in history if h.entry.bond > 0]
@@ -555,18 +573,22 @@ class RealityVenue:
         last = bonded[-1].entry
         if not (last.is_commitment and _same(last.answerer, parts.manager.address)):
             return False
+        lost = market.submission.get("answers_lost", [])
+        if any(int(record.get("bond", -1)) == last.bond for record in lost):
+            return False
         _, is_revealed, _ = await parts.reality.read("commitments", last.answer)
         if is_revealed:
             return False
-        await self._reveal(parts, qid, answer, last.bond)
+        await self._reveal(parts, market.details["question_id"], answer, last.bond)
         return True
 
     async def _reveal(self, parts: RealityParts, qid: str, answer: bytes, bond: int) -> None:
         """Reveal our commitment of `answer` with `bond`, once (the nonce is recomputed from
-        the signer, never stored or logged)."""
+        the signer, never stored or logged). One that cannot be revealed any more (its
+        window passed) is `AnswerLost`: recorded, never tried again."""
         try:
             intent = await parts.answerer.reveal(qid, answer, bond)
-        except AnswerRefused as error:
+        except RevealMissed as error:
             emit(
                 logger,
                 logging.ERROR,
@@ -576,7 +598,13 @@ class RealityVenue:
                 bond=bond,
                 reason=error.reason,
             )
-            raise ResolverError(f"source {self.name}: {error}") from None
+            if self._metrics is not None:
+                self._metrics.bonds_lost.labels(self.name, NATIVE, "reveal_missed").inc(bond)
+            raise AnswerLost(
+                f"source {self.name}: our commitment on question {qid} with a bond of {bond} "
+                f"wei can no longer be revealed ({error.reason}): the bond is lost",
+                {"kind": "commitment_unrevealed", "question_id": qid, "bond": bond},
+            ) from None
         if intent.state not in (IntentState.CONFIRMED, IntentState.SKIPPED):
             raise ResolverError(
                 f"source {self.name}: question {qid}: the reveal ended {intent.state.value}: "
@@ -709,7 +737,7 @@ class RealityVenue:
             planned = int(market.submission.get("bond_seen", view.bond))
             key = self._round_key(parts, qid, planned)
             recorded = await parts.manager.intent(key)
-            if recorded is not None and await self._reveal_pending(parts, qid, history, answer):
+            if recorded is not None and await self._reveal_pending(parts, market, history, answer):
                 view = await parts.reality.get_question(qid)
             if recorded is None:
                 moot = self._counter_moot(view, answer, planned)
@@ -904,7 +932,63 @@ class RealityVenue:
             )
         if decision == "defend":
             return Resolution(ResolutionStatus.RESET, reason=reason)
-        return Resolution(ResolutionStatus.DISPUTED, None, float(view.finalize_ts), reason=reason)
+        offer = None
+        if self.config.counter_answer == "after_review" and view.phase == Phase.OPEN:
+            try:
+                offer = await self._defence_offer(market, question, view, theirs, reason)
+            except ChainError as error:
+                raise ResolverError(f"source {self.name}: {error}") from None
+        return Resolution(
+            ResolutionStatus.DISPUTED,
+            None,
+            float(view.finalize_ts),
+            reason=reason,
+            receipt=offer,
+        )
+
+    async def _defence_offer(
+        self,
+        market: MarketRef,
+        question: RealityQuestion,
+        view: QuestionView,
+        theirs: str,
+        reason: str,
+    ) -> Receipt:
+        """The question as it stands after another answer superseded ours, offering a
+        person a defence (`counter_answer: after_review`): what the market records (the
+        round to answer over is the bond seen now) and the review item's disagreement."""
+        assert self._parts is not None
+        history = await self._parts.reality.history(
+            market.details["question_id"], market.details["block_number"]
+        )
+        bonded = [h for h in history if h.entry.bond > 0]
+        them = bonded[-1].entry.answerer if bonded else "another answerer"
+        ours = _ours_on_question(history, self._parts.manager.address)
+        details = {
+            "best_answer": HexBytes(view.best_answer).to_0x_hex(),
+            "bond_seen": view.bond,
+            "ours_on_question": ours,
+            "finalize_ts": view.finalize_ts,
+            "superseded_by": them,
+            "answerer": them,
+            "their_outcome": theirs,
+            "agrees": False,
+        }
+        outcome = market.submission.get("our_outcome") or outcome_of_answer(
+            question, bytes(HexBytes(market.submission.get("answer", "0x")))
+        )
+        disagreement = (
+            f"{them} answered {theirs} over our {outcome} (bond {view.bond} wei; ours on the "
+            f"question {ours} wei) on Reality.eth question {view.id_hex}, which finalizes at "
+            f"{view.finalize_ts} unless answered again: {reason}"
+        )
+        return Receipt(
+            reference=f"superseded-by:{them}",
+            final_after=self._watch_from(view),
+            details=details,
+            disagreement=disagreement,
+            challenge="defend",
+        )
 
     async def settle(self, market: MarketRef) -> str | None:
         """Claim what the finalized question owes us and withdraw it, once: the last
@@ -922,6 +1006,7 @@ class RealityVenue:
             # Nothing of ours won: claiming would pay gas to credit others. Still withdraw
             # when someone else claimed the question for us.
             if won == 0 and (view.history_hash != NULL_HASH or held == 0):
+                self._record_lost(market, view)
                 return None
             claimed = await parts.answerer.claim(qid, from_block=market.details["block_number"])
             if claimed is None:
@@ -959,6 +1044,26 @@ class RealityVenue:
         if last is None or last.inclusion is None:
             return None
         return last.inclusion.tx_hash
+
+    def _record_lost(self, market: MarketRef, view: QuestionView) -> None:
+        """Our bonds on a question that finalized on another's answer: a line and the
+        lost-bond counter, once per process (a settled market is not settled again)."""
+        ours = int(market.submission.get("ours_on_question", 0))
+        # Claimed already (the history is cleared): by us or for us, nothing to tell.
+        if ours == 0 or view.history_hash == NULL_HASH or view.id_hex in self._losses_counted:
+            return
+        self._losses_counted.add(view.id_hex)
+        if self._metrics is not None:
+            self._metrics.bonds_lost.labels(self.name, NATIVE, "outanswered").inc(ours)
+        emit(
+            logger,
+            logging.WARNING,
+            "reality.bond_lost",
+            source=self.name,
+            market=market.market_id,
+            bond=ours,
+            final_answer=HexBytes(view.best_answer).to_0x_hex(),
+        )
 
     async def aclose(self) -> None:
         if self._parts is not None:

@@ -62,6 +62,7 @@ from oracle.core.models import (
 )
 from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.core.proof import build_decision_proof
+from oracle.core.review_rules import confirming
 from oracle.core.scoring import ROLLING_WINDOWS, Finality, RollingFigures, rolling_figures
 from oracle.daemon.debate import run_debate
 from oracle.daemon.metrics import DaemonMetrics
@@ -82,7 +83,7 @@ from oracle.daemon.ports import (
 )
 from oracle.daemon.research import AgentPool
 from oracle.daemon.settings import DaemonSettings, MetricsSettings
-from oracle.errors import IllegalTransition, LeaseLost, ResolverError, SourceError
+from oracle.errors import AnswerLost, IllegalTransition, LeaseLost, ResolverError, SourceError
 from oracle.log import emit
 from oracle.store.repository import Store
 from oracle.store.tables import MarketRow
@@ -610,6 +611,9 @@ class Daemon:
             receipt = await resolver.propose(
                 _market_ref(row), row.decided_outcome, row.proof_checksum
             )
+        except AnswerLost as error:
+            self.metrics.submissions.labels("failed").inc()
+            return await self._answer_lost(row, error)
         except ResolverError as error:
             self.metrics.submissions.labels("failed").inc()
             emit(logger, logging.WARNING, "market.delivery_failed", market=row.id, error=error)
@@ -652,9 +656,9 @@ class Daemon:
         reasons = [receipt.disagreement]
         if receipt.challenge is not None:
             reasons.append(
-                f"deciding {row.decided_outcome} (or another outcome than theirs) confirms a "
-                f"{receipt.challenge.replace('_', '-')} against their answer; deciding their "
-                "outcome leaves it standing and sends nothing"
+                f"deciding {row.decided_outcome} (or another outcome than theirs) confirms "
+                f"{confirming(receipt.challenge)}; deciding their outcome leaves it standing "
+                "and sends nothing"
             )
         review_id = await self._db(self.store.open_review, row.id, None, reasons)
         self.metrics.venue_disagreements.labels(row.source).inc()
@@ -679,6 +683,9 @@ class Daemon:
         outcome = str(pending["outcome"])
         try:
             result = await resolver.challenge(_market_ref(row), outcome)
+        except AnswerLost as error:
+            self.metrics.challenges.labels(row.source, "failed").inc()
+            return await self._answer_lost(row, error)
         except ResolverError as error:
             self.metrics.challenges.labels(row.source, "failed").inc()
             emit(logger, logging.WARNING, "market.challenge_failed", market=row.id, error=error)
@@ -728,6 +735,36 @@ class Daemon:
         if result.sent is None and receipt is not None:
             await self._disagreement(row, receipt)  # the venue moved on, still against us
         return row
+
+    async def _answer_lost(self, row: MarketRow, error: AnswerLost) -> MarketRow:
+        """An answer paid for that can no longer take effect: recorded in the submission
+        and handed to a person (never retried on its own), with the review item that
+        says why, in one transaction."""
+        reason = (
+            f"{error}; deciding an outcome answers again over it (at double its bond, "
+            "within the bond caps); the lost bond is not recovered"
+        )
+        lost = [*row.submission.get("answers_lost", []), error.record]
+        # A confirmed challenge that lost its answer is over: the person decides anew.
+        kept = {k: v for k, v in row.submission.items() if k != "challenge_pending"}
+        moved, review_id = await self._db(
+            self.store.hand_to_person,
+            row.id,
+            E.ANSWER_LOST,
+            actor=self.replica,
+            reasons=[reason],
+            updates={"submission": {**kept, "answers_lost": lost}},
+        )
+        self.metrics.review_reasons.labels("answer_lost").inc()
+        emit(
+            logger,
+            logging.ERROR,
+            "market.answer_lost",
+            market=row.id,
+            review=review_id,
+            reason=str(error),
+        )
+        return moved
 
     async def _fail(self, market_id: str, reason: str) -> MarketRow:
         row = await self._db(self.store.get_market, market_id)
@@ -843,7 +880,21 @@ class Daemon:
                 Finality.TIME,
             )
         elif row.state == S.SUBMITTED and status is ResolutionStatus.DISPUTED:
-            await self._apply(row.id, E.DISPUTED, resolution.reason or "the answer was disputed")
+            receipt = resolution.receipt
+            updates = None
+            if receipt is not None:  # ours superseded: recorded, and a person may answer back
+                updates = {
+                    "submission": {
+                        **row.submission,
+                        **receipt.details,
+                        **_challenge_offered(receipt),
+                    }
+                }
+            disputed = await self._apply(
+                row.id, E.DISPUTED, resolution.reason or "the answer was disputed", updates
+            )
+            if receipt is not None:
+                await self._disagreement(disputed, receipt)
         elif row.state == S.DISPUTED and status is ResolutionStatus.FINAL:
             upheld = resolution.outcome is not None and resolution.outcome != row.decided_outcome
             await self._finalize(

@@ -586,7 +586,8 @@ class RealitySourceConfig(BaseModel):
         "never",
         description="Another's answer our consensus contradicts: never (a review item shows "
         "it), or after_review (a person confirming that item makes the daemon answer over "
-        "it at double the bond, within the bond caps).",
+        "it at double the bond, within the bond caps; the same for a defence of our answer "
+        "that another superseded, when the bond policy sent it to a person).",
     )
 
     @field_validator("contract_address")

@@ -17,7 +17,11 @@ is `submitted`) is decided the same way when the venue offers to answer back (it
 receipt's `challenge`: UMA's `dispute: after_review`, Reality.eth's `counter_answer:
 after_review`): deciding their outcome closes the item (`closed`, nothing is sent);
 deciding any other outcome confirms the challenge, and the market moves to `challenging`
-(`challenge_confirmed`), in which the daemon disputes or answers over them, once. The
+(`challenge_confirmed`), in which the daemon disputes or answers over them, once. A
+`disputed` market whose own Reality.eth answer another superseded, sent to a person by
+the bond policy, is offered a `defend` the same way (with `counter_answer: after_review`):
+deciding their outcome accepts their answer (the market follows the question to its end,
+our bond lost), any other answers again at double their bond. The
 four-eyes rule holds for a confirmation as for any decision. A venue set to `never`
 offers nothing: such an item only closes when the venue settles.
 """
@@ -85,13 +89,22 @@ class ChallengeOffer:
     their_outcome: str
 
 
+# The state a market waits in beside the answer an offer is against: another's first
+# answer (`submitted`), or another's answer that superseded ours (`disputed`).
+_OFFERED_IN = {
+    "dispute": MarketState.SUBMITTED.value,
+    "counter_answer": MarketState.SUBMITTED.value,
+    "defend": MarketState.DISPUTED.value,
+}
+
+
 def challenge_offer(market: dict[str, Any]) -> ChallengeOffer | None:
     """The offer of a market row's values, None when it has none."""
     submission = market.get("submission") or {}
     action = submission.get("challenge")
     if (
-        market["state"] != MarketState.SUBMITTED.value
-        or not action
+        not action
+        or market["state"] != _OFFERED_IN.get(str(action))
         or submission.get("agrees") is not False
         or "challenge_pending" in submission
     ):
@@ -133,10 +146,17 @@ class Reviews(ConsoleRecords, Transactions):
             return self._insert_review(connection, market_id, consensus_id, reasons)
 
     def hand_to_person(
-        self, market_id: str, event: MarketEvent, *, actor: str, reasons: Sequence[str]
+        self,
+        market_id: str,
+        event: MarketEvent,
+        *,
+        actor: str,
+        reasons: Sequence[str],
+        updates: dict[str, Any] | None = None,
     ) -> tuple[MarketRow, int]:
-        """Move a market to review by `event` and open its review item, in one
-        transaction: a market never waits for a person without an item that shows it."""
+        """Move a market to review by `event` (with `updates` to its row) and open its
+        review item, in one transaction: a market never waits for a person without an
+        item that shows it."""
         with self._writing() as connection:
             row = self._transition(
                 connection,
@@ -145,6 +165,7 @@ class Reviews(ConsoleRecords, Transactions):
                 actor=actor,
                 reason="; ".join(reasons),
                 lease_owner=None,
+                updates=updates,
             )
             return row, self._insert_review(connection, market_id, None, reasons)
 
@@ -286,7 +307,10 @@ class Reviews(ConsoleRecords, Transactions):
             }
             current = _market_values(connection, market_id)
             offer = challenge_offer(current)
-            if current["state"] == MarketState.SUBMITTED.value and offer is None:
+            if (
+                current["state"] in (MarketState.SUBMITTED.value, MarketState.DISPUTED.value)
+                and offer is None
+            ):
                 raise StoreError(
                     f"review {review_id}: another's answer stands on the venue and its source "
                     "is not set to answer back (dispute / counter_answer: never): nothing to "

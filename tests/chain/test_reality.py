@@ -52,7 +52,7 @@ from oracle.core.reality import (
     encode_answer,
     encode_question_text,
 )
-from oracle.errors import AnswerRefused, RealityQuestionError, TxError
+from oracle.errors import AnswerRefused, RealityQuestionError, RevealMissed, TxError
 from tests.anvil import DEV_ADDRESSES, DEV_KEYS, Anvil, AnvilFactory
 from tests.chain.helpers import manager_for, mining, sender_txs, wait_for_state
 from tests.chain.test_crash import run_worker
@@ -807,13 +807,25 @@ def test_commit_reveal_finalize_claim(anvil_factory: AnvilFactory) -> None:
 
             await answerer.commit(late, yes)
             elapse(anvil, TIMEOUT // 8 + 1)
-            with pytest.raises(AnswerRefused, match=r"reveal deadline .* has passed"):
-                await answerer.reveal(late, yes, MIN_BOND)
-            with pytest.raises(AnswerRefused, match="no commitment of ours"):
-                await answerer.reveal(late, yes, 2 * MIN_BOND)
+            await _a_late_reveal_is_missed(answerer, contract, late, yes)
         assert reverted(anvil) == []
 
     asyncio.run(run())
+
+
+async def _a_late_reveal_is_missed(
+    answerer: RealityAnswerer, contract: RealityETH, late: bytes, yes: bytes
+) -> None:
+    with pytest.raises(RevealMissed, match=r"reveal deadline .* has passed"):
+        await answerer.reveal(late, yes, MIN_BOND)
+    with pytest.raises(AnswerRefused, match="no commitment of ours") as refused:
+        await answerer.reveal(late, yes, 2 * MIN_BOND)
+    assert not isinstance(refused.value, RevealMissed)  # not lost: never ours
+    # The lost commitment stands for nothing: a new one answers over it, at double its
+    # bond (the contract counts it), not refused as "our own standing answer".
+    over = await answerer.commit(late, yes, planned_bond=MIN_BOND)
+    assert over.answered
+    assert [h.entry.bond for h in await contract.history(late)] == [MIN_BOND, 2 * MIN_BOND]
 
 
 def test_claim_payouts_match_the_contract_on_random_histories(

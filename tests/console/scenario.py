@@ -144,3 +144,44 @@ def beside_another_answer(store: Store, external_id: str, *, challenge: str | No
         updates={"decided_outcome": "YES", "submission": submission},
     )
     return store.open_review(market_id, None, ["they proposed NO; our verdict is YES"])
+
+
+def superseded_for_review(store: Store, external_id: str) -> str:
+    """A Reality.eth market whose answer (YES) another's NO superseded, sent to a person
+    by the bond policy with a defence on offer (`disputed`, as the watch leaves it), with
+    its disagreement item; the item's id."""
+    store.add_discovered(
+        [MarketSpec(source="reality", external_id=external_id, question="Q?", resolve_after=1.0)],
+        actor="poller",
+    )
+    market_id = f"reality:{external_id}"
+    for event in (
+        MarketEvent.DUE,
+        MarketEvent.RESEARCH_STARTED,
+        MarketEvent.RESEARCH_FINISHED,
+        MarketEvent.CONSENSUS_SUBMIT,
+    ):
+        store.apply_event(market_id, event, actor="s")
+    store.apply_event(
+        market_id,
+        MarketEvent.PROPOSAL_CONFIRMED,
+        actor="s",
+        updates={"decided_outcome": "YES", "submission": {"our_outcome": "YES", "bond": 1}},
+    )
+    store.apply_event(
+        market_id,
+        MarketEvent.DISPUTED,
+        actor="watch",
+        updates={
+            "submission": {
+                "our_outcome": "YES",
+                "bond": 1,
+                "answerer": "0x" + "cd" * 20,
+                "superseded_by": "0x" + "cd" * 20,
+                "their_outcome": "NO",
+                "agrees": False,
+                "challenge": "defend",
+            }
+        },
+    )
+    return store.open_review(market_id, None, ["they answered NO over our YES"])

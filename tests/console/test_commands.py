@@ -15,7 +15,7 @@ from oracle.store.repository import Store
 from tests.commands import one_error_line, run_oracle
 
 from .helpers import PASSWORD
-from .scenario import agreeing, beside_another_answer, escalate
+from .scenario import agreeing, beside_another_answer, escalate, superseded_for_review
 
 
 @pytest.fixture
@@ -179,7 +179,7 @@ def test_a_disagreement_is_confirmed_or_declined_with_review_decide(
         "review", "decide", str(confirm), "--outcome", "YES", "--reason", "wrong", *admin,
         cwd=cwd, env=env,
     )  # fmt: skip
-    assert "the daemon will answer back on the venue (dispute or counter-answer), once" in (
+    assert "the daemon will send a dispute against their answer on the venue, once" in (
         run.stdout
     ), run.stderr
     assert store.get_market("uma:r1").state == "challenging"
@@ -190,5 +190,41 @@ def test_a_disagreement_is_confirmed_or_declined_with_review_decide(
     assert "the answer standing on the venue is left as it is: nothing is sent" in run.stdout
     assert (store.get_market("uma:r2").state, store.review(decline).status) == (
         "submitted",
+        "closed",
+    )
+
+
+def test_a_superseded_answer_is_defended_or_accepted_with_review_decide(
+    setup: tuple[Path, dict[str, str], Store],
+) -> None:
+    cwd, env, store = setup
+    defend = superseded_for_review(store, "q1")
+    accept = superseded_for_review(store, "q2")
+    (cwd / "password").write_text(PASSWORD + "\n")
+    store.add_user("adam", "admin", PASSWORD)
+    admin = ("--as", "adam", "--password-file", str(cwd / "password"))
+
+    shown = run_oracle("review", "show", str(defend), cwd=cwd, env=env)
+    assert "another's answer stands: NO by 0xcdcd" in shown.stdout, shown.stderr
+    assert "decide another outcome to confirm a defence of our superseded answer: the " in (
+        shown.stdout
+    )
+    assert "at double their bond (within the bond caps; a refusal is recorded" in shown.stdout
+    run = run_oracle(
+        "review", "decide", str(defend), "--outcome", "YES", "--reason", "wrong", *admin,
+        cwd=cwd, env=env,
+    )  # fmt: skip
+    assert "the daemon will send a defence of our superseded answer" in run.stdout, run.stderr
+    defended = store.get_market("reality:q1")
+    assert defended.state == "challenging"
+    assert defended.submission["challenge_pending"]["action"] == "defend"
+    run = run_oracle(
+        "review", "decide", str(accept), "--outcome", "NO", "--reason", "right", *admin,
+        cwd=cwd, env=env,
+    )  # fmt: skip
+    assert "the answer standing on the venue is left as it is: nothing is sent" in run.stdout
+    # Accepted: nothing sent; the market stays disputed and follows the question.
+    assert (store.get_market("reality:q2").state, store.review(accept).status) == (
+        "disputed",
         "closed",
     )

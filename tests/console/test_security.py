@@ -20,7 +20,14 @@ from oracle.store.repository import Store
 from oracle.testing import result
 
 from .helpers import PASSWORD, csrf_of, local_settings, make_store, page_csrf, run, sign_in
-from .scenario import agreeing, beside_another_answer, contested, escalate, research_again
+from .scenario import (
+    agreeing,
+    beside_another_answer,
+    contested,
+    escalate,
+    research_again,
+    superseded_for_review,
+)
 
 
 @pytest.fixture
@@ -481,3 +488,25 @@ def test_the_console_api_confirms_a_dispute_through_the_same_decision(store: Sto
 
     run(store, scenario)
     assert store.get_market("uma:r1").submission["challenge_pending"]["by"] == "rita"
+
+
+def test_the_console_shows_what_confirming_a_defence_does_and_confirms_it(store: Store) -> None:
+    review_id = superseded_for_review(store, "q1")
+    auth = {"Authorization": f"Bearer {store.create_token('rita')}"}
+    decision = {"outcome": "YES", "reason": "they are wrong", "confirm": True}
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        evidence = await (await client.get(f"/api/reviews/{review_id}", headers=auth)).json()
+        offer = evidence["review"]["challenge"]
+        assert (offer["action"], offer["their_outcome"]) == ("defend", "NO")
+        assert offer["confirms"].startswith("a defence of our superseded answer")
+        await sign_in(client, "rita")
+        html = await (await client.get(f"/reviews/{review_id}")).text()
+        assert "deciding another outcome confirms a defence of our superseded answer" in html
+        response = await client.post(
+            f"/api/reviews/{review_id}/decide", json=decision, headers=auth
+        )
+        assert (await response.json())["market_state"] == "challenging"
+
+    run(store, scenario)
+    assert store.get_market("reality:q1").submission["challenge_pending"]["action"] == "defend"

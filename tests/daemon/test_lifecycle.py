@@ -60,13 +60,19 @@ def test_not_decidable_yet_is_deferred_not_failed() -> None:
     assert transition(state, E.DEFERRALS_EXHAUSTED) is S.NEEDS_REVIEW
 
 
-def test_a_challenge_starts_only_from_a_submitted_market_a_person_confirmed() -> None:
-    # Another's answer stands beside our verdict (submitted); the person's confirmation
-    # is the one way to a dispute or counter-answer.
+def test_a_challenge_starts_only_from_a_market_a_person_confirmed() -> None:
+    # Another's answer stands beside our verdict (submitted), or superseded ours and the
+    # bond policy sent it to a person (disputed); the person's confirmation is the one
+    # way to a dispute, counter-answer or defence.
     assert transition(S.SUBMITTED, E.CHALLENGE_CONFIRMED) is S.CHALLENGING
-    assert {s for (s, e) in TRANSITIONS if e is E.CHALLENGE_CONFIRMED} == {S.SUBMITTED}
+    assert transition(S.DISPUTED, E.CHALLENGE_CONFIRMED) is S.CHALLENGING
+    assert {s for (s, e) in TRANSITIONS if e is E.CHALLENGE_CONFIRMED} == {
+        S.SUBMITTED,
+        S.DISPUTED,
+    }
     assert {s for (s, e), to in TRANSITIONS.items() if to is S.CHALLENGING} == {
         S.SUBMITTED,
+        S.DISPUTED,
         S.FAILED_RETRY,
     }
     # Our dispute stands: the arbiter decides; our counter-answer stands: followed as ours.
@@ -80,6 +86,28 @@ def test_a_challenge_starts_only_from_a_submitted_market_a_person_confirmed() ->
     for event in (E.CONSENSUS_SUBMIT, E.SUBMISSION_STARTED, E.REVIEW_DECIDED, E.PROPOSAL_CONFIRMED):
         with pytest.raises(IllegalTransition):
             transition(S.CHALLENGING, event)
+
+
+def test_a_defence_a_person_accepts_not_to_send_leaves_the_market_following_the_venue() -> None:
+    # Their answer accepted: nothing sent, the disputed market ends with the question.
+    assert transition(S.DISPUTED, E.DISPUTE_UPHELD) is S.FINAL
+    # A defence sent stands as our answer, followed again as submitted.
+    state = transition(S.DISPUTED, E.CHALLENGE_CONFIRMED)
+    assert transition(state, E.CHALLENGE_ANSWERED) is S.SUBMITTED
+
+
+def test_an_answer_lost_goes_to_a_person_never_to_a_retry() -> None:
+    # A commitment whose reveal window passed: from the delivery or the challenge that
+    # found it, straight to review; no retry state leads back to sending it.
+    assert transition(S.SUBMITTING, E.ANSWER_LOST) is S.NEEDS_REVIEW
+    assert transition(S.CHALLENGING, E.ANSWER_LOST) is S.NEEDS_REVIEW
+    assert {s for (s, e) in TRANSITIONS if e is E.ANSWER_LOST} == {S.SUBMITTING, S.CHALLENGING}
+    for state in (S.DUE, S.SUBMITTED, S.FAILED_RETRY, S.NEEDS_REVIEW, S.FINAL):
+        with pytest.raises(IllegalTransition):
+            transition(state, E.ANSWER_LOST)
+    # The person decides again (answer anew) or sends it back for research.
+    assert transition(S.NEEDS_REVIEW, E.REVIEW_DECIDED) is S.REVIEWED
+    assert transition(S.NEEDS_REVIEW, E.RESEARCH_REQUESTED) is S.DUE
 
 
 def test_illegal_transition_names_state_and_allowed_events() -> None:

@@ -59,6 +59,7 @@ TIMEOUT = 3600
 FEE = ETHER // 100  # the arbitrator's
 ASKER_KEY, OUR_KEY, OTHER_KEY = DEV_KEYS[1], DEV_KEYS[2], DEV_KEYS[3]
 OURS, OTHER = DEV_ADDRESSES[2], DEV_ADDRESSES[3]
+THIRD_KEY, THIRD = DEV_KEYS[0], DEV_ADDRESSES[0]  # the deployer, answering too
 YES_WORD, NO_WORD = (1).to_bytes(32, "big"), bytes(32)
 AGENTS = ("alpha", "beta", "gamma")
 AGREED = [("alpha", "YES", 0.9), ("beta", "YES", 0.85), ("gamma", "NO", 0.6)]
@@ -186,11 +187,11 @@ class RealityWorld:
 
         return asyncio.run(run())
 
-    def counter(self, market_id: str, answer: bytes) -> int:
+    def counter(self, market_id: str, answer: bytes, key: str = OTHER_KEY) -> int:
         """Another account answers at the smallest bond the contract takes (double)."""
 
         async def run() -> int:
-            async with manager_for(self.anvil.url, key=OTHER_KEY) as other:
+            async with manager_for(self.anvil.url, key=key) as other:
                 answerer = RealityAnswerer(other, RealityETH(other.pool, self.reality))
                 outcome = await answerer.answer(market_id.split(":")[1], answer)
                 assert outcome.answered, outcome.intent.error
@@ -616,6 +617,26 @@ def test_commit_reveal_answers_by_a_commitment_then_its_reveal_and_claims_throug
     store.engine.dispose()
 
 
+async def commit_then_crash(
+    settings: Settings, qid: str, *, planned: int = 0, bond: int = INITIAL
+) -> int:
+    """What a daemon leaves when it dies after its commitment of YES (over `planned`) was
+    included and before the reveal was sent: the commitment on-chain and in its intent
+    store, no reveal; the commitment's nonce."""
+    assembly = assemble(settings)
+    try:
+        venue = assembly.daemon.resolvers["reality"]
+        assert isinstance(venue, RealityVenue)
+        await venue.start()
+        assert venue._parts is not None
+        answerer = venue._parts.answerer
+        committed = await answerer.commit(qid, YES_WORD, planned_bond=planned, bond=bond)
+        assert committed.answered
+        return await answerer.commitment_nonce(bytes.fromhex(qid[2:]), YES_WORD, bond)
+    finally:
+        await assembly.close()
+
+
 def test_a_commitment_left_unrevealed_by_a_crash_is_revealed_once_at_the_restart(
     world: RealityWorld, database_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -623,27 +644,8 @@ def test_a_commitment_left_unrevealed_by_a_crash_is_revealed_once_at_the_restart
     settings = world.config(database_url, source={"commit_reveal": True})
     qid = market_id.split(":")[1]
 
-    async def commit_then_crash() -> int:
-        # What a daemon leaves when it dies after its commitment was included and before
-        # the reveal was sent: the commitment on-chain and in its intent store, no reveal.
-        assembly = assemble(settings)
-        try:
-            venue = assembly.daemon.resolvers["reality"]
-            assert isinstance(venue, RealityVenue)
-            await venue.start()
-            assert venue._parts is not None
-            committed = await venue._parts.answerer.commit(
-                qid, YES_WORD, planned_bond=0, bond=INITIAL
-            )
-            assert committed.answered
-            return await venue._parts.answerer.commitment_nonce(
-                bytes.fromhex(qid[2:]), YES_WORD, INITIAL
-            )
-        finally:
-            await assembly.close()
-
     caplog.set_level("DEBUG")
-    nonce = asyncio.run(commit_then_crash())
+    nonce = asyncio.run(commit_then_crash(settings, qid))
     assert world.view(market_id).best_answer != YES_WORD  # committed, not revealed
     assert len(world.our_transactions()) == 1
 
@@ -845,3 +847,194 @@ def test_a_daemon_killed_with_its_commitment_unmined_commits_once_and_reveals_on
     assert world.view(market_id).best_answer == YES_WORD
     assert len(world.our_transactions()) == 2  # one commitment, one reveal
     assert world.reverted() == []
+
+
+def test_a_commitment_whose_reveal_window_passed_goes_to_a_person_and_is_never_revealed(
+    world: RealityWorld, database_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    market_id = world.ask("Was the commitment revealed in time?", AGREED)
+    settings = world.config(database_url, source={"commit_reveal": True})
+    qid = market_id.split(":")[1]
+    asyncio.run(commit_then_crash(settings, qid))
+    # The daemon stays down longer than the reveal window (the question's timeout / 8).
+    world.elapse(TIMEOUT // 8 + 1)
+    caplog.set_level("INFO")
+    metrics = DaemonMetrics()
+
+    one_pass(settings, metrics)
+
+    store = open_store(settings)
+    market = store.get_market(market_id)
+    assert market.state == MarketState.NEEDS_REVIEW
+    last = store.audit(market_id)[-1]
+    assert last.event == "answer_lost"
+    assert f"our commitment on question {qid} with a bond of {INITIAL} wei" in last.reason
+    assert "can no longer be revealed" in last.reason
+    [item] = store.reviews()
+    assert "the bond is lost" in item.reasons[0]
+    assert "deciding an outcome answers again over it" in item.reasons[0]
+    assert market.submission["answers_lost"] == [
+        {"kind": "commitment_unrevealed", "question_id": qid, "bond": INITIAL}
+    ]
+    assert gauge(metrics, "oracle_review_reasons_total", reason="answer_lost") == 1
+    labels = {"venue": "reality", "token": "native", "reason": "reveal_missed"}
+    assert gauge(metrics, "oracle_bonds_lost_total", **labels) == INITIAL
+    assert "reality.reveal_missed" in caplog.text
+    assert "market.answer_lost" in caplog.text
+    assert not [k for k in intent_keys(store) if k.startswith("reality-reveal:")]
+    one_pass(settings)  # never retried on its own
+    assert store.get_market(market_id).state == MarketState.NEEDS_REVIEW
+    assert len(store.reviews()) == 1
+    assert len(world.our_transactions()) == 1  # the lost commitment only
+
+    # A person decides again: a new commitment at double the lost one's bond, revealed.
+    store.decide_review(item.id, "YES", "it happened", "alice")
+    one_pass(settings)
+    answered = store.get_market(market_id)
+    assert answered.state == MarketState.SUBMITTED
+    assert [(a, b) for a, b, _ in world.history(market_id)] == [
+        (OURS, INITIAL),
+        (OURS, 2 * INITIAL),
+    ]
+    assert world.view(market_id).best_answer == YES_WORD
+    assert len(world.our_transactions()) == 3  # + the commitment and its reveal
+    assert len([k for k in intent_keys(store) if k.startswith("reality-reveal:")]) == 1
+    assert world.reverted() == []
+    store.engine.dispose()
+
+
+def test_a_superseded_answer_sent_to_a_person_is_defended_once_or_accepted_as_lost(
+    world: RealityWorld, database_url: str
+) -> None:
+    defended = world.ask("Should our superseded answer be defended?", AGREED)
+    accepted = world.ask("Should their answer over ours be accepted?", AGREED)
+    capped = world.ask("Would a defence over two answers break the cap?", AGREED)
+    # defend: false sends superseded answers to a person; after_review lets them defend.
+    settings = world.config(
+        database_url,
+        source={"counter_answer": "after_review"},
+        max_per_question_wei=5 * INITIAL,
+    )
+    one_pass(settings)
+    for market_id in (defended, accepted, capped):
+        assert world.counter(market_id, NO_WORD) == 2 * INITIAL
+    # A third account answers over them: a defence would need 8x.
+    assert world.counter(capped, NO_WORD, key=THIRD_KEY) == 4 * INITIAL
+    metrics = DaemonMetrics()
+    one_pass(settings, metrics)
+    one_pass(settings)  # seen again: no second item
+
+    store = open_store(settings)
+    items = {item.market_id: item for item in store.reviews()}
+    assert set(items) == {defended, accepted, capped}
+    for market_id in (defended, accepted, capped):
+        market = store.get_market(market_id)
+        assert market.state == MarketState.DISPUTED
+        assert market.submission["challenge"] == "defend"
+        assert market.submission["their_outcome"] == "NO"
+        assert market.submission["superseded_by"] == (THIRD if market_id == capped else OTHER)
+    reasons = items[defended].reasons
+    assert f"answered NO over our YES (bond {2 * INITIAL} wei" in reasons[0]
+    assert "sends superseded answers to a person (defend: false)" in reasons[0]
+    assert "confirms a defence of our superseded answer" in reasons[1]
+    assert store.get_market(defended).submission["bond_seen"] == 2 * INITIAL
+    assert gauge(metrics, "oracle_venue_disagreements_total", venue="reality") == 3
+    assert _attention_labels(metrics, defended)  # shown to people
+    assert len(world.our_transactions()) == 3  # the three first answers, nothing else
+
+    assert store.decide_review(items[defended].id, "YES", "it did", "alice").state == (
+        MarketState.CHALLENGING
+    )
+    assert store.decide_review(items[accepted].id, "NO", "they are right", "alice").state == (
+        MarketState.DISPUTED
+    )
+    store.decide_review(items[capped].id, "YES", "it did", "alice")
+    metrics = DaemonMetrics()
+    one_pass(settings, metrics)
+    one_pass(settings)  # the defence is not sent twice
+
+    # Defended once at double their bond, then followed as our answer.
+    assert world.history(defended) == [
+        (OURS, INITIAL, YES_WORD),
+        (OTHER, 2 * INITIAL, NO_WORD),
+        (OURS, 4 * INITIAL, YES_WORD),
+    ]
+    market = store.get_market(defended)
+    assert market.state == MarketState.SUBMITTED
+    assert market.submission["answerer"] == OURS
+    assert market.submission["challenged"]["result"] == "answered"
+    assert market.submission["challenged"]["action"] == "defend"
+    assert gauge(metrics, "oracle_challenges_total", venue="reality", result="answered") == 1
+    # Accepted: nothing sent, the market follows the question.
+    assert len(world.history(accepted)) == 2
+    assert store.get_market(accepted).state == MarketState.DISPUTED
+    # Past the per-question cap (INITIAL + 8x INITIAL > 5x): refused and recorded, not sent.
+    assert len(world.history(capped)) == 3
+    assert store.get_market(capped).state == MarketState.FAILED_RETRY
+    assert "bond refused (per_question_cap)" in store.audit(capped)[-1].reason
+    labels = {"venue": "reality", "reason": "per_question_cap"}
+    assert gauge(metrics, "oracle_bond_refusals_total", **labels) == 1
+    assert len(world.our_transactions()) == 4  # + the one defence
+
+    world.elapse(TIMEOUT + 1)
+    _defended_claimed_the_others_lost(world, settings, store, defended, (accepted, capped))
+    store.engine.dispose()
+
+
+def _defended_claimed_the_others_lost(
+    world: RealityWorld,
+    settings: Settings,
+    store: Store,
+    defended: str,
+    lost_ones: tuple[str, str],
+) -> None:
+    accepted, capped = lost_ones
+    metrics = DaemonMetrics()
+    one_pass(settings, metrics)
+    assert_settled_as(store, defended, "YES")
+    assert store.get_market(accepted).state == MarketState.FINAL
+    assert_settled_as(store, accepted, "NO")
+    assert store.audit(accepted)[-1].event == "dispute_upheld"
+    assert store.get_market(capped).state == MarketState.FINAL
+    assert_settled_as(store, capped, "NO")
+    native = {"venue": "reality", "token": "native"}
+    assert gauge(metrics, "oracle_bonds_claimed_total", **native) == WON_AFTER_DEFENCE
+    # Our first answers on the two questions that finalized on their answer are lost.
+    lost = gauge(metrics, "oracle_bonds_lost_total", **native, reason="outanswered")
+    assert lost == 2 * INITIAL
+    assert len(world.our_transactions()) == 6  # + claim, withdraw on the defended one
+    assert world.reverted() == []
+
+
+def test_a_defence_whose_commitment_missed_its_reveal_window_goes_to_a_person(
+    world: RealityWorld, database_url: str
+) -> None:
+    market_id = world.ask("Was the defence revealed in time?", AGREED)
+    settings = world.config(
+        database_url, source={"commit_reveal": True, "counter_answer": "after_review"}
+    )
+    qid = market_id.split(":")[1]
+    one_pass(settings)  # our YES, committed and revealed
+    world.counter(market_id, NO_WORD)
+    one_pass(settings)
+    store = open_store(settings)
+    [item] = store.reviews()
+    assert store.decide_review(item.id, "YES", "it did", "alice").state == (MarketState.CHALLENGING)
+    # The daemon dies after committing the defence, and stays down past its reveal window.
+    asyncio.run(commit_then_crash(settings, qid, planned=2 * INITIAL, bond=4 * INITIAL))
+    world.elapse(TIMEOUT // 8 + 1)
+
+    one_pass(settings)
+
+    market = store.get_market(market_id)
+    assert market.state == MarketState.NEEDS_REVIEW
+    assert store.audit(market_id)[-1].event == "answer_lost"
+    assert "challenge_pending" not in market.submission  # the confirmed defence is over
+    assert market.submission["answers_lost"][-1]["bond"] == 4 * INITIAL
+    one_pass(settings)
+    assert store.get_market(market_id).state == MarketState.NEEDS_REVIEW
+    # Our commitment and reveal, the lost defence's commitment: no reveal of it, ever.
+    assert len(world.our_transactions()) == 3
+    assert world.view(market_id).best_answer == NO_WORD
+    assert world.reverted() == []
+    store.engine.dispose()

@@ -452,6 +452,7 @@ def test_a_person_confirming_a_disagreement_makes_the_daemon_dispute_once(
     assert "deciding YES (or another outcome than theirs) confirms a dispute" in item.reasons[1]
     assert gather(store, item.id)["review"]["challenge"] == {
         "action": "dispute",
+        "confirms": "a dispute against their answer",
         "their_outcome": "NO",
         "their_account": OTHER,
         "our_outcome": "YES",

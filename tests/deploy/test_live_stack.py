@@ -69,7 +69,7 @@ MAY_BE_EMPTY = {
     "Bond balance and allowance",
     "Bonds at risk",
     "Bond refusals and disagreements",
-    "Bonds claimable, claimed, and answers superseded (Reality.eth)",
+    "Bonds claimable, claimed, lost, and answers superseded (Reality.eth)",
     "Debates by how they stopped",
     "Debate rounds",
     "Flips",

@@ -22,6 +22,7 @@ from tests.console.scenario import (
     contested,
     escalate,
     research_again,
+    superseded_for_review,
 )
 
 PASSWORD = "correct horse battery"
@@ -293,3 +294,41 @@ def test_a_disagreement_is_confirmed_or_declined_only_where_the_venue_offers_it(
     again = store.open_review("uma:r3", None, ["again"])
     with pytest.raises(IllegalTransition):
         store.decide_review(again, "YES", "twice", "rita")
+
+
+def test_a_defence_is_offered_only_to_a_disputed_market_whose_answer_was_superseded(
+    store: Store,
+) -> None:
+    # A disputed market (another's answer superseded ours) with a defence on offer:
+    # deciding their outcome accepts it (nothing sent, still disputed); ours confirms it.
+    accepted = superseded_for_review(store, "q1")
+    kept = store.decide_review(accepted, "NO", "they are right", "rita")
+    assert kept.state == MarketState.DISPUTED
+    assert store.review(accepted).status == "closed"
+    confirmed = superseded_for_review(store, "q2")
+    moved = store.decide_review(confirmed, "YES", "they are wrong", "rita")
+    assert moved.state == MarketState.CHALLENGING
+    assert moved.submission["challenge_pending"]["action"] == "defend"
+    assert store.audit("reality:q2")[-1].event == "challenge_confirmed"
+
+    # A disputed market without that offer (an arbiter decides, or counter_answer: never)
+    # has nothing a decision could send: refused, nothing moves.
+    other = superseded_for_review(store, "q3")
+    store.apply_event(
+        "reality:q3",
+        MarketEvent.CHALLENGE_CONFIRMED,
+        actor="s",
+        updates={"submission": {"challenge_pending": {"action": "defend"}}},
+    )
+    store.apply_event("reality:q3", MarketEvent.CHALLENGE_ANSWERED, actor="s")
+    store.apply_event("reality:q3", MarketEvent.DISPUTED, actor="s")
+    item = store.open_review("reality:q3", None, ["disputed"])
+    with pytest.raises(StoreError, match="not set to answer back"):
+        store.decide_review(item, "YES", "again", "rita")
+    assert store.get_market("reality:q3").state == MarketState.DISPUTED
+    assert store.review(other).status == "open"
+    # The offer to a submitted market (dispute, counter-answer) is not one to a disputed one.
+    beside = beside_another_answer(store, "r9", challenge="dispute")
+    store.apply_event("uma:r9", MarketEvent.DISPUTED, actor="s")
+    with pytest.raises(StoreError, match="not set to answer back"):
+        store.decide_review(beside, "YES", "they are wrong", "rita")
