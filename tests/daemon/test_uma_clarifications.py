@@ -25,7 +25,8 @@ from oracle.errors import SetupError
 
 from ..anvil import DEV_ADDRESSES
 from ..chain.helpers import manager_for
-from .test_uma_e2e import AGREED, ASKER_KEY, OTHER_KEY, OURS, UmaWorld, one_pass, world
+from .test_uma_e2e import AGREED, ASKER_KEY, OTHER_KEY, OURS, UmaWorld, world
+from .venue_world import one_pass
 
 __all__ = ["world"]  # the fixture, shared with test_uma_e2e
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +47,9 @@ from oracle.testing import consensus_document, result_dict
 
 from ..anvil import DEV_ADDRESSES, DEV_KEYS, Anvil
 from ..chain.helpers import manager_for
-from .chain_world import start_daemon
-from .test_restart_transactions import pending_hashes, wait_for
-from .test_uma_e2e import _intent_keys, call, gauge, one_pass
+from .test_uma_e2e import call
+from .venue_world import CRASH_DAEMON, gauge, kill_once_broadcast, one_pass, restart_until
+from .venue_world import intent_keys as _intent_keys
 
 LIVENESS = 7200
 FINAL_FEE = 5 * 10**18
@@ -450,40 +449,21 @@ def test_a_daemon_killed_between_broadcast_and_confirmation_asserts_once(
         world.claim_market(f"crash-{n}", f"Did crash-proof claim {n} land once?", YES_AGREED)
         for n in range(2)
     ]
-    world.config(
-        f"sqlite:///{tmp_path / 'oracle.db'}",
-        daemon={"poll_interval": 0.3, "dispatch_interval": 0.2, "lease_margin": 1},
-    )
+    world.config(f"sqlite:///{tmp_path / 'oracle.db'}", daemon=CRASH_DAEMON)
     config, log = tmp_path / "config.yaml", tmp_path / "daemon.log"
-    world.anvil.rpc("evm_setAutomine", False)
-    first = start_daemon(config, log)
-    try:
-        # The approval goes first and is waited for: mine it, then the assertion is sent.
-        wait_for(lambda: len(pending_hashes(world.anvil, OURS)) == 1, 60, "the approval")
-        approval = pending_hashes(world.anvil, OURS)
-        world.anvil.mine()
-        wait_for(
-            lambda: pending_hashes(world.anvil, OURS) not in ([], approval), 60, "the assertion"
-        )
-    finally:
-        first.send_signal(signal.SIGKILL)
-        first.wait(timeout=10)
+    kill_once_broadcast(world.anvil, OURS, config, log, "the assertion", approval=True)
     assert world.assertions_by(OURS) == []  # broadcast, not mined
-    world.anvil.rpc("evm_setAutomine", True)
-    world.anvil.rpc("evm_setIntervalMining", 1)
-    second = start_daemon(config, log)
     store = open_store(load_settings(config))
     try:
-        wait_for(
+        restart_until(
+            world.anvil,
+            config,
+            log,
             lambda: {store.get_market(m).state for m in market_ids} == {MarketState.SUBMITTED},
-            90,
             "the markets to be submitted",
         )
     finally:
-        second.send_signal(signal.SIGTERM)
-        second.wait(timeout=30)
         store.engine.dispose()
-    assert second.returncode == 0, log.read_text()[-3000:]
     claims = sorted(a["claim"].decode() for a in world.assertions_by(OURS))
     assert len(claims) == 2
     assert [f"(market {m}) is YES" in c for m, c in zip(market_ids, claims, strict=True)] == [
