@@ -166,6 +166,8 @@ class ConnectedVenue(Generic[P]):
         return await self._chain.ready()
 
     async def start(self) -> None:
+        """Connect and resume (`ChainConnection.start`). The daemon calls this before its
+        first job (`Daemon.start`); used without it, the first poll or answer does."""
         await self._chain.start()
 
     @contextmanager
