@@ -54,6 +54,7 @@ from .venue_world import (
     kill_once_broadcast,
     one_pass,
     restart_until,
+    start_once,
 )
 
 ETHER = 10**18
@@ -650,32 +651,11 @@ def test_a_commitment_left_unrevealed_by_a_crash_is_revealed_once_at_the_restart
 def test_a_reality_venue_with_no_contract_stops_the_start_naming_its_setting(
     anvil: Anvil, tmp_path: Path
 ) -> None:
-    config = {
-        "database": {"url": f"sqlite:///{tmp_path / 'oracle.db'}"},
-        "daemon": {"proofs_dir": str(tmp_path / "proofs")},
-        "metrics": {"enabled": False},
-        "market_sources": [
-            {"kind": "reality", "contract_address": OTHER, "bond": {"initial_wei": INITIAL}}
-        ],
-        "chain": {
-            "rpc": {"urls": [anvil.url]},
-            "signer": {"type": "dev_private_key", "dev_private_key": OUR_KEY},
-        },
-    }
-    path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump(config))
-    assembly = assemble(load_settings(path))
-
-    async def run() -> None:
-        try:
-            await assembly.daemon.start()
-        finally:
-            await assembly.close()
-
+    source = {"kind": "reality", "contract_address": OTHER, "bond": {"initial_wei": INITIAL}}
     with pytest.raises(
         SetupError, match=r"^market_sources\[reality\]\.contract_address: no contract at"
     ):
-        asyncio.run(run())
+        start_once(tmp_path, anvil.url, OUR_KEY, source)
 
 
 def test_a_daemon_killed_between_broadcast_and_confirmation_answers_once(

@@ -61,6 +61,7 @@ from .venue_world import (
     kill_once_broadcast,
     one_pass,
     restart_until,
+    start_once,
 )
 
 LIVENESS = 7200
@@ -638,27 +639,7 @@ def test_a_uma_venue_that_cannot_work_stops_the_start_naming_its_setting(
     anvil: Anvil, tmp_path: Path
 ) -> None:
     def start(source: dict[str, Any]) -> None:
-        config = {
-            "database": {"url": f"sqlite:///{tmp_path / 'oracle.db'}"},
-            "daemon": {"proofs_dir": str(tmp_path / "proofs")},
-            "metrics": {"enabled": False},
-            "market_sources": [{"kind": "uma", **source}],
-            "chain": {
-                "rpc": {"urls": [anvil.url]},
-                "signer": {"type": "dev_private_key", "dev_private_key": OUR_KEY},
-            },
-        }
-        path = tmp_path / "config.yaml"
-        path.write_text(yaml.safe_dump(config))
-        assembly = assemble(load_settings(path))
-
-        async def run() -> None:
-            try:
-                await assembly.daemon.start()
-            finally:
-                await assembly.close()
-
-        asyncio.run(run())
+        start_once(tmp_path, anvil.url, OUR_KEY, {"kind": "uma", **source})
 
     with pytest.raises(SetupError, match=r"^market_sources\[uma\]\.oracle_address: no contract at"):
         start({"oracle_address": OTHER})

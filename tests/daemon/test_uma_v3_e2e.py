@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from oracle.app import assemble, open_store
+from oracle.app import open_store
 from oracle.chain.contracts import Deployment, load_artifact
 from oracle.chain.events import EventDecoder
 from oracle.chain.uma import (
@@ -48,7 +48,14 @@ from oracle.testing import consensus_document, result_dict
 from ..anvil import DEV_ADDRESSES, DEV_KEYS, Anvil
 from ..chain.helpers import manager_for
 from .test_uma_e2e import call
-from .venue_world import CRASH_DAEMON, gauge, kill_once_broadcast, one_pass, restart_until
+from .venue_world import (
+    CRASH_DAEMON,
+    gauge,
+    kill_once_broadcast,
+    one_pass,
+    restart_until,
+    start_once,
+)
 from .venue_world import intent_keys as _intent_keys
 
 LIVENESS = 7200
@@ -479,29 +486,8 @@ def test_a_uma_v3_venue_that_cannot_work_stops_the_start_naming_its_setting(
     anvil: Anvil, tmp_path: Path
 ) -> None:
     def start(source: dict[str, Any]) -> None:
-        config = {
-            "database": {"url": f"sqlite:///{tmp_path / 'oracle.db'}"},
-            "daemon": {"proofs_dir": str(tmp_path / "proofs")},
-            "metrics": {"enabled": False},
-            "market_sources": [
-                {"kind": "uma_v3", "second_opinion": {"asserters": [OTHER]}, **source}
-            ],
-            "chain": {
-                "rpc": {"urls": [anvil.url]},
-                "signer": {"type": "dev_private_key", "dev_private_key": OUR_KEY},
-            },
-        }
-        path = tmp_path / "config.yaml"
-        path.write_text(yaml.safe_dump(config))
-        assembly = assemble(load_settings(path))
-
-        async def run() -> None:
-            try:
-                await assembly.daemon.start()
-            finally:
-                await assembly.close()
-
-        asyncio.run(run())
+        opinion = {"second_opinion": {"asserters": [OTHER]}}
+        start_once(tmp_path, anvil.url, OUR_KEY, {"kind": "uma_v3", **opinion, **source})
 
     with pytest.raises(
         SetupError, match=r"^market_sources\[uma-v3\]\.oracle_address: no contract at"

@@ -8,9 +8,12 @@ import asyncio
 import signal
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from oracle.app import assemble
-from oracle.config import Settings
+from oracle.config import Settings, load_settings
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.store.repository import Store
 
@@ -42,6 +45,32 @@ def intent_keys(store: Store) -> list[str]:
 
     with store.engine.connect() as connection:
         return [row[0] for row in connection.execute(text("SELECT key FROM tx_intent"))]
+
+
+def start_once(tmp_path: Path, rpc_url: str, signer_key: str, source: dict[str, Any]) -> None:
+    """Assemble a daemon over the one market `source` and start it, then close it: how a
+    venue's setup problem shows (a SetupError naming the setting)."""
+    config = {
+        "database": {"url": f"sqlite:///{tmp_path / 'oracle.db'}"},
+        "daemon": {"proofs_dir": str(tmp_path / "proofs")},
+        "metrics": {"enabled": False},
+        "market_sources": [source],
+        "chain": {
+            "rpc": {"urls": [rpc_url]},
+            "signer": {"type": "dev_private_key", "dev_private_key": signer_key},
+        },
+    }
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    assembly = assemble(load_settings(path))
+
+    async def run() -> None:
+        try:
+            await assembly.daemon.start()
+        finally:
+            await assembly.close()
+
+    asyncio.run(run())
 
 
 def kill_once_broadcast(
