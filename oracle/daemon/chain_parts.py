@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any, Generic, Protocol, TypeVar
 
+from oracle.chain.intents import Intent, IntentState
 from oracle.chain.rpc import RpcPool, Web3
 from oracle.chain.txmanager import TxManager
 from oracle.chain.uma import Erc20
@@ -45,26 +46,24 @@ class ChainConnection(Generic[P]):
     """The parts of one venue once started, and what is done with them alike everywhere.
 
     `started(parts)` lets the venue make its own pieces from the parts (under the start
-    lock, before anyone else sees them); `describe(parts)` names the contract and the
-    signer in the `event` log line (each venue with its own words for them);
-    `gauges(parts)` refreshes the venue's bond gauges with the signer's balance."""
+    lock, before anyone else sees them) and names the contract and the signer for the
+    `event` log line (each venue in its own words); `gauges(parts)` refreshes the venue's
+    bond gauges with the signer's balance."""
 
     def __init__(
         self,
         source: str,
         open_chain: Callable[[], Awaitable[P]],
-        *,
         logger: logging.Logger,
         event: str,
-        describe: Callable[[P], dict[str, str]],
-        started: Callable[[P], None] = lambda parts: None,
+        started: Callable[[P], dict[str, str]],
+        *,
         gauges: Callable[[P], Awaitable[Any]] | None = None,
     ) -> None:
         self.source = source
         self._open_chain = open_chain
         self._logger = logger
         self._event = event
-        self._describe = describe
         self._started = started
         self._gauges = gauges
         self._lock = asyncio.Lock()
@@ -88,7 +87,7 @@ class ChainConnection(Generic[P]):
                 await parts.pool.close()
                 raise
             self.parts = parts
-            self._started(parts)
+            names = self._started(parts)
             self._start_problem = None
             emit(
                 self._logger,
@@ -96,7 +95,7 @@ class ChainConnection(Generic[P]):
                 self._event,
                 source=self.source,
                 chain_id=parts.pool.chain_id,
-                **self._describe(parts),
+                **names,
             )
 
     async def ready(self) -> P:
@@ -224,6 +223,22 @@ class TokenBonds:
             metrics.bond_min_balance.labels(source, token).set(floor)
             metrics.bond_allowance.labels(source, token).set(await erc20.allowance(us, spender))
             metrics.bonds_at_risk.labels(source, token).set(at_risk.get(token, 0))
+
+
+def settled_reference(source: str, intent: Intent | None, not_yet: str) -> str | None:
+    """What a venue's `settle` reports for its settle intent: the transaction once
+    confirmed, None when the pre-send check found it settled already (by someone else);
+    a ResolverError while it cannot be settled yet (`not_yet` says what) or when the
+    settle failed."""
+    if intent is None:
+        raise ResolverError(f"source {source}: {not_yet}")
+    if intent.state == IntentState.SKIPPED:
+        return None
+    if intent.state != IntentState.CONFIRMED:
+        raise ResolverError(
+            f"source {source}: settle {intent.state.value}: {intent.error or 'no reason'}"
+        )
+    return intent.inclusion.tx_hash if intent.inclusion is not None else None
 
 
 async def latest_block(w3: Web3) -> Any:

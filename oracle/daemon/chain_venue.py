@@ -106,15 +106,11 @@ class ChainVenue(ConnectedVenue[ChainParts]):
         self.config = config
         self._gas_reported: set[str] = set()
         self._chain = ChainConnection(
-            self.name,
-            open_chain,
-            logger=logger,
-            event="chain.venue_started",
-            describe=lambda parts: {
-                "oracle": parts.oracle.address,
-                "reporter": parts.manager.address,
-            },
+            self.name, open_chain, logger, "chain.venue_started", self._started
         )
+
+    def _started(self, parts: ChainParts) -> dict[str, str]:
+        return {"oracle": parts.oracle.address, "reporter": parts.manager.address}
 
     @property
     def pool(self) -> RpcPool | None:

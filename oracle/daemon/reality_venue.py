@@ -281,13 +281,9 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         self._chain = ChainConnection(
             self.name,
             open_chain,
-            logger=logger,
-            event="reality.venue_started",
-            describe=lambda parts: {
-                "contract": parts.reality.address,
-                "answerer": parts.manager.address,
-            },
-            started=self._started,
+            logger,
+            "reality.venue_started",
+            self._started,
             gauges=lambda parts: self._report_bonds(),
         )
         self._metrics = metrics
@@ -299,8 +295,9 @@ class RealityVenue(ConnectedVenue[RealityParts]):
 
     # -- connection ---------------------------------------------------------------------------
 
-    def _started(self, parts: RealityParts) -> None:
+    def _started(self, parts: RealityParts) -> dict[str, str]:
         self._ours = _OurAnswers(parts)
+        return {"contract": parts.reality.address, "answerer": parts.manager.address}
 
     async def _report_bonds(self) -> Holdings:
         assert self._ours is not None

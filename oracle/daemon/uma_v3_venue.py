@@ -68,6 +68,7 @@ from oracle.daemon.chain_parts import (
     ChainConnection,
     ConnectedVenue,
     TokenBonds,
+    settled_reference,
 )
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
@@ -166,13 +167,9 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
         self._chain = ChainConnection(
             self.name,
             open_chain,
-            logger=logger,
-            event="uma_v3.venue_started",
-            describe=lambda parts: {
-                "oracle": parts.oracle.address,
-                "asserter": parts.manager.address,
-            },
-            started=self._started,
+            logger,
+            "uma_v3.venue_started",
+            self._started,
             gauges=self._report_bonds,
         )
         self._metrics = metrics
@@ -193,10 +190,11 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
 
     # -- connection ---------------------------------------------------------------------------
 
-    def _started(self, parts: UmaV3Parts) -> None:
+    def _started(self, parts: UmaV3Parts) -> dict[str, str]:
         self._ours = _OurAssertions(parts)
         if self.config.second_opinion is not None:
             self._scanner = self._assertion_scanner(parts)
+        return {"oracle": parts.oracle.address, "asserter": parts.manager.address}
 
     def _assertion_scanner(self, parts: UmaV3Parts) -> LogScanner:
         only_asserters = not self._managers and not self._prefixes
@@ -531,12 +529,4 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
             intent = await parts.asserter.settle(assertion_id, await self.now())
         except ChainError as error:
             raise ResolverError(f"source {self.name}: {error}") from None
-        if intent is None:
-            raise ResolverError(f"source {self.name}: assertion {assertion_id} not settleable yet")
-        if intent.state == IntentState.SKIPPED:
-            return None
-        if intent.state != IntentState.CONFIRMED:
-            raise ResolverError(
-                f"source {self.name}: settle {intent.state.value}: {intent.error or 'no reason'}"
-            )
-        return intent.inclusion.tx_hash if intent.inclusion is not None else None
+        return settled_reference(self.name, intent, f"assertion {assertion_id} not settleable yet")

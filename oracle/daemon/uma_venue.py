@@ -87,6 +87,7 @@ from oracle.daemon.chain_parts import (
     ConnectedVenue,
     TokenBonds,
     latest_block,
+    settled_reference,
 )
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
@@ -241,20 +242,17 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         self._chain = ChainConnection(
             self.name,
             open_chain,
-            logger=logger,
-            event="uma.venue_started",
-            describe=lambda parts: {
-                "oracle": parts.oracle.address,
-                "proposer": parts.manager.address,
-            },
-            started=self._started,
+            logger,
+            "uma.venue_started",
+            self._started,
             gauges=self._report_bonds,
         )
 
     # -- connection ---------------------------------------------------------------------------
 
-    def _started(self, parts: UmaParts) -> None:
+    def _started(self, parts: UmaParts) -> dict[str, str]:
         self._bonds = _OurBonds(parts)
+        return {"oracle": parts.oracle.address, "proposer": parts.manager.address}
 
     async def _report_bonds(self, parts: UmaParts) -> dict[str, int]:
         assert self._bonds is not None
@@ -682,15 +680,7 @@ class UmaVenue(ConnectedVenue[UmaParts]):
             intent = await (await self._ready()).proposer.settle(key)
         except ChainError as error:
             raise ResolverError(f"source {self.name}: {error}") from None
-        if intent is None:
-            raise ResolverError(f"source {self.name}: request {key.id_hex} is not settleable yet")
-        if intent.state == IntentState.SKIPPED:
-            return None
-        if intent.state != IntentState.CONFIRMED:
-            raise ResolverError(
-                f"source {self.name}: settle {intent.state.value}: {intent.error or 'no reason'}"
-            )
-        return intent.inclusion.tx_hash if intent.inclusion is not None else None
+        return settled_reference(self.name, intent, f"request {key.id_hex} is not settleable yet")
 
 
 async def _gas_price(w3: Web3) -> int:
