@@ -15,18 +15,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import shutil
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import yaml
+from _demo_chain import close_manager, demo_run, dev_manager, stored_market
 
-from oracle.chain.intents import InMemoryIntentStore
-from oracle.chain.keys import LocalSigner
 from oracle.chain.reality import (
     AnswerLog,
     QuestionView,
@@ -37,14 +32,10 @@ from oracle.chain.reality import (
     deploy_reality,
 )
 from oracle.chain.rpc import RpcPool
-from oracle.chain.settings import RpcSettings, TxSettings
-from oracle.chain.txmanager import TxManager
+from oracle.chain.settings import RpcSettings
 from oracle.core.reality import QuestionKind, encode_question_text, parse_question
 from oracle.daemon.reality_venue import outcome_of_answer
-from oracle.devchain import DEV_ADDRESSES, DEV_KEYS, Anvil, anvil_binary
-from oracle.errors import OracleError
-from oracle.store.database import open_database
-from oracle.store.repository import Store
+from oracle.devchain import DEV_ADDRESSES, DEV_KEYS
 from oracle.testing import consensus_document, result_dict
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,29 +49,16 @@ ASKER, ANSWERER, OTHER = 1, 2, 3
 NO = bytes(32)
 
 
-async def _manager(url: str, slot: int) -> TxManager:
-    pool = RpcPool([url], RpcSettings())
-    await pool.start()
-    return TxManager(
-        pool, LocalSigner(DEV_KEYS[slot]), InMemoryIntentStore(), TxSettings(confirmations=1)
-    )
-
-
-async def _close(manager: TxManager) -> None:
-    await manager.close()
-    await manager.pool.close()
-
-
 async def deploy_and_ask(url: str) -> tuple[str, str, str]:
     """The contract and an arbitrator; one bool question asked with a bounty. Returns the
     contract, the arbitrator and the question id."""
-    deployer = await _manager(url, 0)
+    deployer = await dev_manager(url, 0)
     try:
         reality = await deploy_reality(deployer, run="demo")
         arbitrator = await deploy_arbitrator(deployer, reality, FEE, run="demo")
     finally:
-        await _close(deployer)
-    asker = await _manager(url, ASKER)
+        await close_manager(deployer)
+    asker = await dev_manager(url, ASKER)
     try:
         qid = await ask_question(
             asker,
@@ -93,7 +71,7 @@ async def deploy_and_ask(url: str) -> tuple[str, str, str]:
             bounty=BOUNTY,
         )
     finally:
-        await _close(asker)
+        await close_manager(asker)
     return reality, arbitrator, "0x" + qid.hex()
 
 
@@ -165,49 +143,16 @@ def counter_answer(url: str, reality: str, qid: str) -> int:
     """Another account answers No at the smallest bond the contract takes (double)."""
 
     async def run() -> int:
-        other = await _manager(url, OTHER)
+        other = await dev_manager(url, OTHER)
         try:
             outcome = await RealityAnswerer(other, RealityETH(other.pool, reality)).answer(qid, NO)
         finally:
-            await _close(other)
+            await close_manager(other)
         if not outcome.answered:
             sys.exit(f"demo: the counter-answer failed: {outcome.intent.error}")
         return outcome.bond
 
     return asyncio.run(run())
-
-
-def market(home: Path, market_id: str) -> tuple[str | None, dict[str, Any]]:
-    """The market's state and submission in the daemon's database (None until stored),
-    with the final outcome of the accuracy ledger under `final_outcome` once final."""
-    if not (home / "oracle.db").exists():
-        return None, {}
-    try:
-        store = Store(open_database(f"sqlite:///{home / 'oracle.db'}", create=False))
-    except OracleError:  # the daemon is still creating its schema
-        return None, {}
-    try:
-        row = next((m for m in store.markets() if m.id == market_id), None)
-        if row is None:
-            return None, {}
-        final = store.final_outcome(market_id)
-        outcome = {"final_outcome": final.outcome} if final is not None else {}
-        return row.state, {**row.submission, **outcome}
-    except Exception:  # a table not created yet
-        return None, {}
-    finally:
-        store.engine.dispose()
-
-
-def wait_for(what: str, check: Any, daemon: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if daemon.poll() is not None:
-            sys.exit(f"demo: the daemon exited with {daemon.returncode}; log: {log}")
-        if check():
-            return
-        time.sleep(0.5)
-    sys.exit(f"demo: timed out waiting for {what}; log: {log}")
 
 
 def _answers(history: list[AnswerLog]) -> str:
@@ -225,38 +170,27 @@ def main() -> None:
     parser.add_argument("--home", type=Path, default=ROOT / "data" / "demo-reality")
     args = parser.parse_args()
     home: Path = args.home
-    shutil.rmtree(home, ignore_errors=True)
-    home.mkdir(parents=True)
-    binary = anvil_binary()
-    if binary is None:
-        sys.exit("demo: anvil not found; ./scripts/demo installs it (or install Foundry)")
-    chain = Anvil(binary, [], None)
-    chain.start()
-    daemon: subprocess.Popen[bytes] | None = None
-    try:
+    with demo_run(home) as run:
+        chain = run.chain
         reality, arbitrator, qid = asyncio.run(deploy_and_ask(chain.url))
         print(f"1. RealityETH_v3_0 at {reality} on anvil ({chain.url})")
         print(f"2. asked, with a bounty of {BOUNTY / ETHER:g} ETH: question {qid}")
         config = write_config(home, chain.url, reality, arbitrator, qid)
-        log = home / "daemon.log"
-        daemon = subprocess.Popen(
-            [sys.executable, "-m", "oracle", "run", "--config", str(config)],
-            stdout=subprocess.DEVNULL,
-            stderr=log.open("wb"),
-        )
+        run.start_daemon(config)
+        log = run.log
         market_id = f"reality:{qid}"
         before = chain.balance(DEV_ADDRESSES[ANSWERER])
-        wait_for("the answer", lambda: market(home, market_id)[0] == "submitted", daemon, log)
+        run.wait_for("the answer", lambda: stored_market(home, market_id)[0] == "submitted")
         print(f"3. the daemon answered: {_answers(read(chain.url, reality, qid)[1])}")
         counter_answer(chain.url, reality, qid)
-        wait_for("the defence", lambda: len(read(chain.url, reality, qid)[1]) == 3, daemon, log)
+        run.wait_for("the defence", lambda: len(read(chain.url, reality, qid)[1]) == 3)
         print(f"4. countered, then defended: {_answers(read(chain.url, reality, qid)[1])}")
-        wait_for("the market", lambda: market(home, market_id)[0] == "submitted", daemon, log)
+        run.wait_for("the market", lambda: stored_market(home, market_id)[0] == "submitted")
         chain.rpc("evm_increaseTime", TIMEOUT + 1)
         chain.mine()
-        wait_for("the claim", lambda: "settled" in market(home, market_id)[1], daemon, log)
+        run.wait_for("the claim", lambda: "settled" in stored_market(home, market_id)[1])
         view, _, held = read(chain.url, reality, qid)
-        state, submission = market(home, market_id)
+        state, submission = stored_market(home, market_id)
         gained = chain.balance(DEV_ADDRESSES[ANSWERER]) - before
         print(
             f"5. after the timeout: market {state}, final answer "
@@ -266,11 +200,6 @@ def main() -> None:
             "after its bonds and gas"
         )
         print(f"   proofs: {home / 'proofs'}   config: {config}   log: {log}")
-    finally:
-        if daemon is not None and daemon.poll() is None:
-            daemon.send_signal(signal.SIGTERM)
-            daemon.wait(timeout=60)
-        chain.stop(signal.SIGKILL)
 
 
 if __name__ == "__main__":

@@ -14,22 +14,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import shutil
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import yaml
+from _demo_chain import close_manager, demo_run, dev_manager, stored_market
 
 from oracle.chain.contracts import Deployment, encode_call
-from oracle.chain.intents import InMemoryIntentStore, IntentState
-from oracle.chain.keys import LocalSigner
+from oracle.chain.intents import IntentState
 from oracle.chain.rpc import RpcPool
-from oracle.chain.settings import RpcSettings, TxSettings
-from oracle.chain.txmanager import TxManager, TxRequest
+from oracle.chain.settings import RpcSettings
+from oracle.chain.txmanager import TxRequest
 from oracle.chain.uma import (
     TESTNET_ERC20,
     YES_OR_NO_QUERY,
@@ -41,10 +37,7 @@ from oracle.chain.uma import (
 from oracle.chain.uma_stack import ask_like_polymarket, deploy_style_requester, deploy_uma_stack
 from oracle.core.ancillary import parse_ancillary
 from oracle.daemon.uma_venue import outcome_of_price
-from oracle.devchain import DEV_ADDRESSES, DEV_KEYS, Anvil, anvil_binary
-from oracle.errors import OracleError
-from oracle.store.database import open_database
-from oracle.store.repository import Store
+from oracle.devchain import DEV_ADDRESSES, DEV_KEYS
 from oracle.testing import consensus_document, result_dict
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,22 +53,9 @@ AGENTS = (("alpha", "YES", 0.9), ("beta", "YES", 0.85), ("gamma", "NO", 0.6))
 ASKER, PROPOSER = 1, 2
 
 
-async def _manager(url: str, slot: int) -> TxManager:
-    pool = RpcPool([url], RpcSettings())
-    await pool.start()
-    return TxManager(
-        pool, LocalSigner(DEV_KEYS[slot]), InMemoryIntentStore(), TxSettings(confirmations=1)
-    )
-
-
-async def _close(manager: TxManager) -> None:
-    await manager.close()
-    await manager.pool.close()
-
-
 async def deploy_and_ask(url: str, home: Path) -> tuple[RequestKey, Path, str]:
     """UMA's system, the requester (funded), the proposer funded; one question asked."""
-    deployer = await _manager(url, 0)
+    deployer = await dev_manager(url, 0)
     try:
         stack = await deploy_uma_stack(deployer, liveness=LIVENESS, final_fee=FINAL_FEE)
         requester = await deploy_style_requester(deployer, stack)
@@ -96,14 +76,14 @@ async def deploy_and_ask(url: str, home: Path) -> tuple[RequestKey, Path, str]:
             contracts=stack.contracts(),
         )
     finally:
-        await _close(deployer)
+        await close_manager(deployer)
     deployment_file = home / "uma-deployment.json"
     deployment.save(deployment_file)
-    asker = await _manager(url, ASKER)
+    asker = await dev_manager(url, ASKER)
     try:
         asked = await ask_like_polymarket(asker, requester, QUESTION, reward=REWARD, bond=BOND)
     finally:
-        await _close(asker)
+        await close_manager(asker)
     key = RequestKey(
         asked.requester, identifier_bytes(YES_OR_NO_QUERY), asked.timestamp, asked.ancillary_data
     )
@@ -160,59 +140,21 @@ def request_view(url: str, oracle: str, key: RequestKey) -> RequestView:
     return asyncio.run(read())
 
 
-def market_state(home: Path, market_id: str) -> str | None:
-    """The market's state in the daemon's database (None until the daemon stored it)."""
-    if not (home / "oracle.db").exists():
-        return None
-    try:
-        store = Store(open_database(f"sqlite:///{home / 'oracle.db'}", create=False))
-    except OracleError:  # the daemon is still creating its schema
-        return None
-    try:
-        return next((m.state for m in store.markets() if m.id == market_id), None)
-    except Exception:  # a table not created yet
-        return None
-    finally:
-        store.engine.dispose()
-
-
-def wait_for(what: str, check: Any, daemon: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if daemon.poll() is not None:
-            sys.exit(f"demo: the daemon exited with {daemon.returncode}; log: {log}")
-        if check():
-            return
-        time.sleep(0.5)
-    sys.exit(f"demo: timed out waiting for {what}; log: {log}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--home", type=Path, default=ROOT / "data" / "demo-uma")
     args = parser.parse_args()
     home: Path = args.home
-    shutil.rmtree(home, ignore_errors=True)
-    home.mkdir(parents=True)
-    binary = anvil_binary()
-    if binary is None:
-        sys.exit("demo: anvil not found; ./scripts/demo installs it (or install Foundry)")
-    chain = Anvil(binary, [], None)
-    chain.start()
-    daemon: subprocess.Popen[bytes] | None = None
-    try:
+    with demo_run(home) as run:
+        chain = run.chain
         key, deployment_file, oracle = asyncio.run(deploy_and_ask(chain.url, home))
         print(f"1. UMA's OptimisticOracleV2 at {oracle} on anvil ({chain.url})")
         print(f"2. asked as Polymarket's adapter asks: request {key.id_hex}")
         config = write_config(home, chain.url, deployment_file, key)
-        log = home / "daemon.log"
-        daemon = subprocess.Popen(
-            [sys.executable, "-m", "oracle", "run", "--config", str(config)],
-            stdout=subprocess.DEVNULL,
-            stderr=log.open("wb"),
-        )
+        run.start_daemon(config)
+        log = run.log
         market_id = f"uma:{key.id_hex}"
-        wait_for("the proposal", lambda: market_state(home, market_id) == "submitted", daemon, log)
+        run.wait_for("the proposal", lambda: stored_market(home, market_id)[0] == "submitted")
         view = request_view(chain.url, oracle, key)
         print(
             f"3. the daemon proposed: state {view.state.name}, price {view.proposed_price}, "
@@ -220,24 +162,16 @@ def main() -> None:
         )
         chain.rpc("evm_increaseTime", LIVENESS + 1)
         chain.mine()
-        wait_for(
-            "settlement",
-            lambda: request_view(chain.url, oracle, key).state.name == "SETTLED",
-            daemon,
-            log,
+        run.wait_for(
+            "settlement", lambda: request_view(chain.url, oracle, key).state.name == "SETTLED"
         )
         view = request_view(chain.url, oracle, key)
         print(
-            f"4. after the liveness: market {market_state(home, market_id)}, request "
+            f"4. after the liveness: market {stored_market(home, market_id)[0]}, request "
             f"{view.state.name} at price {view.resolved_price} "
             f"({outcome_of_price(parse_ancillary(key.ancillary_data), view.resolved_price)})"
         )
         print(f"   proofs: {home / 'proofs'}   config: {config}   log: {log}")
-    finally:
-        if daemon is not None and daemon.poll() is None:
-            daemon.send_signal(signal.SIGTERM)
-            daemon.wait(timeout=60)
-        chain.stop(signal.SIGKILL)
 
 
 if __name__ == "__main__":

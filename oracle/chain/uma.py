@@ -538,6 +538,34 @@ class UmaProposer:
         async def done() -> bool:
             return await self._not_requested(request)
 
+        recorded = await self.manager.intent(key)
+        if recorded is not None and recorded.state not in (
+            IntentState.REVERTED,
+            IntentState.FAILED,
+        ):
+            return await self._ended(request, recorded)
+        try:
+            intent = await self._send_bonded(request, RequestState.REQUESTED, key, data, done)
+        except SubjectsHeld:
+            holder = await self.manager.intent(key)
+            if holder is None:
+                raise
+            return await self._ended(request, holder)
+        return await self._ended(request, intent)
+
+    async def _send_bonded(
+        self,
+        request: RequestKey,
+        open_state: RequestState,
+        key: str,
+        data: bytes | str,
+        done: Callable[[], Awaitable[bool]],
+    ) -> Intent:
+        """Send `data` (a proposal or a dispute: a call that posts a bond) for `request`
+        while it is in `open_state`, with the balance checked and the allowance set first.
+        A request no longer open (moved on by someone else, or by us with the intent lost)
+        is recorded as skipped by the pre-send check; nothing is signed or sent."""
+
         def tx(just_checked: bool) -> TxRequest:
             return TxRequest(
                 key=key,
@@ -548,34 +576,18 @@ class UmaProposer:
                 subjects=(key,),
             )
 
-        recorded = await self.manager.intent(key)
-        if recorded is not None and recorded.state not in (
-            IntentState.REVERTED,
-            IntentState.FAILED,
-        ):
-            return await self._ended(request, recorded)
         view = await self.oracle.get_request(request)
+        if view.state != open_state:
+            return await self.manager.submit(tx(just_checked=False))
+        await self.bonds.check_balance(key, view.currency, view.total_bond)
+        await self.bonds.ensure_allowance(view.currency, view.total_bond)
         try:
-            if view.state != RequestState.REQUESTED:
-                # Not open (proposed by someone else, or by us with the intent lost): the
-                # pre-send check records it as skipped; nothing is signed or sent.
-                intent = await self.manager.submit(tx(just_checked=False))
-            else:
-                await self.bonds.check_balance(key, view.currency, view.total_bond)
-                await self.bonds.ensure_allowance(view.currency, view.total_bond)
-                try:
-                    intent = await self.manager.submit(tx(just_checked=True))
-                except TxReverted:
-                    # Its gas estimate reverted, nothing was sent: proposed meanwhile?
-                    if not await done():
-                        raise
-                    intent = await self.manager.submit(tx(just_checked=False))
-        except SubjectsHeld:
-            holder = await self.manager.intent(key)
-            if holder is None:
+            return await self.manager.submit(tx(just_checked=True))
+        except TxReverted:
+            # Its gas estimate reverted, nothing was sent: moved on meanwhile?
+            if not await done():
                 raise
-            return await self._ended(request, holder)
-        return await self._ended(request, intent)
+            return await self.manager.submit(tx(just_checked=False))
 
     async def _ended(self, request: RequestKey, intent: Intent) -> Proposal:
         """The proposal once `intent` (ours: followed to the end) ended, with the request."""
@@ -635,16 +647,6 @@ class UmaProposer:
         async def done() -> bool:
             return await self.oracle.get_state(request) != RequestState.PROPOSED
 
-        def tx(just_checked: bool) -> TxRequest:
-            return TxRequest(
-                key=key,
-                to=self.oracle.address,
-                data=self.oracle.encode("disputePrice", *request.args),
-                already_done=done,
-                just_checked=just_checked,
-                subjects=(key,),
-            )
-
         recorded = await self.manager.intent(key)
         try:
             if recorded is not None and recorded.state not in (
@@ -653,19 +655,8 @@ class UmaProposer:
             ):
                 intent = recorded
             else:
-                view = await self.oracle.get_request(request)
-                if view.state != RequestState.PROPOSED:
-                    intent = await self.manager.submit(tx(just_checked=False))
-                else:
-                    await self.bonds.check_balance(key, view.currency, view.total_bond)
-                    await self.bonds.ensure_allowance(view.currency, view.total_bond)
-                    try:
-                        intent = await self.manager.submit(tx(just_checked=True))
-                    except TxReverted:
-                        # Its gas estimate reverted, nothing was sent: disputed meanwhile?
-                        if not await done():
-                            raise
-                        intent = await self.manager.submit(tx(just_checked=False))
+                data = self.oracle.encode("disputePrice", *request.args)
+                intent = await self._send_bonded(request, RequestState.PROPOSED, key, data, done)
         except SubjectsHeld:
             holder = await self.manager.intent(key)
             if holder is None:

@@ -16,12 +16,10 @@ question the agents see. Without it, the outcomes are named by their indices.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
 from hexbytes import HexBytes
 
@@ -36,20 +34,20 @@ from oracle.chain.contracts import (
 from oracle.chain.intents import Intent, IntentState
 from oracle.chain.market import MarketSource as QuestionScanner
 from oracle.chain.market import RequestedQuestion
-from oracle.chain.rpc import RpcPool, Web3
+from oracle.chain.rpc import RpcPool
 from oracle.chain.submitter import Answer, ProposalSubmitter
 from oracle.chain.txmanager import TxManager
 from oracle.core.markets import MarketSpec
+from oracle.daemon.chain_parts import ChainConnection, ConnectedVenue
 from oracle.daemon.ports import (
     Deliver,
     MarketRef,
     Receipt,
     Resolution,
     ResolutionStatus,
-    SignerBalance,
 )
 from oracle.daemon.settings import ChainSourceConfig
-from oracle.errors import ChainError, ResolverError, SetupError, SourceError
+from oracle.errors import ChainError, ResolverError
 from oracle.log import emit
 
 logger = logging.getLogger("oracle.daemon.chain")
@@ -100,17 +98,19 @@ class ChainParts:
 OpenChain = Callable[[], Awaitable[ChainParts]]
 
 
-class ChainVenue:
+class ChainVenue(ConnectedVenue[ChainParts]):
     """Market source and resolver for one oracle contract."""
 
     def __init__(self, config: ChainSourceConfig, open_chain: OpenChain) -> None:
         self.name = config.name
         self.config = config
-        self._open_chain = open_chain
-        self._lock = asyncio.Lock()
         self._gas_reported: set[str] = set()
-        self._parts: ChainParts | None = None
-        self._start_problem: str | None = None
+        self._chain = ChainConnection(
+            self.name, open_chain, logger, "chain.venue_started", self._started
+        )
+
+    def _started(self, parts: ChainParts) -> dict[str, str]:
+        return {"oracle": parts.oracle.address, "reporter": parts.manager.address}
 
     @property
     def pool(self) -> RpcPool | None:
@@ -120,87 +120,11 @@ class ChainVenue:
     def manager(self) -> TxManager | None:
         return self._parts.manager if self._parts is not None else None
 
-    async def start(self) -> None:
-        """Connect: the deployment on the expected chain with code at its addresses, the
-        signer unlocked (`open_chain`), and the transactions a previous process left
-        unfinished resumed. A setup problem is a SetupError naming the setting at fault; a
-        failed start leaves nothing open and may be tried again.
-
-        The daemon calls this before its first job (`Daemon.start`); used without it, the
-        first poll or answer does.
-        """
-        async with self._lock:
-            if self._parts is not None:
-                return
-            parts = await self._open_chain()
-            try:
-                # Finish whatever a previous process left between record and confirmation.
-                await parts.manager.resume()
-            except BaseException:
-                await parts.manager.close()
-                await parts.pool.close()
-                raise
-            self._parts = parts
-            self._start_problem = None
-            emit(
-                logger,
-                logging.INFO,
-                "chain.venue_started",
-                source=self.name,
-                chain_id=parts.pool.chain_id,
-                oracle=parts.oracle.address,
-                reporter=parts.manager.address,
-            )
-
-    async def _ready(self) -> ChainParts:
-        try:
-            await self.start()
-        except SetupError as error:
-            # Reported by the caller as this source's or resolver's failure, and retried.
-            self._start_problem = str(error)
-            raise ChainError(str(error)) from None
-        assert self._parts is not None
-        return self._parts
-
-    async def now(self) -> float:
-        """The chain's clock: its latest block's timestamp, which the contract's time
-        checks (a question's earliest time, the end of a challenge window) compare with
-        before the next block is made."""
-        try:
-            parts = await self._ready()
-            block = await parts.pool.call("eth_getBlockByNumber", latest_block)
-        except ChainError as error:
-            raise ResolverError(f"source {self.name}: chain clock: {error}") from None
-        return float(block["timestamp"])
-
-    def health(self) -> str | None:
-        """None while the venue can reach the chain; else why not (`/readyz`, metrics)."""
-        if self.pool is None:
-            return self._start_problem
-        return pool_problem(self.pool)
-
-    async def signer_balance(self) -> SignerBalance | None:
-        """What the signer holds to pay for answers (None: not connected yet; the housekeep
-        job that asks must not be the one that connects)."""
-        parts = self._parts
-        if parts is None:
-            return None
-        problem = self.health()
-        if problem is not None:  # not wait out the pool's call deadline in every housekeep
-            raise ResolverError(f"source {self.name}: signer balance: {problem}")
-        try:
-            wei = await parts.manager.balance()
-        except ChainError as error:
-            raise ResolverError(f"source {self.name}: signer balance: {error}") from None
-        return SignerBalance(parts.manager.address, wei)
-
     # -- MarketSource -------------------------------------------------------------------------
 
     async def poll(self, deliver: Deliver) -> list[str]:
-        try:
+        with self._source_failure():
             parts = await self._ready()
-        except ChainError as error:
-            raise SourceError(f"source {self.name}: {error}") from None
         oracle = parts.oracle
 
         async def handle(questions: list[RequestedQuestion]) -> None:
@@ -228,10 +152,8 @@ class ChainVenue:
                 )
             await deliver(specs)
 
-        try:
+        with self._source_failure():
             await parts.scanner.poll(handle)
-        except ChainError as error:
-            raise SourceError(f"source {self.name}: {error}") from None
         return []
 
     # -- Resolver -----------------------------------------------------------------------------
@@ -367,21 +289,7 @@ class ChainVenue:
     async def aclose(self) -> None:
         if self._parts is not None:
             await self._parts.submitter.drain()
-            await self._parts.manager.close()
-            await self._parts.pool.close()
-
-
-async def latest_block(w3: Web3) -> Any:
-    return await w3.eth.get_block("latest")
-
-
-def pool_problem(pool: RpcPool) -> str | None:
-    """None while a node of `pool` answers without failures; else why none does."""
-    nodes = pool.status()
-    if any(node.up and node.failures == 0 for node in nodes):
-        return None
-    reasons = "; ".join(f"{node.name}: {node.last_error or 'down'}" for node in nodes)
-    return f"no RPC node answers ({reasons})"
+        await self._chain.aclose()
 
 
 def _outcome_name(index: int, outcomes: tuple[str, ...]) -> str:

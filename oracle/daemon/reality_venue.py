@@ -115,7 +115,7 @@ from oracle.core.reality_policy import (
     superseded,
 )
 from oracle.core.scoring import Finality
-from oracle.daemon.chain_venue import pool_problem
+from oracle.daemon.chain_parts import ChainConnection, ConnectedVenue
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
     Challenged,
@@ -125,7 +125,6 @@ from oracle.daemon.ports import (
     Receipt,
     Resolution,
     ResolutionStatus,
-    SignerBalance,
 )
 from oracle.daemon.settings import RealitySourceConfig
 from oracle.errors import (
@@ -134,8 +133,6 @@ from oracle.errors import (
     RealityQuestionError,
     ResolverError,
     RevealMissed,
-    SetupError,
-    SourceError,
 )
 from oracle.log import emit
 
@@ -273,7 +270,7 @@ class _OurAnswers:
         return Holdings(at_risk, claimable)
 
 
-class RealityVenue:
+class RealityVenue(ConnectedVenue[RealityParts]):
     """Market source and resolver for one RealityETH_v3_0."""
 
     def __init__(
@@ -291,12 +288,16 @@ class RealityVenue:
             max_per_question=bond.max_per_question_wei,
             max_total=bond.max_total_wei,
         )
-        self._open_chain = open_chain
+        self._chain = ChainConnection(
+            self.name,
+            open_chain,
+            logger,
+            "reality.venue_started",
+            self._started,
+            gauges=lambda parts: self._report_bonds(),
+        )
         self._metrics = metrics
-        self._lock = asyncio.Lock()
-        self._parts: RealityParts | None = None
         self._ours: _OurAnswers | None = None
-        self._start_problem: str | None = None
         self._superseded_seen: set[tuple[str, int]] = set()  # (market, bond) reported
         self._guarding = asyncio.Lock()
         self._reserved: dict[str, int] = {}  # answer intent key -> bond, while being sent
@@ -305,68 +306,9 @@ class RealityVenue:
 
     # -- connection ---------------------------------------------------------------------------
 
-    async def start(self) -> None:
-        """Connect (the contract on the expected chain, the signer unlocked) and resume the
-        transactions a previous process left unfinished; a SetupError names the setting."""
-        async with self._lock:
-            if self._parts is not None:
-                return
-            parts = await self._open_chain()
-            try:
-                await parts.manager.resume()
-            except BaseException:
-                await parts.manager.close()
-                await parts.pool.close()
-                raise
-            self._parts = parts
-            self._ours = _OurAnswers(parts)
-            self._start_problem = None
-            emit(
-                logger,
-                logging.INFO,
-                "reality.venue_started",
-                source=self.name,
-                chain_id=parts.pool.chain_id,
-                contract=parts.reality.address,
-                answerer=parts.manager.address,
-            )
-
-    async def _ready(self) -> RealityParts:
-        try:
-            await self.start()
-        except SetupError as error:
-            self._start_problem = str(error)
-            raise ChainError(str(error)) from None
-        assert self._parts is not None
-        return self._parts
-
-    async def now(self) -> float:
-        """The chain's clock (opening times and timeouts run on block time)."""
-        try:
-            parts = await self._ready()
-            return float(await parts.reality.block_time())
-        except ChainError as error:
-            raise ResolverError(f"source {self.name}: chain clock: {error}") from None
-
-    def health(self) -> str | None:
-        if self._parts is None:
-            return self._start_problem
-        return pool_problem(self._parts.pool)
-
-    async def signer_balance(self) -> SignerBalance | None:
-        """The signer's balance (gas and bonds); the bond gauges are refreshed with it."""
-        parts = self._parts
-        if parts is None:
-            return None
-        problem = self.health()
-        if problem is not None:
-            raise ResolverError(f"source {self.name}: signer balance: {problem}")
-        try:
-            wei = await parts.manager.balance()
-            await self._report_bonds()
-        except ChainError as error:
-            raise ResolverError(f"source {self.name}: signer balance: {error}") from None
-        return SignerBalance(parts.manager.address, wei)
+    def _started(self, parts: RealityParts) -> dict[str, str]:
+        self._ours = _OurAnswers(parts)
+        return {"contract": parts.reality.address, "answerer": parts.manager.address}
 
     async def _report_bonds(self) -> Holdings:
         assert self._ours is not None
@@ -379,10 +321,8 @@ class RealityVenue:
     # -- MarketSource -------------------------------------------------------------------------
 
     async def poll(self, deliver: Deliver) -> list[str]:
-        try:
+        with self._source_failure():
             parts = await self._ready()
-        except ChainError as error:
-            raise SourceError(f"source {self.name}: {error}") from None
         skipped: list[str] = []
 
         async def handle(questions: list[NewQuestion]) -> None:
@@ -394,10 +334,8 @@ class RealityVenue:
                     skipped.append(f"question {asked.id_hex}: {error}")
             await deliver(specs)
 
-        try:
+        with self._source_failure():
             await parts.source.poll(handle)
-        except ChainError as error:
-            raise SourceError(f"source {self.name}: {error}") from None
         return skipped
 
     def _market(self, parts: RealityParts, asked: NewQuestion) -> MarketSpec:
@@ -1064,8 +1002,3 @@ class RealityVenue:
             bond=ours,
             final_answer=HexBytes(view.best_answer).to_0x_hex(),
         )
-
-    async def aclose(self) -> None:
-        if self._parts is not None:
-            await self._parts.manager.close()
-            await self._parts.pool.close()

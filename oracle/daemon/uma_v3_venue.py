@@ -59,7 +59,7 @@ from oracle.chain.rpc import RpcPool
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager
-from oracle.chain.uma import OPTIMISTIC_ORACLE_V3, Erc20, address_topic
+from oracle.chain.uma import OPTIMISTIC_ORACLE_V3, address_topic
 from oracle.chain.uma_v3 import (
     Asserted,
     AssertionMade,
@@ -73,7 +73,12 @@ from oracle.core.bonds import BondCaps, check_bond, to_units
 from oracle.core.claims import assertion_claim, read_claim
 from oracle.core.markets import MarketSpec
 from oracle.core.scoring import Finality
-from oracle.daemon.chain_venue import latest_block, pool_problem
+from oracle.daemon.chain_parts import (
+    ChainConnection,
+    ConnectedVenue,
+    TokenBonds,
+    settled_reference,
+)
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
     Challenged,
@@ -83,10 +88,9 @@ from oracle.daemon.ports import (
     Receipt,
     Resolution,
     ResolutionStatus,
-    SignerBalance,
 )
 from oracle.daemon.settings import ClaimMarketConfig, UmaV3SourceConfig
-from oracle.errors import ChainError, ResolverError, SetupError, SourceError
+from oracle.errors import ChainError, ResolverError
 from oracle.log import emit
 
 logger = logging.getLogger("oracle.daemon.uma_v3")
@@ -162,7 +166,7 @@ class _OurAssertions:
         return totals
 
 
-class UmaV3Venue:
+class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
     """Market source and resolver for one OptimisticOracleV3."""
 
     def __init__(
@@ -173,14 +177,18 @@ class UmaV3Venue:
     ) -> None:
         self.name = config.name
         self.config = config
-        self._open_chain = open_chain
+        self._chain = ChainConnection(
+            self.name,
+            open_chain,
+            logger,
+            "uma_v3.venue_started",
+            self._started,
+            gauges=self._report_bonds,
+        )
         self._metrics = metrics
-        self._lock = asyncio.Lock()
-        self._parts: UmaV3Parts | None = None
         self._ours: _OurAssertions | None = None
         self._scanner: LogScanner | None = None
-        self._start_problem: str | None = None
-        self._decimals: dict[str, int] = {}
+        self._tokens = TokenBonds(metrics, self.name, config.risk.min_bond_balance)
         self._currencies: set[str] = set()
         self._guarding = asyncio.Lock()
         self._sending: dict[str, tuple[str, int]] = {}  # claim key -> (currency, bond)
@@ -195,33 +203,11 @@ class UmaV3Venue:
 
     # -- connection ---------------------------------------------------------------------------
 
-    async def start(self) -> None:
-        """Connect (the oracle on the expected chain, the signer unlocked) and resume the
-        transactions a previous process left unfinished; a SetupError names the setting."""
-        async with self._lock:
-            if self._parts is not None:
-                return
-            parts = await self._open_chain()
-            try:
-                await parts.manager.resume()
-            except BaseException:
-                await parts.manager.close()
-                await parts.pool.close()
-                raise
-            self._parts = parts
-            self._ours = _OurAssertions(parts)
-            if self.config.second_opinion is not None:
-                self._scanner = self._assertion_scanner(parts)
-            self._start_problem = None
-            emit(
-                logger,
-                logging.INFO,
-                "uma_v3.venue_started",
-                source=self.name,
-                chain_id=parts.pool.chain_id,
-                oracle=parts.oracle.address,
-                asserter=parts.manager.address,
-            )
+    def _started(self, parts: UmaV3Parts) -> dict[str, str]:
+        self._ours = _OurAssertions(parts)
+        if self.config.second_opinion is not None:
+            self._scanner = self._assertion_scanner(parts)
+        return {"oracle": parts.oracle.address, "asserter": parts.manager.address}
 
     def _assertion_scanner(self, parts: UmaV3Parts) -> LogScanner:
         only_asserters = not self._managers and not self._prefixes
@@ -239,73 +225,21 @@ class UmaV3Venue:
             else [],
         )
 
-    async def _ready(self) -> UmaV3Parts:
-        try:
-            await self.start()
-        except SetupError as error:
-            self._start_problem = str(error)
-            raise ChainError(str(error)) from None
-        assert self._parts is not None
-        return self._parts
-
-    async def now(self) -> float:
-        """The chain's clock (liveness runs on block time)."""
-        try:
-            parts = await self._ready()
-            block = await parts.pool.call("eth_getBlockByNumber", latest_block)
-        except ChainError as error:
-            raise ResolverError(f"source {self.name}: chain clock: {error}") from None
-        return float(block["timestamp"])
-
-    def health(self) -> str | None:
-        if self._parts is None:
-            return self._start_problem
-        return pool_problem(self._parts.pool)
-
-    async def signer_balance(self) -> SignerBalance | None:
-        """The signer's native balance (gas); the bond gauges are refreshed with it."""
-        parts = self._parts
-        if parts is None:
-            return None
-        problem = self.health()
-        if problem is not None:
-            raise ResolverError(f"source {self.name}: signer balance: {problem}")
-        try:
-            wei = await parts.manager.balance()
-            await self._report_bonds(parts)
-        except ChainError as error:
-            raise ResolverError(f"source {self.name}: signer balance: {error}") from None
-        return SignerBalance(parts.manager.address, wei)
-
     async def _report_bonds(self, parts: UmaV3Parts) -> dict[str, int]:
         assert self._ours is not None
         at_risk = await self._ours.at_risk()
-        if self._metrics is not None:
-            us, oracle = parts.manager.address, parts.oracle.address
-            for token in self._currencies | set(at_risk):
-                erc20 = Erc20(parts.pool, token)
-                metrics = self._metrics
-                metrics.bond_balance.labels(self.name, token).set(await erc20.balance_of(us))
-                floor = to_units(self.config.risk.min_bond_balance, await self._dec(token))
-                metrics.bond_min_balance.labels(self.name, token).set(floor)
-                allowance = await erc20.allowance(us, oracle)
-                metrics.bond_allowance.labels(self.name, token).set(allowance)
-                metrics.bonds_at_risk.labels(self.name, token).set(at_risk.get(token, 0))
+        await self._tokens.report(parts, parts.oracle.address, self._currencies, at_risk)
         return at_risk
 
     async def _dec(self, token: str) -> int:
         assert self._parts is not None
-        if token not in self._decimals:
-            self._decimals[token] = int(await Erc20(self._parts.pool, token).read("decimals"))
-        return self._decimals[token]
+        return await self._tokens.decimals(self._parts.pool, token)
 
     # -- MarketSource -------------------------------------------------------------------------
 
     async def poll(self, deliver: Deliver) -> list[str]:
-        try:
+        with self._source_failure():
             parts = await self._ready()
-        except ChainError as error:
-            raise SourceError(f"source {self.name}: {error}") from None
         # The configured markets, at every poll: the store keeps the first report.
         await deliver([self._claim_market(parts, m) for m in self.config.markets])
         skipped: list[str] = []
@@ -323,10 +257,8 @@ class UmaV3Venue:
                     skipped.append(f"assertion {assertion.assertion_id}: {error}")
             await deliver(specs)
 
-        try:
+        with self._source_failure():
             await self._scanner.poll(handle)
-        except ChainError as error:
-            raise SourceError(f"source {self.name}: {error}") from None
         return skipped
 
     def _claim_market(self, parts: UmaV3Parts, market: ClaimMarketConfig) -> MarketSpec:
@@ -690,20 +622,7 @@ class UmaV3Venue:
             intent = await parts.asserter.settle(assertion_id, await self.now())
         except ChainError as error:
             raise ResolverError(f"source {self.name}: {error}") from None
-        if intent is None:
-            raise ResolverError(f"source {self.name}: assertion {assertion_id} not settleable yet")
-        if intent.state == IntentState.SKIPPED:
-            return None
-        if intent.state != IntentState.CONFIRMED:
-            raise ResolverError(
-                f"source {self.name}: settle {intent.state.value}: {intent.error or 'no reason'}"
-            )
-        return intent.inclusion.tx_hash if intent.inclusion is not None else None
-
-    async def aclose(self) -> None:
-        if self._parts is not None:
-            await self._parts.manager.close()
-            await self._parts.pool.close()
+        return settled_reference(self.name, intent, f"assertion {assertion_id} not settleable yet")
 
 
 def _dispute_moot(

@@ -45,7 +45,6 @@ balance as for a proposal). Our disputes count among the bonds outstanding until
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -66,7 +65,6 @@ from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager
 from oracle.chain.uma import (
     OPTIMISTIC_ORACLE_V2,
-    Erc20,
     OptimisticOracleV2,
     PriceRequest,
     Proposal,
@@ -90,7 +88,13 @@ from oracle.core.clarifications import review_reasons as clarification_review_re
 from oracle.core.decision import ReviewReason
 from oracle.core.markets import MarketSpec
 from oracle.core.scoring import Finality
-from oracle.daemon.chain_venue import latest_block, pool_problem
+from oracle.daemon.chain_parts import (
+    ChainConnection,
+    ConnectedVenue,
+    TokenBonds,
+    latest_block,
+    settled_reference,
+)
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
     Challenged,
@@ -101,10 +105,9 @@ from oracle.daemon.ports import (
     Refreshed,
     Resolution,
     ResolutionStatus,
-    SignerBalance,
 )
 from oracle.daemon.settings import UmaSourceConfig
-from oracle.errors import AncillaryDataError, ChainError, ResolverError, SetupError, SourceError
+from oracle.errors import AncillaryDataError, ChainError, ResolverError, SourceError
 from oracle.log import emit
 
 logger = logging.getLogger("oracle.daemon.uma")
@@ -231,7 +234,7 @@ class _OurBonds:
         return totals
 
 
-class UmaVenue:
+class UmaVenue(ConnectedVenue[UmaParts]):
     """Market source and resolver for one OptimisticOracleV2."""
 
     def __init__(
@@ -239,104 +242,36 @@ class UmaVenue:
     ) -> None:
         self.name = config.name
         self.config = config
-        self._open_chain = open_chain
         self._metrics = metrics
-        self._lock = asyncio.Lock()
-        self._parts: UmaParts | None = None
         self._bonds: _OurBonds | None = None
-        self._start_problem: str | None = None
-        self._decimals: dict[str, int] = {}
+        self._tokens = TokenBonds(metrics, self.name, config.risk.min_bond_balance)
         self._currencies: set[str] = set()
+        self._chain = ChainConnection(
+            self.name,
+            open_chain,
+            logger,
+            "uma.venue_started",
+            self._started,
+            gauges=self._report_bonds,
+        )
 
     # -- connection ---------------------------------------------------------------------------
 
-    async def start(self) -> None:
-        """Connect (the oracle on the expected chain, the signer unlocked) and resume the
-        transactions a previous process left unfinished; a SetupError names the setting."""
-        async with self._lock:
-            if self._parts is not None:
-                return
-            parts = await self._open_chain()
-            try:
-                await parts.manager.resume()
-            except BaseException:
-                await parts.manager.close()
-                await parts.pool.close()
-                raise
-            self._parts = parts
-            self._bonds = _OurBonds(parts)
-            self._start_problem = None
-            emit(
-                logger,
-                logging.INFO,
-                "uma.venue_started",
-                source=self.name,
-                chain_id=parts.pool.chain_id,
-                oracle=parts.oracle.address,
-                proposer=parts.manager.address,
-            )
-
-    async def _ready(self) -> UmaParts:
-        try:
-            await self.start()
-        except SetupError as error:
-            self._start_problem = str(error)
-            raise ChainError(str(error)) from None
-        assert self._parts is not None
-        return self._parts
-
-    async def now(self) -> float:
-        """The chain's clock (the oracle's liveness runs on block time)."""
-        try:
-            parts = await self._ready()
-            block = await parts.pool.call("eth_getBlockByNumber", latest_block)
-        except ChainError as error:
-            raise ResolverError(f"source {self.name}: chain clock: {error}") from None
-        return float(block["timestamp"])
-
-    def health(self) -> str | None:
-        if self._parts is None:
-            return self._start_problem
-        return pool_problem(self._parts.pool)
-
-    async def signer_balance(self) -> SignerBalance | None:
-        """The signer's native balance (gas); the bond gauges are refreshed with it."""
-        parts = self._parts
-        if parts is None:
-            return None
-        problem = self.health()
-        if problem is not None:
-            raise ResolverError(f"source {self.name}: signer balance: {problem}")
-        try:
-            wei = await parts.manager.balance()
-            await self._report_bonds(parts)
-        except ChainError as error:
-            raise ResolverError(f"source {self.name}: signer balance: {error}") from None
-        return SignerBalance(parts.manager.address, wei)
+    def _started(self, parts: UmaParts) -> dict[str, str]:
+        self._bonds = _OurBonds(parts)
+        return {"oracle": parts.oracle.address, "proposer": parts.manager.address}
 
     async def _report_bonds(self, parts: UmaParts) -> dict[str, int]:
         assert self._bonds is not None
         at_risk = await self._bonds.at_risk()
-        if self._metrics is not None:
-            for token in self._currencies | set(at_risk):
-                erc20 = Erc20(parts.pool, token)
-                us, oracle = parts.manager.address, parts.oracle.address
-                self._metrics.bond_balance.labels(self.name, token).set(await erc20.balance_of(us))
-                decimals = await self._currency_decimals(parts, token)
-                floor = to_units(self.config.risk.min_bond_balance, decimals)
-                self._metrics.bond_min_balance.labels(self.name, token).set(floor)
-                allowance = await erc20.allowance(us, oracle)
-                self._metrics.bond_allowance.labels(self.name, token).set(allowance)
-                self._metrics.bonds_at_risk.labels(self.name, token).set(at_risk.get(token, 0))
+        await self._tokens.report(parts, parts.oracle.address, self._currencies, at_risk)
         return at_risk
 
     # -- MarketSource -------------------------------------------------------------------------
 
     async def poll(self, deliver: Deliver) -> list[str]:
-        try:
+        with self._source_failure():
             parts = await self._ready()
-        except ChainError as error:
-            raise SourceError(f"source {self.name}: {error}") from None
         skipped: list[str] = []
 
         async def handle(requests: list[PriceRequest]) -> None:
@@ -361,10 +296,8 @@ class UmaVenue:
                     skipped.append(f"request {request.key.id_hex}: {error}")
             await deliver(specs)
 
-        try:
+        with self._source_failure():
             await parts.source.poll(handle)
-        except ChainError as error:
-            raise SourceError(f"source {self.name}: {error}") from None
         return skipped
 
     def _market(
@@ -604,9 +537,7 @@ class UmaVenue:
         )
 
     async def _currency_decimals(self, parts: UmaParts, token: str) -> int:
-        if token not in self._decimals:
-            self._decimals[token] = int(await Erc20(parts.pool, token).read("decimals"))
-        return self._decimals[token]
+        return await self._tokens.decimals(parts.pool, token)
 
     def _receipt(
         self,
@@ -780,20 +711,7 @@ class UmaVenue:
             intent = await (await self._ready()).proposer.settle(key)
         except ChainError as error:
             raise ResolverError(f"source {self.name}: {error}") from None
-        if intent is None:
-            raise ResolverError(f"source {self.name}: request {key.id_hex} is not settleable yet")
-        if intent.state == IntentState.SKIPPED:
-            return None
-        if intent.state != IntentState.CONFIRMED:
-            raise ResolverError(
-                f"source {self.name}: settle {intent.state.value}: {intent.error or 'no reason'}"
-            )
-        return intent.inclusion.tx_hash if intent.inclusion is not None else None
-
-    async def aclose(self) -> None:
-        if self._parts is not None:
-            await self._parts.manager.close()
-            await self._parts.pool.close()
+        return settled_reference(self.name, intent, f"request {key.id_hex} is not settleable yet")
 
 
 async def _gas_price(w3: Web3) -> int:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -48,8 +47,15 @@ from oracle.testing import consensus_document, result_dict
 
 from ..anvil import DEV_ADDRESSES, DEV_KEYS, Anvil
 from ..chain.helpers import manager_for
-from .chain_world import start_daemon
-from .test_restart_transactions import pending_hashes, wait_for
+from .venue_world import (
+    CRASH_DAEMON,
+    gauge,
+    intent_keys,
+    kill_once_broadcast,
+    one_pass,
+    restart_until,
+    start_once,
+)
 
 ETHER = 10**18
 MIN_BOND = ETHER // 10
@@ -258,28 +264,6 @@ class RealityWorld:
             for r in self.anvil.receipts_in_chain()
             if int(r["status"], 16) != 1
         ]
-
-
-def one_pass(settings: Settings, metrics: DaemonMetrics | None = None) -> None:
-    async def run() -> None:
-        assembly = assemble(settings, metrics=metrics)
-        try:
-            await assembly.daemon.run_once()
-        finally:
-            await assembly.close()
-
-    asyncio.run(run())
-
-
-def gauge(metrics: DaemonMetrics, name: str, **labels: str) -> float | None:
-    return metrics.registry.get_sample_value(name, labels)
-
-
-def intent_keys(store: Store) -> list[str]:
-    from sqlalchemy import text  # noqa: PLC0415
-
-    with store.engine.connect() as connection:
-        return [row[0] for row in connection.execute(text("SELECT key FROM tx_intent"))]
 
 
 @pytest.fixture
@@ -669,32 +653,11 @@ def test_a_commitment_left_unrevealed_by_a_crash_is_revealed_once_at_the_restart
 def test_a_reality_venue_with_no_contract_stops_the_start_naming_its_setting(
     anvil: Anvil, tmp_path: Path
 ) -> None:
-    config = {
-        "database": {"url": f"sqlite:///{tmp_path / 'oracle.db'}"},
-        "daemon": {"proofs_dir": str(tmp_path / "proofs")},
-        "metrics": {"enabled": False},
-        "market_sources": [
-            {"kind": "reality", "contract_address": OTHER, "bond": {"initial_wei": INITIAL}}
-        ],
-        "chain": {
-            "rpc": {"urls": [anvil.url]},
-            "signer": {"type": "dev_private_key", "dev_private_key": OUR_KEY},
-        },
-    }
-    path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump(config))
-    assembly = assemble(load_settings(path))
-
-    async def run() -> None:
-        try:
-            await assembly.daemon.start()
-        finally:
-            await assembly.close()
-
+    source = {"kind": "reality", "contract_address": OTHER, "bond": {"initial_wei": INITIAL}}
     with pytest.raises(
         SetupError, match=r"^market_sources\[reality\]\.contract_address: no contract at"
     ):
-        asyncio.run(run())
+        start_once(tmp_path, anvil.url, OUR_KEY, source)
 
 
 def test_a_daemon_killed_between_broadcast_and_confirmation_answers_once(
@@ -703,32 +666,22 @@ def test_a_daemon_killed_between_broadcast_and_confirmation_answers_once(
     market_id = world.ask("Did the crash-proof answer land once?", AGREED)
     world.config(
         f"sqlite:///{tmp_path / 'oracle.db'}",
-        daemon={"poll_interval": 0.3, "dispatch_interval": 0.2, "lease_margin": 1},
+        daemon=CRASH_DAEMON,
     )
     config, log = tmp_path / "config.yaml", tmp_path / "daemon.log"
-    world.anvil.rpc("evm_setAutomine", False)
-    first = start_daemon(config, log)
-    try:
-        wait_for(lambda: len(pending_hashes(world.anvil, OURS)) == 1, 60, "the answer")
-    finally:
-        first.send_signal(signal.SIGKILL)
-        first.wait(timeout=10)
+    kill_once_broadcast(world.anvil, OURS, config, log, "the answer")
     assert world.history(market_id) == []  # broadcast, not mined
-    world.anvil.rpc("evm_setAutomine", True)
-    world.anvil.rpc("evm_setIntervalMining", 1)
-    second = start_daemon(config, log)
     store = open_store(load_settings(config))
     try:
-        wait_for(
+        restart_until(
+            world.anvil,
+            config,
+            log,
             lambda: store.get_market(market_id).state == MarketState.SUBMITTED,
-            90,
             "the market to be submitted",
         )
     finally:
-        second.send_signal(signal.SIGTERM)
-        second.wait(timeout=30)
         store.engine.dispose()
-    assert second.returncode == 0, log.read_text()[-3000:]
     assert world.history(market_id) == [(OURS, INITIAL, YES_WORD)]
     assert len(world.our_transactions()) == 1
     assert world.reverted() == []
@@ -816,33 +769,23 @@ def test_a_daemon_killed_with_its_commitment_unmined_commits_once_and_reveals_on
     market_id = world.ask("Did the crash-proof commitment land once?", AGREED)
     world.config(
         f"sqlite:///{tmp_path / 'oracle.db'}",
-        daemon={"poll_interval": 0.3, "dispatch_interval": 0.2, "lease_margin": 1},
+        daemon=CRASH_DAEMON,
         source={"commit_reveal": True},
     )
     config, log = tmp_path / "config.yaml", tmp_path / "daemon.log"
-    world.anvil.rpc("evm_setAutomine", False)
-    first = start_daemon(config, log)
-    try:
-        wait_for(lambda: len(pending_hashes(world.anvil, OURS)) == 1, 60, "the commitment")
-    finally:
-        first.send_signal(signal.SIGKILL)
-        first.wait(timeout=10)
+    kill_once_broadcast(world.anvil, OURS, config, log, "the commitment")
     assert world.history(market_id) == []  # broadcast, not mined
-    world.anvil.rpc("evm_setAutomine", True)
-    world.anvil.rpc("evm_setIntervalMining", 1)
-    second = start_daemon(config, log)
     store = open_store(load_settings(config))
     try:
-        wait_for(
+        restart_until(
+            world.anvil,
+            config,
+            log,
             lambda: store.get_market(market_id).state == MarketState.SUBMITTED,
-            90,
             "the market to be submitted",
         )
     finally:
-        second.send_signal(signal.SIGTERM)
-        second.wait(timeout=30)
         store.engine.dispose()
-    assert second.returncode == 0, log.read_text()[-3000:]
     assert [(a, b) for a, b, _ in world.history(market_id)] == [(OURS, INITIAL)]
     assert world.view(market_id).best_answer == YES_WORD
     assert len(world.our_transactions()) == 2  # one commitment, one reveal

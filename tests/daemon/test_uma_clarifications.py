@@ -40,10 +40,9 @@ from .test_uma_e2e import (
     OURS,
     TOO_SOON,
     UmaWorld,
-    gauge,
-    one_pass,
     world,
 )
+from .venue_world import gauge, one_pass
 
 __all__ = ["world"]  # the fixture, shared with test_uma_e2e
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +54,15 @@ from oracle.testing import consensus_document, result_dict
 
 from ..anvil import DEV_ADDRESSES, DEV_KEYS, Anvil
 from ..chain.helpers import manager_for
-from .chain_world import start_daemon
-from .test_restart_transactions import pending_hashes, wait_for
+from .venue_world import (
+    CRASH_DAEMON,
+    gauge,
+    intent_keys,
+    kill_once_broadcast,
+    one_pass,
+    restart_until,
+    start_once,
+)
 
 LIVENESS = 7200
 FINAL_FEE = 5 * 10**18
@@ -239,21 +245,6 @@ async def call(manager: TxManager, name: str, to: str, function: str, *args: Any
     assert intent.state == IntentState.CONFIRMED, intent.error
 
 
-def one_pass(settings: Settings, metrics: DaemonMetrics | None = None) -> None:
-    async def run() -> None:
-        assembly = assemble(settings, metrics=metrics)
-        try:
-            await assembly.daemon.run_once()
-        finally:
-            await assembly.close()
-
-    asyncio.run(run())
-
-
-def gauge(metrics: DaemonMetrics, name: str, **labels: str) -> float | None:
-    return metrics.registry.get_sample_value(name, labels)
-
-
 @pytest.fixture
 def world(anvil: Anvil, tmp_path: Path) -> UmaWorld:
     return UmaWorld(anvil, tmp_path)
@@ -303,7 +294,7 @@ def test_a_request_is_proposed_on_settled_and_final_a_review_posts_no_bond_a_cap
     assert "bond refused (per_request_cap)" in store.audit(costly)[-1].reason
     assert_bond_gauges(metrics, world, balance=before - BOND - FINAL_FEE)
     # No proposal intent exists for the contested, deferred or refused request.
-    uma_keys = [k for k in _intent_keys(store) if k.startswith(PROPOSE_PREFIX)]
+    uma_keys = [k for k in intent_keys(store) if k.startswith(PROPOSE_PREFIX)]
     assert len(uma_keys) == 1
     assert uma_keys[0].endswith(world.keys[agreed].id_hex)
 
@@ -339,13 +330,6 @@ def assert_bond_gauges(metrics: DaemonMetrics, world: UmaWorld, *, balance: int)
     assert gauge(metrics, "oracle_bond_balance", **labels) == balance
     # risk.min_bond_balance (2.5 units) in the currency's smallest unit, for the alert.
     assert gauge(metrics, "oracle_bond_min_balance", **labels) == 25 * 10**17
-
-
-def _intent_keys(store: Store) -> list[str]:
-    from sqlalchemy import text  # noqa: PLC0415
-
-    with store.engine.connect() as connection:
-        return [row[0] for row in connection.execute(text("SELECT key FROM tx_intent"))]
 
 
 def test_another_proposers_contradicting_price_is_recorded_and_opens_a_review_item(
@@ -496,7 +480,7 @@ def test_a_person_confirming_a_disagreement_makes_the_daemon_dispute_once(
     one_pass(settings)
     one_pass(settings)
     assert world.proposals(market_id, "DisputePrice") == 1
-    dispute_keys = [k for k in _intent_keys(store) if k.startswith(DISPUTE_PREFIX)]
+    dispute_keys = [k for k in intent_keys(store) if k.startswith(DISPUTE_PREFIX)]
     assert len(dispute_keys) == 1
     assert store.get_market(market_id).state == MarketState.DISPUTED
     assert world.reverted() == []
@@ -656,27 +640,7 @@ def test_a_uma_venue_that_cannot_work_stops_the_start_naming_its_setting(
     anvil: Anvil, tmp_path: Path
 ) -> None:
     def start(source: dict[str, Any]) -> None:
-        config = {
-            "database": {"url": f"sqlite:///{tmp_path / 'oracle.db'}"},
-            "daemon": {"proofs_dir": str(tmp_path / "proofs")},
-            "metrics": {"enabled": False},
-            "market_sources": [{"kind": "uma", **source}],
-            "chain": {
-                "rpc": {"urls": [anvil.url]},
-                "signer": {"type": "dev_private_key", "dev_private_key": OUR_KEY},
-            },
-        }
-        path = tmp_path / "config.yaml"
-        path.write_text(yaml.safe_dump(config))
-        assembly = assemble(load_settings(path))
-
-        async def run() -> None:
-            try:
-                await assembly.daemon.start()
-            finally:
-                await assembly.close()
-
-        asyncio.run(run())
+        start_once(tmp_path, anvil.url, OUR_KEY, {"kind": "uma", **source})
 
     with pytest.raises(SetupError, match=r"^market_sources\[uma\]\.oracle_address: no contract at"):
         start({"oracle_address": OTHER})
@@ -693,40 +657,21 @@ def test_a_daemon_killed_between_broadcast_and_confirmation_proposes_once(
     world: UmaWorld, tmp_path: Path
 ) -> None:
     market_id = world.ask("Did the crash-proof proposal land once?", AGREED)
-    world.config(
-        f"sqlite:///{tmp_path / 'oracle.db'}",
-        daemon={"poll_interval": 0.3, "dispatch_interval": 0.2, "lease_margin": 1},
-    )
+    world.config(f"sqlite:///{tmp_path / 'oracle.db'}", daemon=CRASH_DAEMON)
     config, log = tmp_path / "config.yaml", tmp_path / "daemon.log"
-    world.anvil.rpc("evm_setAutomine", False)
-    first = start_daemon(config, log)
-    try:
-        # The approval goes first and is waited for: mine it, then the proposal is sent.
-        wait_for(lambda: len(pending_hashes(world.anvil, OURS)) == 1, 60, "the approval")
-        approval = pending_hashes(world.anvil, OURS)
-        world.anvil.mine()
-        wait_for(
-            lambda: pending_hashes(world.anvil, OURS) not in ([], approval), 60, "the proposal"
-        )
-    finally:
-        first.send_signal(signal.SIGKILL)
-        first.wait(timeout=10)
+    kill_once_broadcast(world.anvil, OURS, config, log, "the proposal", approval=True)
     assert world.view(market_id).state == RequestState.REQUESTED  # broadcast, not mined
-    world.anvil.rpc("evm_setAutomine", True)
-    world.anvil.rpc("evm_setIntervalMining", 1)
-    second = start_daemon(config, log)
     store = open_store(load_settings(config))
     try:
-        wait_for(
+        restart_until(
+            world.anvil,
+            config,
+            log,
             lambda: store.get_market(market_id).state == MarketState.SUBMITTED,
-            90,
             "the market to be submitted",
         )
     finally:
-        second.send_signal(signal.SIGTERM)
-        second.wait(timeout=30)
         store.engine.dispose()
-    assert second.returncode == 0, log.read_text()[-3000:]
     assert world.proposals(market_id) == 1
     view = world.view(market_id)
     assert (view.proposer, view.proposed_price) == (OURS, PRICE_SCALE)
@@ -742,7 +687,7 @@ def test_a_daemon_killed_between_broadcasting_a_dispute_and_its_confirmation_dis
     propose_as_other(world, market_id, 0)
     settings = world.config(
         f"sqlite:///{tmp_path / 'oracle.db'}",
-        daemon={"poll_interval": 0.3, "dispatch_interval": 0.2, "lease_margin": 1},
+        daemon=CRASH_DAEMON,
         source={"dispute": "after_review"},
     )
     one_pass(settings)
@@ -751,33 +696,17 @@ def test_a_daemon_killed_between_broadcasting_a_dispute_and_its_confirmation_dis
     store.decide_review(item.id, "YES", "they are wrong", "alice")
     config, log = tmp_path / "config.yaml", tmp_path / "daemon.log"
     world.anvil.rpc("evm_increaseTime", 10)  # the re-ask needs a timestamp of its own
-    world.anvil.rpc("evm_setAutomine", False)
-    first = start_daemon(config, log)
-    try:
-        # The approval goes first and is waited for: mine it, then the dispute is sent.
-        wait_for(lambda: len(pending_hashes(world.anvil, OURS)) == 1, 60, "the approval")
-        approval = pending_hashes(world.anvil, OURS)
-        world.anvil.mine()
-        wait_for(lambda: pending_hashes(world.anvil, OURS) not in ([], approval), 60, "the dispute")
-    finally:
-        first.send_signal(signal.SIGKILL)
-        first.wait(timeout=10)
+    kill_once_broadcast(world.anvil, OURS, config, log, "the dispute", approval=True)
     assert world.view(market_id).state == RequestState.PROPOSED  # broadcast, not mined
-    world.anvil.rpc("evm_setAutomine", True)
-    world.anvil.rpc("evm_setIntervalMining", 1)
-    second = start_daemon(config, log)
-    try:
-        wait_for(
-            lambda: store.get_market(market_id).state == MarketState.DISPUTED,
-            90,
-            "the market to be disputed",
-        )
-    finally:
-        second.send_signal(signal.SIGTERM)
-        second.wait(timeout=30)
-    assert second.returncode == 0, log.read_text()[-3000:]
+    restart_until(
+        world.anvil,
+        config,
+        log,
+        lambda: store.get_market(market_id).state == MarketState.DISPUTED,
+        "the market to be disputed",
+    )
     assert world.proposals(market_id, "DisputePrice") == 1
     assert world.view(market_id).disputer == OURS
-    assert len([k for k in _intent_keys(store) if k.startswith(DISPUTE_PREFIX)]) == 1
+    assert len([k for k in intent_keys(store) if k.startswith(DISPUTE_PREFIX)]) == 1
     assert world.reverted() == []
     store.engine.dispose()

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +56,16 @@ from oracle.testing import consensus_document, result_dict
 
 from ..anvil import DEV_ADDRESSES, DEV_KEYS, Anvil
 from ..chain.helpers import manager_for
-from .chain_world import start_daemon
-from .test_restart_transactions import pending_hashes, wait_for
-from .test_uma_e2e import _intent_keys, call, gauge, one_pass
+from .test_uma_e2e import call
+from .venue_world import (
+    CRASH_DAEMON,
+    gauge,
+    kill_once_broadcast,
+    one_pass,
+    restart_until,
+    start_once,
+)
+from .venue_world import intent_keys as _intent_keys
 
 LIVENESS = 7200
 FINAL_FEE = 5 * 10**18
@@ -663,7 +669,7 @@ def test_a_daemon_killed_between_broadcasting_a_dispute_and_its_confirmation_dis
         world,
         f"sqlite:///{tmp_path / 'oracle.db'}",
         wrong,
-        daemon={"poll_interval": 0.3, "dispatch_interval": 0.2, "lease_margin": 1},
+        daemon=CRASH_DAEMON,
     )
     one_pass(settings)
     store = open_store(settings)
@@ -671,31 +677,15 @@ def test_a_daemon_killed_between_broadcasting_a_dispute_and_its_confirmation_dis
     [item] = store.reviews()
     store.decide_review(item.id, "NO", "it stayed dark", "alice")
     config, log = tmp_path / "config.yaml", tmp_path / "daemon.log"
-    world.anvil.rpc("evm_setAutomine", False)
-    first = start_daemon(config, log)
-    try:
-        # The approval goes first and is waited for: mine it, then the dispute is sent.
-        wait_for(lambda: len(pending_hashes(world.anvil, OURS)) == 1, 60, "the approval")
-        approval = pending_hashes(world.anvil, OURS)
-        world.anvil.mine()
-        wait_for(lambda: pending_hashes(world.anvil, OURS) not in ([], approval), 60, "the dispute")
-    finally:
-        first.send_signal(signal.SIGKILL)
-        first.wait(timeout=10)
+    kill_once_broadcast(world.anvil, OURS, config, log, "the dispute", approval=True)
     assert not world.view(assertion_id).disputed  # broadcast, not mined
-    world.anvil.rpc("evm_setAutomine", True)
-    world.anvil.rpc("evm_setIntervalMining", 1)
-    second = start_daemon(config, log)
-    try:
-        wait_for(
-            lambda: store.get_market(market_id).state == MarketState.DISPUTED,
-            90,
-            "the market to be disputed",
-        )
-    finally:
-        second.send_signal(signal.SIGTERM)
-        second.wait(timeout=30)
-    assert second.returncode == 0, log.read_text()[-3000:]
+    restart_until(
+        world.anvil,
+        config,
+        log,
+        lambda: store.get_market(market_id).state == MarketState.DISPUTED,
+        "the market to be disputed",
+    )
     assert len(world.disputes_of(assertion_id)) == 1
     assert world.view(assertion_id).disputer == OURS
     assert len([k for k in _intent_keys(store) if k.startswith(DISPUTE_ASSERTION_PREFIX)]) == 1
@@ -710,40 +700,21 @@ def test_a_daemon_killed_between_broadcast_and_confirmation_asserts_once(
         world.claim_market(f"crash-{n}", f"Did crash-proof claim {n} land once?", YES_AGREED)
         for n in range(2)
     ]
-    world.config(
-        f"sqlite:///{tmp_path / 'oracle.db'}",
-        daemon={"poll_interval": 0.3, "dispatch_interval": 0.2, "lease_margin": 1},
-    )
+    world.config(f"sqlite:///{tmp_path / 'oracle.db'}", daemon=CRASH_DAEMON)
     config, log = tmp_path / "config.yaml", tmp_path / "daemon.log"
-    world.anvil.rpc("evm_setAutomine", False)
-    first = start_daemon(config, log)
-    try:
-        # The approval goes first and is waited for: mine it, then the assertion is sent.
-        wait_for(lambda: len(pending_hashes(world.anvil, OURS)) == 1, 60, "the approval")
-        approval = pending_hashes(world.anvil, OURS)
-        world.anvil.mine()
-        wait_for(
-            lambda: pending_hashes(world.anvil, OURS) not in ([], approval), 60, "the assertion"
-        )
-    finally:
-        first.send_signal(signal.SIGKILL)
-        first.wait(timeout=10)
+    kill_once_broadcast(world.anvil, OURS, config, log, "the assertion", approval=True)
     assert world.assertions_by(OURS) == []  # broadcast, not mined
-    world.anvil.rpc("evm_setAutomine", True)
-    world.anvil.rpc("evm_setIntervalMining", 1)
-    second = start_daemon(config, log)
     store = open_store(load_settings(config))
     try:
-        wait_for(
+        restart_until(
+            world.anvil,
+            config,
+            log,
             lambda: {store.get_market(m).state for m in market_ids} == {MarketState.SUBMITTED},
-            90,
             "the markets to be submitted",
         )
     finally:
-        second.send_signal(signal.SIGTERM)
-        second.wait(timeout=30)
         store.engine.dispose()
-    assert second.returncode == 0, log.read_text()[-3000:]
     claims = sorted(a["claim"].decode() for a in world.assertions_by(OURS))
     assert len(claims) == 2
     assert [f"(market {m}) is YES" in c for m, c in zip(market_ids, claims, strict=True)] == [
@@ -759,29 +730,8 @@ def test_a_uma_v3_venue_that_cannot_work_stops_the_start_naming_its_setting(
     anvil: Anvil, tmp_path: Path
 ) -> None:
     def start(source: dict[str, Any]) -> None:
-        config = {
-            "database": {"url": f"sqlite:///{tmp_path / 'oracle.db'}"},
-            "daemon": {"proofs_dir": str(tmp_path / "proofs")},
-            "metrics": {"enabled": False},
-            "market_sources": [
-                {"kind": "uma_v3", "second_opinion": {"asserters": [OTHER]}, **source}
-            ],
-            "chain": {
-                "rpc": {"urls": [anvil.url]},
-                "signer": {"type": "dev_private_key", "dev_private_key": OUR_KEY},
-            },
-        }
-        path = tmp_path / "config.yaml"
-        path.write_text(yaml.safe_dump(config))
-        assembly = assemble(load_settings(path))
-
-        async def run() -> None:
-            try:
-                await assembly.daemon.start()
-            finally:
-                await assembly.close()
-
-        asyncio.run(run())
+        opinion = {"second_opinion": {"asserters": [OTHER]}}
+        start_once(tmp_path, anvil.url, OUR_KEY, {"kind": "uma_v3", **opinion, **source})
 
     with pytest.raises(
         SetupError, match=r"^market_sources\[uma-v3\]\.oracle_address: no contract at"
