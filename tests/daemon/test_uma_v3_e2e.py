@@ -505,6 +505,7 @@ def test_a_person_confirming_a_disagreement_disputes_the_assertion_once_the_vote
     assert "deciding NO (or another outcome than theirs) confirms a dispute" in item.reasons[1]
     assert gather(store, item.id)["review"]["challenge"] == {
         "action": "dispute",
+        "confirms": "a dispute against their answer",
         "their_outcome": "YES",
         "their_account": OTHER,
         "our_outcome": "NO",
