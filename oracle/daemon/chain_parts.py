@@ -21,7 +21,7 @@ from oracle.chain.intents import Intent, IntentState
 from oracle.chain.rpc import RpcPool, Web3
 from oracle.chain.txmanager import TxManager
 from oracle.chain.uma import Erc20
-from oracle.core.bonds import to_units
+from oracle.core.bonds import Refusal, to_units
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import SignerBalance
 from oracle.errors import ChainError, ResolverError, SetupError, SourceError
@@ -156,6 +156,7 @@ class ConnectedVenue(Generic[P]):
 
     name: str
     _chain: ChainConnection[P]
+    _metrics: DaemonMetrics | None
 
     @property
     def _parts(self) -> P | None:
@@ -176,6 +177,26 @@ class ConnectedVenue(Generic[P]):
             yield
         except ChainError as error:
             raise SourceError(f"source {self.name}: {error}") from None
+
+    def _bond_refused(
+        self, logger: logging.Logger, event: str, refusal: Refusal, **context: Any
+    ) -> ResolverError:
+        """A bond the caps refuse, sent nowhere: counted (`oracle_bond_refusals_total`) and
+        logged as `event` with `context`; the error for the caller to raise."""
+        if self._metrics is not None:
+            self._metrics.bond_refusals.labels(self.name, refusal.reason).inc()
+        emit(
+            logger,
+            logging.WARNING,
+            event,
+            source=self.name,
+            **context,
+            reason=refusal.reason,
+            detail=refusal.detail,
+        )
+        return ResolverError(
+            f"source {self.name}: bond refused ({refusal.reason}): {refusal.detail}"
+        )
 
     async def now(self) -> float:
         """The chain's clock: the contract's times (a question's earliest time, a

@@ -573,20 +573,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             if refusal is None:
                 self._reserved[key] = bond
                 return
-        if self._metrics is not None:
-            self._metrics.bond_refusals.labels(self.name, refusal.reason).inc()
-        emit(
-            logger,
-            logging.WARNING,
-            "reality.bond_refused",
-            source=self.name,
-            question=qid,
-            reason=refusal.reason,
-            detail=refusal.detail,
-        )
-        raise ResolverError(
-            f"source {self.name}: bond refused ({refusal.reason}): {refusal.detail}"
-        )
+        raise self._bond_refused(logger, "reality.bond_refused", refusal, question=qid)
 
     async def _standing(
         self,

@@ -453,20 +453,12 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
         refusal = check_bond(bond=bond, final_fee=0, reward=0, outstanding=outstanding, caps=caps)
         if refusal is None:
             return
-        if self._metrics is not None:
-            self._metrics.bond_refusals.labels(self.name, refusal.reason).inc()
-        emit(
+        raise self._bond_refused(
             logger,
-            logging.WARNING,
             "uma.bond_refused",
-            source=self.name,
+            refusal,
             market=market.market_id,
             action="dispute" if dispute else "assert",
-            reason=refusal.reason,
-            detail=refusal.detail,
-        )
-        raise ResolverError(
-            f"source {self.name}: bond refused ({refusal.reason}): {refusal.detail}"
         )
 
     async def _second_opinion(self, parts: UmaV3Parts, market: MarketRef, outcome: str) -> Receipt:

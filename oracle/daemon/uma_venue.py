@@ -520,20 +520,12 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         )
         if refusal is None:
             return
-        if self._metrics is not None:
-            self._metrics.bond_refusals.labels(self.name, refusal.reason).inc()
-        emit(
+        raise self._bond_refused(
             logger,
-            logging.WARNING,
             "uma.bond_refused",
-            source=self.name,
+            refusal,
             request=key.id_hex,
             action="dispute" if dispute else "propose",
-            reason=refusal.reason,
-            detail=refusal.detail,
-        )
-        raise ResolverError(
-            f"source {self.name}: bond refused ({refusal.reason}): {refusal.detail}"
         )
 
     async def _currency_decimals(self, parts: UmaParts, token: str) -> int:
