@@ -17,8 +17,12 @@ label) and a sentence that names the figures.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
+from typing import Any
+
+from oracle.core.decision import ReviewReason
 
 REFUSAL_REASONS = ("per_request_cap", "outstanding_cap", "reward_below_minimum", "reward_below_gas")
 
@@ -95,3 +99,25 @@ def check_bond(
             "reward_below_gas", f"reward {reward} does not cover the proposal's gas ({gas_cost})"
         )
     return None
+
+
+# A re-ask of a request whose proposal (ours) someone disputed: a person decides first.
+OUR_PROPOSAL_DISPUTED = "our_proposal_disputed"
+
+
+def reask_review_reasons(disputed_proposal: Mapping[str, Any] | None) -> list[ReviewReason]:
+    """Why a person must look before the daemon bonds on a re-ask again: the request it
+    re-asks carried our proposal and someone put a bond against it (`disputed_proposal`, as
+    the venue records it at discovery: `proposer`, `disputer`, `ours`; None: not a re-ask).
+    Proposing the same answer again would stake a second bond on what a disputer already
+    paid to contest, and a second dispute goes to UMA's vote."""
+    if not disputed_proposal or not disputed_proposal.get("ours"):
+        return []
+    return [
+        ReviewReason(
+            OUR_PROPOSAL_DISPUTED,
+            f"a re-ask: our proposal on the request it re-asks was disputed by "
+            f"{disputed_proposal.get('disputer')}; a person decides before another bond is "
+            "posted (a second dispute goes to UMA's vote)",
+        )
+    ]

@@ -33,6 +33,7 @@ from prometheus_client import (
 )
 
 from oracle.agents.metrics import AgentMetrics
+from oracle.core.bonds import OUR_PROPOSAL_DISPUTED
 from oracle.core.clarifications import UNREADABLE
 from oracle.core.decision import REVIEW_CODES
 from oracle.core.lifecycle import MarketState
@@ -42,7 +43,7 @@ ERROR_STAGES = ("process", "watch", "settle", "poll", "promote", "dispatch", "ho
 # Why the daemon itself (not a verdict) hands a market to a person.
 HANDOVER_CODES = ("retries_exhausted", "still_undecidable", "answer_lost")
 # Review codes a venue gives (`oracle.daemon.ports.VenueReview`).
-VENUE_REVIEW_CODES = (UNREADABLE,)
+VENUE_REVIEW_CODES = (UNREADABLE, OUR_PROPOSAL_DISPUTED)
 JOBS = ("poll", "promote", "dispatch", "watch", "housekeep")
 LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 RPC_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)

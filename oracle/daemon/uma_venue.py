@@ -82,7 +82,13 @@ from oracle.core.ancillary import (
     YES,
     AncillaryQuestion,
 )
-from oracle.core.bonds import BondCaps, check_bond, gas_cost_in_currency, to_units
+from oracle.core.bonds import (
+    BondCaps,
+    check_bond,
+    gas_cost_in_currency,
+    reask_review_reasons,
+    to_units,
+)
 from oracle.core.clarifications import ClarificationLimits, clarifications
 from oracle.core.clarifications import review_reasons as clarification_review_reasons
 from oracle.core.decision import ReviewReason
@@ -155,6 +161,16 @@ def request_key(details: dict[str, Any]) -> RequestKey:
 def question_key(key: RequestKey) -> str:
     """What every request of one question shares: keccak256(requester, ancillary data)."""
     return HexBytes(keccak(bytes(HexBytes(key.requester)) + key.ancillary_data)).to_0x_hex()
+
+
+@dataclass(frozen=True)
+class DisputedRequest:
+    """A request disputed in a transaction (its `DisputePrice` event): the requester's
+    re-ask, asked in the same transaction, names it."""
+
+    key: RequestKey
+    proposer: str
+    disputer: str
 
 
 @dataclass(frozen=True)
@@ -283,7 +299,7 @@ class UmaVenue(ConnectedVenue[UmaParts]):
             specs = []
             for request, view in zip(requests, views, strict=True):
                 try:
-                    spec = self._market(request, view.bond, disputed)
+                    spec = self._market(request, view.bond, disputed, parts.manager.address)
                     if request.key.id_hex in clarified:
                         criteria, record = clarified[request.key.id_hex]
                         spec = replace(
@@ -301,7 +317,11 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         return skipped
 
     def _market(
-        self, request: PriceRequest, bond: int, disputed: dict[str, list[RequestKey]]
+        self,
+        request: PriceRequest,
+        bond: int,
+        disputed: dict[str, list[DisputedRequest]],
+        us: str,
     ) -> MarketSpec:
         key = request.key
         question = key.question()
@@ -309,11 +329,11 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         if not outcomes:
             raise AncillaryDataError("ancillary data: res_data: no price a verdict can take")
         shared = question_key(key)
-        reask_of = next(
+        earlier = next(
             (
-                f"{self.name}:{earlier.id_hex}"
-                for earlier in disputed.get(request.tx_hash, [])
-                if question_key(earlier) == shared and earlier.id_hex != key.id_hex
+                found
+                for found in disputed.get(request.tx_hash, [])
+                if question_key(found.key) == shared and found.key.id_hex != key.id_hex
             ),
             None,
         )
@@ -341,7 +361,14 @@ class UmaVenue(ConnectedVenue[UmaParts]):
                     outcome_name(o.meaning, o.label): str(o.price) for o in question.options
                 },
                 "question_key": shared,
-                "reask_of": reask_of,
+                "reask_of": None if earlier is None else f"{self.name}:{earlier.key.id_hex}",
+                "disputed_proposal": None
+                if earlier is None
+                else {
+                    "proposer": earlier.proposer,
+                    "disputer": earlier.disputer,
+                    "ours": earlier.proposer.lower() == us.lower(),
+                },
                 "block_number": request.block_number,
                 "tx_hash": request.tx_hash,
             },
@@ -367,9 +394,14 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         return Refreshed(criteria, {**market.details, "clarifications": record})
 
     def review_reasons(self, market: MarketRef) -> list[ReviewReason]:
-        """A person must look when the board's answer for the question could not be used
-        (the port's `VenueReview`; `oracle.core.clarifications.review_reasons`)."""
-        return clarification_review_reasons(market.details.get("clarifications"))
+        """A person must look (the port's `VenueReview`) when the board's answer for the
+        question could not be used (`oracle.core.clarifications.review_reasons`), or when
+        the market re-asks a request whose proposal, ours, was disputed
+        (`oracle.core.bonds.reask_review_reasons`)."""
+        return [
+            *clarification_review_reasons(market.details.get("clarifications")),
+            *reask_review_reasons(market.details.get("disputed_proposal")),
+        ]
 
     async def _clarifications(
         self, parts: UmaParts, keys: list[RequestKey]
@@ -432,11 +464,11 @@ class UmaVenue(ConnectedVenue[UmaParts]):
 
     async def _disputed_in(
         self, parts: UmaParts, tx_hashes: set[str]
-    ) -> dict[str, list[RequestKey]]:
+    ) -> dict[str, list[DisputedRequest]]:
         """The requests disputed in each transaction: a request asked in the transaction
         that disputed another (the requester's dispute callback) is that one's re-ask."""
         decoder = EventDecoder(load_artifact(OPTIMISTIC_ORACLE_V2).abi, "DisputePrice")
-        found: dict[str, list[RequestKey]] = {}
+        found: dict[str, list[DisputedRequest]] = {}
         for tx_hash in sorted(tx_hashes):
             receipt = await parts.pool.call(
                 "eth_getTransactionReceipt",
@@ -453,11 +485,15 @@ class UmaVenue(ConnectedVenue[UmaParts]):
                 log: DecodedLog = decoder.decode(raw)
                 args = log.args
                 found.setdefault(tx_hash, []).append(
-                    RequestKey(
-                        args["requester"],
-                        args["identifier"],
-                        args["timestamp"],
-                        args["ancillaryData"],
+                    DisputedRequest(
+                        RequestKey(
+                            args["requester"],
+                            args["identifier"],
+                            args["timestamp"],
+                            args["ancillaryData"],
+                        ),
+                        proposer=to_checksum_address(args["proposer"]),
+                        disputer=to_checksum_address(args["disputer"]),
                     )
                 )
         return found

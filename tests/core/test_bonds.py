@@ -5,10 +5,12 @@ from decimal import Decimal
 import pytest
 
 from oracle.core.bonds import (
+    OUR_PROPOSAL_DISPUTED,
     BondCaps,
     Refusal,
     check_bond,
     gas_cost_in_currency,
+    reask_review_reasons,
     to_units,
 )
 
@@ -67,3 +69,13 @@ def test_amounts_convert_to_the_smallest_unit_rounding_up() -> None:
         to_units(Decimal(1), -1)
     with pytest.raises(ValueError, match="reward: expected a non-negative amount"):
         check_bond(bond=1, final_fee=1, reward=-1, outstanding=0, caps=BondCaps())
+
+
+def test_a_reask_of_our_disputed_proposal_goes_to_a_person() -> None:
+    ours = {"proposer": "0xUs", "disputer": "0xThem", "ours": True}
+    [reason] = reask_review_reasons(ours)
+    assert reason.code == OUR_PROPOSAL_DISPUTED
+    assert "disputed by 0xThem" in reason.message
+    # Another's disputed proposal, or not a re-ask at all: nothing for a person.
+    assert reask_review_reasons({**ours, "ours": False}) == []
+    assert reask_review_reasons(None) == []

@@ -619,7 +619,20 @@ def test_a_dispute_moves_the_market_to_disputed_and_the_reask_is_followed(
     followed = store.get_market(reask_id)
     assert followed.details["reask_of"] == first
     assert followed.details["question_key"] == store.get_market(first).details["question_key"]
-    assert followed.state == MarketState.SUBMITTED
+    assert followed.details["disputed_proposal"] == {
+        "proposer": OURS,
+        "disputer": DEV_ADDRESSES[0],
+        "ours": True,
+    }
+    # Someone put a bond against our answer: a person decides before another is posted.
+    assert followed.state == MarketState.NEEDS_REVIEW
+    assert world.view(reask_id).state == RequestState.REQUESTED
+    [item] = store.reviews()
+    assert item.market_id == reask_id
+    assert "our proposal on the request it re-asks was disputed by" in item.reasons[-1]
+    store.decide_review(item.id, "YES", "checked the disputer's evidence: still yes", "alice")
+    one_pass(settings)
+    assert store.get_market(reask_id).state == MarketState.SUBMITTED
     view = world.view(reask_id)
     assert (view.state, view.proposer, view.proposed_price) == (
         RequestState.PROPOSED,
