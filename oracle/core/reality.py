@@ -271,7 +271,15 @@ def encode_question_text(
     language: str = "en_US",
 ) -> str:
     """The question text Reality.eth's tools write for a built-in template: the title
-    JSON-escaped, the outcomes as a JSON list without brackets, then category and lang."""
+    JSON-escaped, the outcomes as a JSON list without brackets, then category and lang.
+    A value holding the field separator U+241F is refused (ValueError): the text would read
+    back as other fields (`parse_question` refuses it)."""
+    for name, value in (("title", title), ("category", category), ("language", language)):
+        if DELIMITER in value:
+            raise ValueError(f"{name}: holds the field separator U+241F")
+    for index, outcome in enumerate(outcomes):
+        if DELIMITER in outcome:
+            raise ValueError(f"outcomes[{index}]: holds the field separator U+241F")
     escaped = json.dumps(title, ensure_ascii=False)[1:-1]
     fields = [escaped]
     if kind in _SELECTS:

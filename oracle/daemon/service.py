@@ -1068,21 +1068,30 @@ class Daemon:
         finish within the drain timeout."""
         self.draining = True
         if self._promotion is not None:
-            await asyncio.gather(self._promotion, return_exceptions=True)
+            # Bounded like the markets in flight: a promotion waiting on a venue's clock
+            # (a chain whose nodes are all down retries for `chain.rpc.call_deadline`)
+            # must not hold the stop. Cancelling it loses nothing: the next replica's
+            # promote finds the same due markets.
+            await _finish_or_cancel([self._promotion], self.settings.drain_timeout)
         await self._leave()
         pending = list(self._tasks)
         if pending:
             emit(logger, logging.INFO, "daemon.draining", in_flight=len(pending))
-            _, still_running = await asyncio.wait(pending, timeout=self.settings.drain_timeout)
-            for task in still_running:
-                task.cancel()
-            await asyncio.gather(*still_running, return_exceptions=True)
+            await _finish_or_cancel(pending, self.settings.drain_timeout)
 
     async def _leave(self) -> None:
         try:
             await self._db(self.store.leave, self.replica)
         except Exception as error:  # the database is gone: the leases expire by themselves
             emit(logger, logging.WARNING, "daemon.leave_failed", error=type(error).__name__)
+
+
+async def _finish_or_cancel(tasks: list[asyncio.Task[Any]], timeout: float) -> None:
+    """Let `tasks` finish within `timeout` seconds; cancel the rest and wait for them."""
+    _, still_running = await asyncio.wait(tasks, timeout=timeout)
+    for task in still_running:
+        task.cancel()
+    await asyncio.gather(*still_running, return_exceptions=True)
 
 
 def _challenge_offered(receipt: Receipt) -> dict[str, Any]:

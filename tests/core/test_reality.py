@@ -178,7 +178,11 @@ def test_any_text_parses_or_is_refused_cleanly(template: int, text: str) -> None
     ).filter(str.strip),
     outcomes=st.lists(
         st.text(
-            alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Cf")), min_size=1, max_size=20
+            alphabet=st.characters(
+                blacklist_categories=("Cc", "Cs", "Cf"), blacklist_characters="␟"
+            ),
+            min_size=1,
+            max_size=20,
         ).filter(str.strip),
         min_size=2,
         max_size=8,
@@ -193,6 +197,17 @@ def test_what_reality_tools_write_reads_back(title: str, outcomes: list[str]) ->
         assert (question.title, question.outcomes) == (title, tuple(outcomes))
     bool_text = encode_question_text(QuestionKind.BOOL, title)
     assert parse_question(0, bool_text).title == title
+
+
+def test_a_field_holding_the_separator_is_refused_both_ways() -> None:
+    # Written, it would read back as other fields; read, it is refused, never misread.
+    with pytest.raises(ValueError, match=r"outcomes\[1\]: holds the field separator"):
+        encode_question_text(QuestionKind.SINGLE_SELECT, "T", outcomes=["a", "b␟c"])
+    with pytest.raises(ValueError, match="title: holds the field separator"):
+        encode_question_text(QuestionKind.BOOL, "a␟b")
+    smuggled = DELIMITER.join(["0", '"0", "', '"', "c", "en"])
+    with pytest.raises(RealityQuestionError, match="5 fields separated by U\\+241F"):
+        parse_question(2, smuggled)
 
 
 def test_the_templates_fill_to_the_json_the_dapp_reads() -> None:

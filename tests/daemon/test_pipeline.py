@@ -356,6 +356,41 @@ def test_a_poll_that_finds_due_markets_starts_them_at_once(
     )
 
 
+def test_a_promotion_stuck_on_a_venue_does_not_hold_the_stop(
+    database_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A promotion waiting on a venue's clock (a chain whose nodes are all down retries for
+    # `chain.rpc.call_deadline`, minutes) is bounded by the drain timeout like a market.
+    replays = recordings(tmp_path / "replays")
+
+    async def scenario() -> float:
+        async with serve(Venue([])) as venue:
+            settings = settings_for(database_url, tmp_path, venue, replays)
+            daemon_settings = settings.daemon.model_copy(update={"drain_timeout": 0.5})
+            settings = settings.model_copy(update={"daemon": daemon_settings})
+            assembly = assemble(settings, clock=lambda: 1_000.0)
+            daemon = assembly.daemon
+            stuck = asyncio.Event()
+
+            async def waits_on_the_venue() -> None:
+                stuck.set()
+                await asyncio.sleep(30)  # a regression fails the bound below, not hangs
+
+            monkeypatch.setattr(daemon, "promote_then_start", waits_on_the_venue)
+            try:
+                daemon._promote_soon()
+                await stuck.wait()
+                started = asyncio.get_running_loop().time()
+                await daemon.drain()
+                assert daemon._promotion is not None
+                assert daemon._promotion.cancelled()
+                return asyncio.get_running_loop().time() - started
+            finally:
+                await assembly.close()
+
+    assert run(scenario) < 5
+
+
 def test_not_decidable_yet_is_deferred_then_handed_over_as_such(
     database_url: str, tmp_path: Path
 ) -> None:
