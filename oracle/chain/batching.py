@@ -73,8 +73,19 @@ class Batcher(Generic[T, R]):
             if not waiter.done():
                 waiter.set_result(result)
 
-    async def drain(self) -> None:
-        """Flush what is queued now and wait for every running flush."""
+    async def drain(self, timeout: float | None = None) -> bool:
+        """Flush what is queued now and wait for every running flush; with `timeout`,
+        cancel the flushes still running after that many seconds. True when every flush
+        ended on its own."""
         self._start_flush()
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
         while self._running:
-            await asyncio.gather(*self._running, return_exceptions=True)
+            left = None if deadline is None else max(deadline - loop.time(), 0)
+            _, still_running = await asyncio.wait(set(self._running), timeout=left)
+            if still_running and deadline is not None and loop.time() >= deadline:
+                for task in still_running:
+                    task.cancel()
+                await asyncio.gather(*still_running, return_exceptions=True)
+                return False
+        return True

@@ -376,8 +376,9 @@ class ProposalSubmitter:
         questions = await self.oracle.get_questions(qids)
         return BatchOutcome(carriers, dict(zip(qids, questions, strict=True)))
 
-    async def drain(self) -> None:
-        await self._batcher.drain()
+    async def drain(self, timeout: float | None = None) -> bool:
+        """Send what is queued and wait for the batches in flight (`Batcher.drain`)."""
+        return await self._batcher.drain(timeout)
 
     # -- settlement and payouts -------------------------------------------------------------
 

@@ -51,6 +51,10 @@ from oracle.errors import ChainError, ResolverError
 from oracle.log import emit
 
 logger = logging.getLogger("oracle.daemon.chain")
+# On close, how long a batch in flight may still take: with every node down it would
+# retry for `chain.rpc.call_deadline` and hold the stop past the drain (the daemon has
+# already given its markets `daemon.drain_timeout`).
+FLUSH_GRACE_SECONDS = 5.0
 
 
 # `[^\S\n]*`, not `\s*`: over a run of newlines `\s*` backtracked quadratically (the
@@ -287,8 +291,10 @@ class ChainVenue(ConnectedVenue[ChainParts]):
         return f"undelivered:{reference}"
 
     async def aclose(self) -> None:
-        if self._parts is not None:
-            await self._parts.submitter.drain()
+        if self._parts is not None and not await self._parts.submitter.drain(FLUSH_GRACE_SECONDS):
+            # What the cut batch had recorded is resumed by the next start (`resume`); a
+            # market it had not reached is still `submitting` and is delivered again.
+            emit(logger, logging.WARNING, "chain.flush_cut", source=self.name)
         await self._chain.aclose()
 
 

@@ -144,6 +144,33 @@ def test_batcher_flushes_by_size_and_by_time() -> None:
     assert flushed == [[0, 1, 2], [7, 8], [9]]
 
 
+def test_a_bounded_drain_cancels_a_flush_that_does_not_end() -> None:
+    # A flush waiting on nodes that are all down must not hold the daemon's stop.
+    async def flush(items: list[int]) -> int:
+        await asyncio.sleep(30)
+        return 0
+
+    async def run() -> None:
+        batcher: Batcher[int, int] = Batcher(flush, max_size=10, max_wait=5)
+        waiter = asyncio.create_task(batcher.add(1))
+        await asyncio.sleep(0)
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        assert await batcher.drain(timeout=0.2) is False
+        assert loop.time() - start < 2
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        quick: Batcher[int, int] = Batcher(
+            lambda items: asyncio.sleep(0, 1), max_size=10, max_wait=5
+        )
+        done = asyncio.create_task(quick.add(1))
+        await asyncio.sleep(0)
+        assert await quick.drain(timeout=5) is True
+        assert await done == 1
+
+    asyncio.run(run())
+
+
 def test_batcher_passes_errors_to_every_waiter() -> None:
     async def flush(items: list[int]) -> int:
         raise RuntimeError("node said no")
