@@ -265,6 +265,13 @@ def build_search_provider(
 # -- chain -------------------------------------------------------------------------------
 
 
+async def _require_code(pool: RpcPool, address: str, key: str) -> None:
+    """SetupError naming `key` when no contract is deployed at `address`."""
+    code = await pool.call("eth_getCode", lambda w3: w3.eth.get_code(address))  # type: ignore[arg-type]
+    if not bytes(code):
+        raise SetupError(key, f"no contract at {address} on chain {pool.chain_id}")
+
+
 class ChainWiring:
     """How a chain venue's objects are made from the `chain:` settings, called by the venue
     when it starts: the signer (unlocked once, off the event loop; a password that does not
@@ -322,6 +329,30 @@ class ChainWiring:
             adapter_address=deployment.contracts.get(ADAPTER),
         )
 
+    async def _pool_with_code_at(self, address: str, key: str) -> RpcPool:
+        """A started pool on `chain.rpc` (its chain id checked when `chain.rpc.chain_id` is
+        set) with code at `address`, the contract `key` names; a SetupError naming the
+        setting at fault otherwise, with nothing left open."""
+        settings = self._settings
+        pool = RpcPool(
+            settings.rpc.urls, settings.rpc, chain_id=settings.rpc.chain_id, observer=self._observer
+        )
+        try:
+            await pool.start()
+            await _require_code(pool, address, key)
+        except ChainIdMismatch as error:
+            await pool.close()
+            raise SetupError(
+                "chain.rpc.chain_id", f"the RPC node {error.url} serves chain id {error.actual}"
+            ) from None
+        except RpcUnavailable as error:
+            await pool.close()
+            raise SetupError("chain.rpc.urls", str(error)) from None
+        except BaseException:
+            await pool.close()
+            raise
+        return pool
+
     async def _unlock(self) -> Signer:
         if self._signer_problem is not None:
             raise SetupError(*self._signer_problem)
@@ -371,27 +402,8 @@ class UmaWiring(ChainWiring):
             start = config.start_block
             return pool, address, deployment.block_number if start is None else start
         assert config.oracle_address is not None
-        key = f"{self._where}.oracle_address"
-        pool = RpcPool(
-            settings.rpc.urls, settings.rpc, chain_id=settings.rpc.chain_id, observer=self._observer
-        )
-        try:
-            await pool.start()
-            address = config.oracle_address
-            code = await pool.call("eth_getCode", lambda w3: w3.eth.get_code(address))  # type: ignore[arg-type]
-            if not bytes(code):
-                raise SetupError(key, f"no contract at {address} on chain {pool.chain_id}")
-        except ChainIdMismatch as error:
-            await pool.close()
-            raise SetupError(
-                "chain.rpc.chain_id", f"the RPC node {error.url} serves chain id {error.actual}"
-            ) from None
-        except RpcUnavailable as error:
-            await pool.close()
-            raise SetupError("chain.rpc.urls", str(error)) from None
-        except BaseException:
-            await pool.close()
-            raise
+        address = config.oracle_address
+        pool = await self._pool_with_code_at(address, f"{self._where}.oracle_address")
         return pool, address, config.start_block or 0
 
     async def __call__(self) -> UmaParts:  # type: ignore[override]
@@ -429,12 +441,7 @@ class UmaWiring(ChainWiring):
         if board is None:
             return None
         try:
-            code = await pool.call("eth_getCode", lambda w3: w3.eth.get_code(board.address))  # type: ignore[arg-type]
-            if not bytes(code):
-                raise SetupError(
-                    f"{self._where}.bulletin_board.address",
-                    f"no contract at {board.address} on chain {pool.chain_id}",
-                )
+            await _require_code(pool, board.address, f"{self._where}.bulletin_board.address")
         except BaseException:
             await pool.close()
             raise
@@ -481,34 +488,12 @@ class RealityWiring(ChainWiring):
         super().__init__(config, settings, store, observer)
         self._config = config
 
-    async def _contract(self) -> RpcPool:
-        settings, address = self._settings, self._config.contract_address
-        key = f"market_sources[{self._config.name}].contract_address"
-        pool = RpcPool(
-            settings.rpc.urls, settings.rpc, chain_id=settings.rpc.chain_id, observer=self._observer
-        )
-        try:
-            await pool.start()
-            code = await pool.call("eth_getCode", lambda w3: w3.eth.get_code(address))  # type: ignore[arg-type]
-            if not bytes(code):
-                raise SetupError(key, f"no contract at {address} on chain {pool.chain_id}")
-        except ChainIdMismatch as error:
-            await pool.close()
-            raise SetupError(
-                "chain.rpc.chain_id", f"the RPC node {error.url} serves chain id {error.actual}"
-            ) from None
-        except RpcUnavailable as error:
-            await pool.close()
-            raise SetupError("chain.rpc.urls", str(error)) from None
-        except BaseException:
-            await pool.close()
-            raise
-        return pool
-
     async def __call__(self) -> RealityParts:  # type: ignore[override]
         signer = await self._unlock()
         settings, config = self._settings, self._config
-        pool = await self._contract()
+        pool = await self._pool_with_code_at(
+            config.contract_address, f"market_sources[{config.name}].contract_address"
+        )
         reality = RealityETH(pool, config.contract_address)
         manager = TxManager(
             pool,
