@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from oracle.core.timing import AnswerWindow
 from oracle.core.urls import normalize_url
 
 YES = "YES"
@@ -49,6 +50,14 @@ class Market(_Frozen):
     outcomes: tuple[str, ...] = BINARY_OUTCOMES
     resolve_after: float | None = Field(
         None, description="Epoch seconds after which the event should have happened."
+    )
+    window: AnswerWindow | None = Field(
+        None, description="When each outcome becomes final, and what said so."
+    )
+    now: float | None = Field(
+        None,
+        allow_inf_nan=False,
+        description="The venue's clock when this research began: the agents' present.",
     )
 
     @field_validator("outcomes")

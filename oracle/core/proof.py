@@ -201,7 +201,14 @@ def build_proof(
     body: dict[str, Any] = _canonical_values(
         {
             "version": PROOF_VERSION,
-            "market": consensus_input.market.model_dump(mode="json"),
+            # A market's window and research time appear when it has them (proofs before
+            # them keep their checksums).
+            "market": consensus_input.market.model_dump(
+                mode="json",
+                exclude={
+                    k for k in ("window", "now") if getattr(consensus_input.market, k) is None
+                },
+            ),
             "verdict": verdict,
             "votes": votes,
             "excluded": [e.model_dump(mode="json") for e in result.excluded],
