@@ -240,6 +240,63 @@ def plan(
     return Plan(Step.NOW, now, progress, str(event.value).replace("_", " "))
 
 
+RESERVED = frozenset({"UNDETERMINED", "INVALID"})
+TimedKind = Literal["submit", "review", "wait", "person"]
+
+
+@dataclass(frozen=True)
+class Timed:
+    """A verdict's action with time applied: `wait` (research again at `plan.at`) or
+    `person` (the schedule gave up) replace `submit` and `review` when the time has not
+    come; `code` names why, for metrics and the audit log."""
+
+    kind: TimedKind
+    code: str
+    reason: str
+    plan: Plan | None = None
+
+
+def timed_action(
+    window: AnswerWindow,
+    outcome: str,
+    action: Literal["submit", "review", "research_again"],
+    now: float,
+    progress: Progress,
+    params: ScheduleParams,
+) -> Timed:
+    """The decision policy's action on a verdict of `outcome` at `now`, with time applied.
+
+    - A definite outcome that is final goes as the policy says (submitted, or reviewed).
+    - Before the window closes anything else waits, whatever the agents say: an outcome
+      that can still change (`hold_reason`), the agents' "not yet", a verdict with no
+      quorum or too little evidence. None of that reaches a person: their time has not come.
+    - After the window, "not yet" backs off, then goes to a person once the grace is over;
+      any other verdict goes as the policy says.
+    """
+    definite = outcome not in RESERVED
+    if definite and window.final(outcome, now):
+        return Timed("submit" if action == "submit" else "review", action, "")
+    if now < window.closes_at:
+        held = hold_reason(window, outcome, now) if definite else None
+        code = "held" if held else ("not_yet" if outcome == "UNDETERMINED" else "too_soon")
+        why = held or (
+            "the agents agree it cannot be decided yet"
+            if outcome == "UNDETERMINED"
+            else f"a verdict of {outcome} before the window closes at "
+            f"{_iso(window.closes_at)} waits for it"
+        )
+        next_ = plan(window, ScheduleEvent.NOT_YET, now, progress, params)
+        return Timed("wait", code, f"{why}; {next_.reason}", next_)
+    if action == "research_again":
+        next_ = plan(window, ScheduleEvent.NOT_YET, now, progress, params)
+        if next_.to_person:
+            return Timed("person", "still_undecidable", next_.reason, next_)
+        return Timed(
+            "wait", "not_yet", f"the agents agree it cannot be decided yet; {next_.reason}", next_
+        )
+    return Timed("submit" if action == "submit" else "review", action, "")
+
+
 def default_window(asked_at: float, params: ScheduleParams) -> AnswerWindow:
     """The window where neither the venue nor the question names a time."""
     return AnswerWindow(
@@ -267,6 +324,8 @@ __all__ = [
     "ScheduleEvent",
     "ScheduleParams",
     "Step",
+    "Timed",
+    "timed_action",
     "default_window",
     "hold_reason",
     "phase",
