@@ -37,6 +37,7 @@ only when its window has closed, `grace` has passed, and the agents still cannot
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Literal
 
@@ -258,6 +259,7 @@ class Timed:
 
 def timed_action(
     window: AnswerWindow,
+    *,
     outcome: str,
     action: Literal["submit", "review", "research_again"],
     now: float,
@@ -307,27 +309,7 @@ def default_window(asked_at: float, params: ScheduleParams) -> AnswerWindow:
 
 
 def _iso(seconds: float) -> str:
-    from datetime import UTC, datetime
-
     try:
         return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="minutes")
     except (OverflowError, ValueError, OSError):
         return f"{seconds:g}"
-
-
-__all__ = [
-    "SCHEDULE",
-    "AnswerWindow",
-    "Phase",
-    "Plan",
-    "Progress",
-    "ScheduleEvent",
-    "ScheduleParams",
-    "Step",
-    "Timed",
-    "timed_action",
-    "default_window",
-    "hold_reason",
-    "phase",
-    "plan",
-]
