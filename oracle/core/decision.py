@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from oracle.core.models import INVALID, UNDETERMINED, Action, ConsensusResult
 from oracle.core.params import ConsensusParams
+from oracle.core.timing import Timed
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,41 @@ def with_venue_reasons(result: ConsensusResult, reasons: Sequence[ReviewReason])
             "action": choose_action(every, result.outcome),
         }
     )
+
+
+def with_timing(result: ConsensusResult, timed: Timed) -> ConsensusResult:
+    """`result` with time applied (`oracle.core.timing.timed_action`): a verdict that must
+    wait is researched again, whatever the policy said (its reasons are kept in the
+    proof's timing record); one the schedule gives up on goes to a person."""
+    if timed.kind == "wait":
+        return result.model_copy(
+            update={
+                "action": "research_again",
+                "requires_human_review": False,
+                "review_reasons": (),
+                "review_codes": (),
+            }
+        )
+    if timed.kind == "person" or (timed.kind == "review" and timed.code == "window_unknown"):
+        return result.model_copy(
+            update={
+                "action": "review",
+                "requires_human_review": True,
+                "review_reasons": (*result.review_reasons, timed.reason),
+                "review_codes": (*result.review_codes, timed.code),
+            }
+        )
+    return result
+
+
+def timing_record(timed: Timed) -> dict[str, Any]:
+    """What the proof says of the verdict's timing: the decision, its reason, and the next
+    research when it waits."""
+    record: dict[str, Any] = {"decision": timed.kind, "code": timed.code, "reason": timed.reason}
+    if timed.plan is not None:
+        record["next_research_at"] = timed.plan.at
+        record["schedule_step"] = timed.plan.step.value
+    return record
 
 
 def choose_action(reasons: list[ReviewReason], outcome: str) -> Action:

@@ -20,14 +20,16 @@ records each transition (time, from, event, to, reason) in the audit log.
     failed_retry --retry_submission--> submitting   (the verdict stands; only delivery failed)
     failed_retry --retries_exhausted--> needs_review
     consensus --consensus_research_again--> deferred   (agents agree: not decidable yet)
-    deferred --research_again--> due      deferred --deferrals_exhausted--> needs_review
+    deferred --research_again--> due
 
 `submitted --proposal_reset-->` is a dispute and the arbiter's reopening that both fell
 within the challenge window, before the watch job ever saw the market disputed.
 
-Nothing failed in `deferred`: its research worked and agreed that the event cannot be
-decided yet, so it neither uses up the failed-attempt budget of `failed_retry` nor
-reaches a person as a failure.
+Nothing failed in `deferred`: its research worked and its verdict cannot be submitted yet
+(the agents agree the event cannot be decided yet, or the outcome can still change), so
+it neither uses up the failed-attempt budget of `failed_retry` nor reaches a person as a
+failure. When it is researched again is the research schedule's (`oracle.core.timing`);
+when the schedule gives up, the verdict itself goes to review (`consensus_review`).
 
 `challenging` is the only way from someone else's answer to a transaction against it (a
 UMA dispute, a Reality.eth counter-answer): a market recorded as `submitted` beside
@@ -84,7 +86,6 @@ class MarketEvent(StrEnum):
     RETRY_SUBMISSION = "retry_submission"
     RETRIES_EXHAUSTED = "retries_exhausted"
     RESEARCH_AGAIN = "research_again"
-    DEFERRALS_EXHAUSTED = "deferrals_exhausted"
     REVIEW_REOPENED = "review_reopened"
     RESEARCH_REQUESTED = "research_requested"
     CHALLENGE_CONFIRMED = "challenge_confirmed"
@@ -122,7 +123,6 @@ TRANSITIONS: dict[tuple[MarketState, MarketEvent], MarketState] = {
     (S.FAILED_RETRY, E.RETRY_SUBMISSION): S.SUBMITTING,
     (S.FAILED_RETRY, E.RETRIES_EXHAUSTED): S.NEEDS_REVIEW,
     (S.DEFERRED, E.RESEARCH_AGAIN): S.DUE,
-    (S.DEFERRED, E.DEFERRALS_EXHAUSTED): S.NEEDS_REVIEW,
     (S.SUBMITTED, E.CHALLENGE_CONFIRMED): S.CHALLENGING,
     (S.CHALLENGING, E.CHALLENGE_DISPUTED): S.DISPUTED,
     (S.CHALLENGING, E.CHALLENGE_ANSWERED): S.SUBMITTED,

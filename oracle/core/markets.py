@@ -6,6 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from oracle.core.timetext import read_window
+from oracle.core.timing import AnswerWindow, ScheduleParams, default_window
+
 
 @dataclass(frozen=True)
 class MarketSpec:
@@ -19,7 +22,22 @@ class MarketSpec:
     outcomes: tuple[str, ...] = ("YES", "NO")
     details: dict[str, Any] = field(default_factory=dict)
     awaits_settlement: bool = False  # someone waits for the final answer to be pushed
+    # When the venue itself says when the question can be answered (Reality.eth's
+    # opening_ts, the own contract's resolve_after); None: read from the question.
+    window: AnswerWindow | None = None
 
     @property
     def market_id(self) -> str:
         return f"{self.source}:{self.external_id}"
+
+
+def answer_window(spec: MarketSpec, now: float, params: ScheduleParams) -> AnswerWindow:
+    """When `spec`'s outcomes become final: as its venue says, else as its question says,
+    else the schedule's default. `now` (the venue's clock at discovery) bounds when it was
+    asked, which dates without a year are read from."""
+    if spec.window is not None:
+        return spec.window
+    asked_at = min(spec.resolve_after, now)
+    text = f"{spec.question}\n{spec.criteria}" if spec.criteria else spec.question
+    found = read_window(text, asked_at=asked_at, outcomes=spec.outcomes)
+    return found if found is not None else default_window(asked_at, params)

@@ -167,10 +167,13 @@ def build_proof(
     *,
     debate: dict[str, Any] | None = None,
     majority: dict[str, Any] | None = None,
+    timing: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The proof document for `result`, as JSON-ready data with its checksum; `debate`:
     the record of the debate that led to `consensus_input` (`oracle.daemon.debate`);
-    `majority`: the weighted plurality proposed for a conflict (`majority_record`)."""
+    `majority`: the weighted plurality proposed for a conflict (`majority_record`);
+    `timing`: how the market's answer window bore on the verdict
+    (`oracle.core.decision.timing_record`)."""
     verdict = result.model_dump(
         mode="json",
         include={
@@ -224,6 +227,7 @@ def build_proof(
             },
             **({} if debate is None else {"debate": debate}),
             **({} if majority is None else {"majority": majority}),
+            **({} if timing is None else {"timing": timing}),
         }
     )
     return _sealed(body)

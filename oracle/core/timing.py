@@ -36,12 +36,13 @@ only when its window has closed, `grace` has passed, and the agents still cannot
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 WindowOrigin = Literal["venue", "question", "metadata", "model", "default"]
 Seconds = float
@@ -66,9 +67,14 @@ class AnswerWindow(BaseModel):
         (), description="Outcomes final as soon as they are observed, before closes_at."
     )
     origin: WindowOrigin
-    evidence: str = Field(
-        "", max_length=500, description="The words or field the times came from (market text)."
-    )
+    evidence: str = Field("", description="The words or field the times came from (market text).")
+
+    @field_validator("evidence")
+    @classmethod
+    def _plain_text(cls, value: str) -> str:
+        # Market text: hidden characters (format, control) never reach a reader or a model.
+        kept = "".join(c for c in value if unicodedata.category(c) not in {"Cf", "Cc", "Co"})
+        return " ".join(kept.split())[:500]
 
     @model_validator(mode="after")
     def _ordered(self) -> AnswerWindow:
@@ -181,10 +187,10 @@ class Progress:
 
 @dataclass(frozen=True)
 class Plan:
-    """The schedule's answer: research at `at` (`step` says why), or a person looks."""
+    """The schedule's answer: research at `at` (`step` says why), or a person looks now."""
 
     step: Step
-    at: float | None
+    at: float
     progress: Progress
     reason: str
 
@@ -213,7 +219,9 @@ def plan(
     """The next research of a market after `event` at `now` (the venue's clock)."""
     current = phase(window, now, params)
     step = SCHEDULE[(current, event)]
-    first = window.closes_at + params.settle_margin
+    # A venue that names the time answers may come has settled it; a time read elsewhere
+    # (the question's words) leaves results a while to be published.
+    first = window.closes_at + (0.0 if window.origin == "venue" else params.settle_margin)
     if step is Step.EARLY_CHECK:
         start = max(now, window.opens_at or now)
         at = start + params.early_check_every
@@ -233,7 +241,7 @@ def plan(
     if step is Step.PERSON:
         return Plan(
             step,
-            None,
+            now,
             progress,
             f"the window closed at {_iso(window.closes_at)} and the agents still cannot "
             f"decide after {progress.late_deferrals + 1} checks",
@@ -276,6 +284,13 @@ def timed_action(
       any other verdict goes as the policy says.
     """
     definite = outcome not in RESERVED
+    if definite and window.origin == "default" and now >= window.closes_at:
+        return Timed(
+            "review",
+            "window_unknown",
+            "nothing says when this question's outcome becomes final: a person confirms "
+            f"{outcome} can no longer change",
+        )
     if definite and window.final(outcome, now):
         return Timed("submit" if action == "submit" else "review", action, "")
     if now < window.closes_at:
@@ -297,6 +312,12 @@ def timed_action(
             "wait", "not_yet", f"the agents agree it cannot be decided yet; {next_.reason}", next_
         )
     return Timed("submit" if action == "submit" else "review", action, "")
+
+
+def venue_window(at: float, evidence: str) -> AnswerWindow:
+    """The window of a venue that says when its question may be answered: every outcome
+    final from `at`."""
+    return AnswerWindow(closes_at=at, origin="venue", evidence=evidence)
 
 
 def default_window(asked_at: float, params: ScheduleParams) -> AnswerWindow:

@@ -38,6 +38,7 @@ from oracle.chain.rpc import RpcPool
 from oracle.chain.submitter import Answer, ProposalSubmitter
 from oracle.chain.txmanager import TxManager
 from oracle.core.markets import MarketSpec
+from oracle.core.timing import venue_window
 from oracle.daemon.chain_parts import ChainConnection, ConnectedVenue
 from oracle.daemon.ports import (
     Deliver,
@@ -142,6 +143,9 @@ class ChainVenue(ConnectedVenue[ChainParts]):
                         external_id=question.question_id,
                         question=text or "(empty question text)",
                         resolve_after=float(question.earliest_time),
+                        window=venue_window(
+                            float(question.earliest_time), "the contract's resolve_after"
+                        ),
                         outcomes=outcomes,
                         details={
                             "question_id": question.question_id,

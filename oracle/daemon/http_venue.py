@@ -19,6 +19,7 @@ import aiohttp
 
 from oracle import safe_json
 from oracle.core.markets import MarketSpec
+from oracle.core.timing import venue_window
 from oracle.daemon.ports import (
     Deliver,
     MarketRef,
@@ -101,6 +102,7 @@ def parse_market_list(config: HttpSourceConfig, document: Any) -> PollResult:
                 criteria=criteria,
                 outcomes=tuple(outcomes),
                 resolve_after=resolve_after,
+                window=venue_window(resolve_after, f"the source's `{fields.resolve_after}`"),
             )
         )
     return PollResult(markets, skipped)

@@ -115,6 +115,7 @@ from oracle.core.reality_policy import (
     superseded,
 )
 from oracle.core.scoring import Finality
+from oracle.core.timing import venue_window
 from oracle.daemon.chain_parts import ChainConnection, ConnectedVenue
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
@@ -352,6 +353,11 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             criteria=criteria,
             # Nobody can answer before opening_ts; 0 means open from the moment it was asked.
             resolve_after=float(asked.opening_ts or asked.created),
+            # A question open from the start says nothing of when its outcome is final:
+            # its words do.
+            window=venue_window(float(asked.opening_ts), "Reality.eth opening_ts")
+            if asked.opening_ts
+            else None,
             outcomes=outcomes,
             details={
                 "contract": parts.reality.address,

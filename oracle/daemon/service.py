@@ -39,7 +39,7 @@ import re
 import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -50,9 +50,9 @@ from oracle.core.debate import (
     majority_record,
     weighted_plurality,
 )
-from oracle.core.decision import with_venue_reasons
+from oracle.core.decision import timing_record, with_timing, with_venue_reasons
 from oracle.core.lifecycle import MarketEvent, MarketState
-from oracle.core.markets import MarketSpec
+from oracle.core.markets import MarketSpec, answer_window
 from oracle.core.models import (
     AgentFailure,
     AgentResult,
@@ -64,6 +64,15 @@ from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.core.proof import build_decision_proof
 from oracle.core.review_rules import confirming
 from oracle.core.scoring import ROLLING_WINDOWS, Finality, RollingFigures, rolling_figures
+from oracle.core.timing import (
+    AnswerWindow,
+    Plan,
+    Progress,
+    ScheduleEvent,
+    Step,
+    plan,
+    timed_action,
+)
 from oracle.daemon.debate import run_debate
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
@@ -128,13 +137,28 @@ def _market_ref(row: MarketRow) -> MarketRef:
     )
 
 
-def _core_market(row: MarketRow) -> Market:
+def _window(row: MarketRow) -> AnswerWindow:
+    """The market's answer window; one tracked before windows existed closes at its
+    `resolve_after`, as it was researched then."""
+    if row.answer_window is not None:
+        return AnswerWindow.model_validate(row.answer_window)
+    return AnswerWindow(
+        closes_at=row.resolve_after,
+        origin="venue",
+        evidence="resolve_after (tracked before answer windows)",
+    )
+
+
+def _core_market(row: MarketRow, now: float | None = None) -> Market:
+    """The market as the core judges it; `now`: the venue's clock for this research."""
     return Market(
         id=row.id,
         question=row.question,
         criteria=row.criteria,
         outcomes=tuple(row.outcomes),
         resolve_after=row.resolve_after,
+        window=_window(row),
+        now=now,
     )
 
 
@@ -206,6 +230,26 @@ class Daemon:
                 emit(logger, logging.WARNING, "venue.clock_unavailable", source=name, error=error)
         return times
 
+    async def _venue_now(self, source: str) -> float:
+        """The time on `source`'s venue clock (the daemon's clock for a venue without one);
+        ResolverError when it cannot be read: a market's timing is never judged by
+        another clock."""
+        clock = self._venue_clocks.get(source)
+        return self.clock() if clock is None else await clock.now()
+
+    def _scheduled(
+        self, specs: Sequence[MarketSpec], now: float
+    ) -> tuple[list[MarketSpec], dict[str, Plan]]:
+        """New markets with their answer windows, and each one's first research."""
+        schedule = self.settings.schedule
+        windowed = [replace(spec, window=answer_window(spec, now, schedule)) for spec in specs]
+        plans = {
+            spec.market_id: plan(spec.window, ScheduleEvent.DISCOVERED, now, Progress(), schedule)
+            for spec in windowed
+            if spec.window is not None
+        }
+        return windowed, plans
+
     async def _db(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return await asyncio.to_thread(function, *args, **kwargs)
 
@@ -223,7 +267,8 @@ class Daemon:
 
             async def deliver(specs: list[MarketSpec], source_name: str = source.name) -> None:
                 nonlocal added
-                new = await self._db(self.store.add_discovered, specs, self.replica)
+                specs, plans = self._scheduled(specs, await self._venue_now(source_name))
+                new = await self._db(self.store.add_discovered, specs, self.replica, plans)
                 self.metrics.markets_discovered.labels(source_name).inc(len(new))
                 for market_id in new:
                     emit(logger, logging.INFO, "market.discovered", market=market_id)
@@ -292,11 +337,10 @@ class Daemon:
         ):
             return 0
         now = self.clock()
-        due = await self._db(
-            self.store.promote_due, now, self.replica, venue_times=await self._venue_times()
-        )
+        venue_times = await self._venue_times()
+        due = await self._db(self.store.promote_due, now, self.replica, venue_times=venue_times)
         moved = len(due)
-        for row in await self._db(self.store.waiting, now):
+        for row in await self._db(self.store.waiting, now, venue_times=venue_times):
             try:
                 moved += await self._after_wait(row)
             except IllegalTransition:
@@ -307,13 +351,7 @@ class Daemon:
         """A failed or deferred market whose wait is over: retried, or handed to a person
         when its budget is spent (the move and the review item in one transaction)."""
         if row.state == S.DEFERRED:
-            if row.deferrals >= self.settings.max_deferrals:
-                return await self._hand_to_person(
-                    row,
-                    E.DEFERRALS_EXHAUSTED,
-                    "still_undecidable",
-                    f"the agents agreed {row.deferrals} times that it cannot be decided yet",
-                )
+            # Whether a person must look is the schedule's call, made with the verdict.
             await self._apply(row.id, E.RESEARCH_AGAIN, f"deferral {row.deferrals} is over")
         elif "challenge_pending" in row.submission:
             await self._apply(row.id, E.RETRY_CHALLENGE, "the confirmed challenge is retried")
@@ -426,7 +464,11 @@ class Daemon:
         """Research the market as its source shows it now (`Refreshing`; what it read is
         stored with the answers); a source that cannot be read fails the attempt (retried
         with back-off), never a research on stale text."""
-        market = _core_market(row)
+        try:
+            now = await self._venue_now(row.source)
+        except ResolverError as error:
+            return await self._fail(row.id, f"reading the venue's clock: {error}"), None
+        market = _core_market(row, now)
         refreshed: dict[str, Any] | None = None
         source = self._sources_by_name.get(row.source)
         if isinstance(source, Refreshing):
@@ -470,8 +512,12 @@ class Daemon:
                 return await self._step(row.id, E.FAILED, "no finished research run to judge")
             results, failures = await self._db(self.store.run_answers, run.id)
             researched = Researched(run.id, tuple(results), tuple(failures))
+        try:
+            now = await self._venue_now(row.source)
+        except ResolverError as error:
+            return await self._fail(row.id, f"reading the venue's clock: {error}")
         consensus_input = ConsensusInput(
-            market=_core_market(row), results=researched.results, failures=researched.failures
+            market=_core_market(row, now), results=researched.results, failures=researched.failures
         )
         params, thresholds = self.judgement.params, self.judgement.thresholds
         result = evaluate(consensus_input, params, thresholds)
@@ -495,8 +541,23 @@ class Daemon:
         source = self._sources_by_name.get(row.source)
         if isinstance(source, VenueReview):
             result = with_venue_reasons(result, source.review_reasons(_market_ref(row)))
+        timed = timed_action(
+            _window(row),
+            outcome=result.outcome,
+            action=result.action,
+            now=now,
+            progress=Progress(row.early_checks, row.late_deferrals),
+            params=self.settings.schedule,
+        )
+        result = with_timing(result, timed)
         proof = build_proof(
-            consensus_input, result, params, thresholds, debate=debate, majority=majority
+            consensus_input,
+            result,
+            params,
+            thresholds,
+            debate=debate,
+            majority=majority,
+            timing=timing_record(timed),
         )
         # On disk before the verdict is committed: a market never moves on without it.
         self._write_proof(row.id, proof)
@@ -510,11 +571,16 @@ class Daemon:
         elif result.action == "review":
             event, reason, updates = E.CONSENSUS_REVIEW, "; ".join(result.review_reasons), {}
         else:
-            event = E.CONSENSUS_RESEARCH_AGAIN
-            reason = "agents agree the event cannot be decided yet"
+            # A wait always has its plan; without one (never) the market is researched now.
+            wait = timed.plan or Plan(
+                Step.NOW, now, Progress(row.early_checks, row.late_deferrals), ""
+            )
+            event, reason = E.CONSENSUS_RESEARCH_AGAIN, timed.reason
             updates = {
-                "next_attempt_at": self.clock() + self.settings.research_again_after,
+                "next_attempt_at": wait.at,
                 "deferrals": row.deferrals + 1,
+                "early_checks": wait.progress.early_checks,
+                "late_deferrals": wait.progress.late_deferrals,
             }
         row, review_id = await self._db(
             self.store.record_verdict,

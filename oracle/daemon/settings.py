@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from oracle.core.timing import ScheduleParams
 from oracle.core.urls import is_http_url
 
 Seconds = float
@@ -42,14 +43,9 @@ class DaemonSettings(BaseModel):
     )
     retry_backoff: Seconds = Field(30.0, ge=0, description="First retry delay; doubles each time.")
     retry_backoff_max: Seconds = Field(3600.0, ge=0)
-    research_again_after: Seconds = Field(
-        3600.0, ge=0, description="Delay before re-researching a market agreed UNDETERMINED."
-    )
-    max_deferrals: int = Field(
-        24,
-        ge=1,
-        description="Times the agents may agree a market cannot be decided yet before a "
-        "person looks at it.",
+    schedule: ScheduleParams = Field(
+        default_factory=ScheduleParams,
+        description="When a market is researched: after its window, early checks, back-off.",
     )
     proofs_dir: Path = Path("data/proofs")
     drain_timeout: Seconds = Field(

@@ -73,6 +73,7 @@ from oracle.core.bonds import BondCaps, check_bond, to_units
 from oracle.core.claims import assertion_claim, read_claim
 from oracle.core.markets import MarketSpec
 from oracle.core.scoring import Finality
+from oracle.core.timing import venue_window
 from oracle.daemon.chain_parts import (
     ChainConnection,
     ConnectedVenue,
@@ -268,6 +269,7 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
             question=market.question,
             criteria=market.criteria,
             resolve_after=market.resolve_after.timestamp(),
+            window=venue_window(market.resolve_after.timestamp(), "the claim's resolve_after"),
             outcomes=market.outcomes,
             details={"kind": CLAIM, "claim_id": market.id, "oracle": parts.oracle.address},
             awaits_settlement=self.config.settle,
@@ -293,6 +295,7 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
             external_id=f"{ASSERTION}:{made.assertion_id}",
             question=f"Is this claim true? {claim}",
             resolve_after=float(view.assertion_time),
+            window=venue_window(float(view.assertion_time), "the assertion's time"),
             outcomes=(YES, NO),
             details={
                 "kind": ASSERTION,

@@ -94,6 +94,7 @@ from oracle.core.clarifications import review_reasons as clarification_review_re
 from oracle.core.decision import ReviewReason
 from oracle.core.markets import MarketSpec
 from oracle.core.scoring import Finality
+from oracle.core.timing import venue_window
 from oracle.daemon.chain_parts import (
     ChainConnection,
     ConnectedVenue,
@@ -299,7 +300,7 @@ class UmaVenue(ConnectedVenue[UmaParts]):
             specs = []
             for request, view in zip(requests, views, strict=True):
                 try:
-                    spec = self._market(request, view.bond, disputed, parts.manager.address)
+                    spec = self._market(request, view, disputed, parts.manager.address)
                     if request.key.id_hex in clarified:
                         criteria, record = clarified[request.key.id_hex]
                         spec = replace(
@@ -319,7 +320,7 @@ class UmaVenue(ConnectedVenue[UmaParts]):
     def _market(
         self,
         request: PriceRequest,
-        bond: int,
+        view: RequestView,
         disputed: dict[str, list[DisputedRequest]],
         us: str,
     ) -> MarketSpec:
@@ -344,6 +345,11 @@ class UmaVenue(ConnectedVenue[UmaParts]):
             external_id=key.id_hex,
             question=question.text or title,
             resolve_after=float(key.timestamp),
+            # An event-based request (Polymarket's) is timestamped when the market was made:
+            # when it can be answered, its question says.
+            window=None
+            if view.event_based
+            else venue_window(float(key.timestamp), "the request's timestamp"),
             outcomes=outcomes,
             details={
                 "oracle": self._oracle_address(),
@@ -355,7 +361,7 @@ class UmaVenue(ConnectedVenue[UmaParts]):
                 "initializer": question.initializer,
                 "currency": request.currency,
                 "reward": str(request.reward),
-                "bond": str(bond),
+                "bond": str(view.bond),
                 "final_fee": str(request.final_fee),
                 "prices": {
                     outcome_name(o.meaning, o.label): str(o.price) for o in question.options

@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import func, insert, or_
+from sqlalchemy import ColumnElement, func, insert, or_
 from sqlalchemy import select as core_select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
 from oracle.core.lifecycle import MarketEvent, MarketState
 from oracle.core.markets import MarketSpec
+from oracle.core.timing import Plan
 from oracle.errors import StoreError
 from oracle.store._transaction import INSERT_AUDIT, MARKET, Transactions
 from oracle.store.tables import AuditRow, MarketRow
@@ -21,22 +22,33 @@ _INSERT_MARKET = insert(MARKET)
 
 
 class Markets(Transactions):
-    def add_discovered(self, specs: Iterable[MarketSpec], actor: str) -> list[str]:
-        """Track markets not seen before; returns the ids that were new. Idempotent."""
+    def add_discovered(
+        self,
+        specs: Iterable[MarketSpec],
+        actor: str,
+        plans: Mapping[str, Plan] | None = None,
+    ) -> list[str]:
+        """Track markets not seen before; returns the ids that were new. Idempotent.
+
+        `plans`: each market's first research by the schedule (`oracle.core.timing`), by
+        id; a market without one is first researched at its `resolve_after`."""
         specs = list({spec.market_id: spec for spec in specs}.values())
+        plans = plans or {}
         try:
-            return self._add_markets(specs, actor)
+            return self._add_markets(specs, actor, plans)
         except IntegrityError:
             # Another replica added some of them meanwhile: add the rest one by one.
             added = []
             for spec in specs:
                 try:
-                    added += self._add_markets([spec], actor)
+                    added += self._add_markets([spec], actor, plans)
                 except IntegrityError:
                     continue
             return added
 
-    def _add_markets(self, specs: Sequence[MarketSpec], actor: str) -> list[str]:
+    def _add_markets(
+        self, specs: Sequence[MarketSpec], actor: str, plans: Mapping[str, Plan]
+    ) -> list[str]:
         """New markets in the lifecycle's first state (created there, not moved)."""
         if not specs:
             return []
@@ -67,7 +79,12 @@ class Markets(Transactions):
                         "attempts": 0,
                         "failures": 0,
                         "deferrals": 0,
-                        "next_attempt_at": 0.0,
+                        "next_attempt_at": _first_research(spec, plans.get(spec.market_id)),
+                        "answer_window": None
+                        if spec.window is None
+                        else spec.window.model_dump(mode="json"),
+                        "early_checks": _early_checks(plans.get(spec.market_id)),
+                        "late_deferrals": 0,
                         "lease_owner": None,
                         "lease_expires_at": 0.0,
                         "decided_outcome": None,
@@ -90,7 +107,7 @@ class Markets(Transactions):
                         "from_state": None,
                         "event": "discovered",
                         "to_state": MarketState.DISCOVERED.value,
-                        "reason": f"reported by source {spec.source}",
+                        "reason": _discovered_reason(spec, plans.get(spec.market_id)),
                         "actor": actor,
                     }
                     for spec in new
@@ -162,22 +179,15 @@ class Markets(Transactions):
         *,
         venue_times: Mapping[str, float | None] | None = None,
     ) -> list[str]:
-        """Discovered markets whose resolution time has passed become due, in one
+        """Discovered markets whose first research time has come become due, in one
         transaction (each with its audit row); returns their ids. A market is judged by
         its venue's clock in `venue_times` (source -> time; None: unknown, so none of its
         markets is due), else by `now`."""
-        venue_times = venue_times or {}
-        passed = [
-            (MARKET.c.source == source) & (MARKET.c.resolve_after <= at)
-            for source, at in venue_times.items()
-            if at is not None
-        ]
-        passed.append(MARKET.c.source.not_in(list(venue_times)) & (MARKET.c.resolve_after <= now))
         query = (
             core_select(MARKET.c.id)
             .where(MARKET.c.state == MarketState.DISCOVERED.value)
-            .where(or_(*passed))
-            .order_by(MARKET.c.resolve_after)
+            .where(_time_has_come(MARKET.c.next_attempt_at, now, venue_times))
+            .order_by(MARKET.c.next_attempt_at)
             .limit(limit)
             .with_for_update(skip_locked=True)
         )
@@ -189,20 +199,27 @@ class Markets(Transactions):
                     market_id,
                     MarketEvent.DUE,
                     actor=actor,
-                    reason="resolution time has passed",
+                    reason="its first research time has come",
                     lease_owner=None,
                 )
             return ids
 
-    def waiting(self, now: float, limit: int = 1000) -> list[MarketRow]:
-        """Failed or deferred markets whose wait has run out."""
+    def waiting(
+        self,
+        now: float,
+        limit: int = 1000,
+        *,
+        venue_times: Mapping[str, float | None] | None = None,
+    ) -> list[MarketRow]:
+        """Failed or deferred markets whose wait has run out, each by its venue's clock
+        (as in `promote_due`)."""
         with self.reading() as session:
             return list(
                 session.exec(
                     select(MarketRow)
                     .where(
                         col(MarketRow.state).in_([MarketState.FAILED_RETRY, MarketState.DEFERRED]),
-                        col(MarketRow.next_attempt_at) <= now,
+                        _time_has_come(MARKET.c.next_attempt_at, now, venue_times),
                     )
                     .order_by(col(MarketRow.next_attempt_at))
                     .limit(limit)
@@ -220,13 +237,7 @@ class Markets(Transactions):
         """Disputed markets, and submitted ones whose challenge window is over by their
         venue's clock (as in `promote_due`), by id after `after`: a page of at most
         `limit`; the caller pages on until a short one, so none is ever left out."""
-        venue_times = venue_times or {}
-        over = [
-            (MARKET.c.source == source) & (MARKET.c.window_ends_at <= at)
-            for source, at in venue_times.items()
-            if at is not None
-        ]
-        over.append(MARKET.c.source.not_in(list(venue_times)) & (MARKET.c.window_ends_at <= now))
+        over = _time_has_come(MARKET.c.window_ends_at, now, venue_times)
         with self.reading() as session:
             return list(
                 session.exec(
@@ -234,7 +245,7 @@ class Markets(Transactions):
                     .where(
                         or_(
                             col(MarketRow.state) == MarketState.DISPUTED,
-                            (col(MarketRow.state) == MarketState.SUBMITTED) & or_(*over),
+                            (col(MarketRow.state) == MarketState.SUBMITTED) & over,
                         )
                     )
                     .where(col(MarketRow.id) > after)
@@ -242,3 +253,35 @@ class Markets(Transactions):
                     .limit(limit)
                 ).all()
             )
+
+
+def _time_has_come(
+    column: Any, now: float, venue_times: Mapping[str, float | None] | None
+) -> ColumnElement[bool]:
+    """`column` <= the time on each market's venue clock (`venue_times`: source -> time;
+    None: unknown, so none of that venue's markets qualifies), else `now`."""
+    venue_times = venue_times or {}
+    passed = [
+        (MARKET.c.source == source) & (column <= at)
+        for source, at in venue_times.items()
+        if at is not None
+    ]
+    passed.append(MARKET.c.source.not_in(list(venue_times)) & (column <= now))
+    return or_(*passed)
+
+
+def _first_research(spec: MarketSpec, plan: Plan | None) -> float:
+    return spec.resolve_after if plan is None else plan.at
+
+
+def _early_checks(plan: Plan | None) -> int:
+    return 0 if plan is None else plan.progress.early_checks
+
+
+def _discovered_reason(spec: MarketSpec, plan: Plan | None) -> str:
+    reason = f"reported by source {spec.source}"
+    if spec.window is not None:
+        reason += f"; answerable: {spec.window.origin} ({spec.window.evidence})"
+    if plan is not None:
+        reason += f"; first research: {plan.reason}"
+    return reason

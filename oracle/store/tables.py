@@ -36,8 +36,13 @@ class MarketRow(SQLModel, table=True):
     state_changed_at: float
     attempts: int = 0  # research runs started
     failures: int = 0  # research attempts that failed (the budget is daemon.max_attempts)
-    deferrals: int = 0  # times the agents agreed it cannot be decided yet
+    deferrals: int = 0  # times a verdict could not be submitted yet and research waits
+    # When the next research may start (discovered: the first; failed or deferred: again).
     next_attempt_at: float = 0.0
+    # `oracle.core.timing.AnswerWindow` as JSON (None: tracked before windows existed).
+    answer_window: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON))
+    early_checks: int = 0  # research before the window closed, for an early outcome
+    late_deferrals: int = 0  # "not yet" verdicts after the window closed
     lease_owner: str | None = Field(default=None, max_length=100)
     lease_expires_at: float = 0.0
     decided_outcome: str | None = Field(default=None, max_length=300)

@@ -57,7 +57,7 @@ def test_not_decidable_yet_is_deferred_not_failed() -> None:
     assert state is S.DEFERRED
     assert E.RETRIES_EXHAUSTED not in allowed_events(state)
     assert transition(state, E.RESEARCH_AGAIN) is S.DUE
-    assert transition(state, E.DEFERRALS_EXHAUSTED) is S.NEEDS_REVIEW
+    assert allowed_events(state) == {E.RESEARCH_AGAIN}  # a person: the verdict's review
 
 
 def test_a_challenge_starts_only_from_a_market_a_person_confirmed() -> None:

@@ -20,6 +20,7 @@ from oracle.config import Settings
 from oracle.core.lifecycle import MarketEvent, MarketState
 from oracle.core.models import Market
 from oracle.core.proof import verify_proof
+from oracle.core.timing import ScheduleParams
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import MarketRef, Resolution, ResolutionStatus
 from oracle.store.tables import MarketRow
@@ -394,6 +395,8 @@ def test_a_promotion_stuck_on_a_venue_does_not_hold_the_stop(
 def test_not_decidable_yet_is_deferred_then_handed_over_as_such(
     database_url: str, tmp_path: Path
 ) -> None:
+    """After its window, a market the agents still cannot decide backs off; once the
+    schedule's grace is over a person looks, as 'still undecidable', nothing failed."""
     replays = tmp_path / "replays"
     replays.mkdir()
     record(
@@ -404,31 +407,40 @@ def test_not_decidable_yet_is_deferred_then_handed_over_as_such(
     )
     metrics = DaemonMetrics()
 
+    def with_schedule(base: Settings, grace: float) -> Settings:
+        schedule = ScheduleParams(backoff_first=0.5, grace=grace)
+        daemon = base.daemon.model_copy(update={"schedule": schedule, "max_attempts": 1})
+        return base.model_copy(update={"daemon": daemon})
+
     async def scenario() -> Settings:
         markets = [{"id": "later", "question": "Has D happened yet?", "resolve_after": 100}]
         async with serve(Venue(markets)) as venue:
             base = settings_for(database_url, tmp_path, venue, replays)
-            daemon = {"research_again_after": 0, "max_deferrals": 3, "max_attempts": 1}
-            settings = base.model_copy(update={"daemon": base.daemon.model_copy(update=daemon)})
-            await one_pass(settings, metrics)
-            assert market(settings, "venue:later").state == MarketState.DEFERRED
-            for _ in range(3):
-                await one_pass(settings, metrics)
-            return settings
+            within_grace = with_schedule(base, grace=1e12)
+            await one_pass(within_grace, metrics, now=1_000)
+            assert market(within_grace, "venue:later").state == MarketState.DEFERRED
+            await one_pass(within_grace, metrics, now=1_001)
+            assert market(within_grace, "venue:later").late_deferrals == 2
+            grace_over = with_schedule(base, grace=0)  # as if the grace had passed
+            await one_pass(grace_over, metrics, now=1_002)
+            return grace_over
 
     settings = run(scenario)
     later = market(settings, "venue:later")
     assert later.state == MarketState.NEEDS_REVIEW
-    assert (later.deferrals, later.failures) == (3, 0), "nothing failed"
+    assert (later.deferrals, later.failures) == (2, 0), "nothing failed"
     store = open_store(settings)
     try:
         [item] = store.reviews()
-        assert item.reasons == ["the agents agreed 3 times that it cannot be decided yet"]
+        [reason] = item.reasons
+        assert reason.startswith("the window closed at 1970-01-01T00:01")
+        assert reason.endswith("the agents still cannot decide after 3 checks")
         events = [a.event for a in store.audit("venue:later")]
     finally:
         store.engine.dispose()
     assert MarketEvent.FAILED not in events
-    assert events[-1] == MarketEvent.DEFERRALS_EXHAUSTED
+    assert events.count(MarketEvent.CONSENSUS_RESEARCH_AGAIN) == 2
+    assert events[-1] == MarketEvent.CONSENSUS_REVIEW
     reasons = metrics.registry.get_sample_value
     assert reasons("oracle_review_reasons_total", {"reason": "still_undecidable"}) == 1
 
