@@ -111,6 +111,19 @@ def review_show(review_id: int, config_path: str | None, as_json: bool) -> None:
     _print_evidence(evidence)
 
 
+def _answer_window(window: dict[str, Any]) -> str:
+    """When the market's outcomes become final, and what said so (its words quoted as
+    the market's text, which they are)."""
+    import json
+
+    line = f"answerable: every outcome final from {_when(window['closes_at'])}"
+    if window.get("opens_at") is not None:
+        line += f", the event from {_when(window['opens_at'])}"
+    if window.get("early_outcomes"):
+        line += f"; final once seen: {', '.join(window['early_outcomes'])}"
+    return line + f" (from the {window['origin']}: {json.dumps(window['evidence'])})"
+
+
 def _print_evidence(e: dict[str, Any]) -> None:
     r, m, c = e["review"], e["market"], e["consensus"]
     click.echo(f"review {r['id']} ({r['status']}) for market {m['id']} on {m['venue']}")
@@ -118,6 +131,8 @@ def _print_evidence(e: dict[str, Any]) -> None:
     click.echo(f"criteria: {m['criteria'] or '(none)'}")
     click.echo(f"outcomes: {', '.join(m['outcomes'])}")
     click.echo(f"waiting {_age(r['age_seconds'])}; resolve after {_when(m['resolve_after'])}")
+    if window := m.get("answer_window"):
+        click.echo(_answer_window(window))
     if r["window_left_seconds"] is not None:
         click.echo(
             f"venue window ends {_when(r['window_ends_at'])} "

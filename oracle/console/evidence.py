@@ -203,6 +203,7 @@ def build_evidence(  # noqa: PLR0917 (each argument is one record read by gather
             "outcomes": [*market.outcomes, "INVALID"],
             "details": market.details,
             "resolve_after": market.resolve_after,
+            "answer_window": market.answer_window,
             "state": market.state,
         },
         "consensus": None
