@@ -842,11 +842,15 @@ class Daemon:
             self.settings.retry_backoff_max,
         )
         try:
+            now = await self._venue_now(row.source)
+        except ResolverError:
+            now = self.clock()  # an unreadable venue clock must not stop a failure's record
+        try:
             return await self._step(
                 market_id,
                 E.FAILED,
                 reason[:1000],
-                updates={"next_attempt_at": self.clock() + delay, "failures": failures},
+                updates={"next_attempt_at": now + delay, "failures": failures},
             )
         except (IllegalTransition, LeaseLost):
             return row  # it already moved on, or another replica holds it now

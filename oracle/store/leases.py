@@ -32,8 +32,9 @@ class Leases(Transactions):
         share_within: float | None = None,
         in_flight: int = 0,
     ) -> list[MarketRow]:
-        """Lease up to `limit` markets in `states` whose lease has expired and whose next
-        attempt is due.
+        """Lease up to `limit` markets in `states` whose lease has expired. (When a market's
+        time has come is judged, on its venue's clock, before it enters these states: by
+        `promote_due` and `waiting`.)
 
         With `share_within` (seconds), `owner` is recorded as a replica asking for work
         now with `in_flight` markets in hand, and takes at most its share: the claimable
@@ -46,7 +47,6 @@ class Leases(Transactions):
         waiting = (
             col(MarketRow.state).in_(list(states)),
             col(MarketRow.lease_expires_at) < now,
-            col(MarketRow.next_attempt_at) <= now,
         )
         with self.session() as session:
             if share_within is not None:

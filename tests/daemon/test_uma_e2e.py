@@ -76,12 +76,13 @@ CONTESTED = [("alpha", "YES", 0.7), ("beta", "NO", 0.7), ("gamma", "UNDETERMINED
 TOO_SOON = [(agent, "UNDETERMINED", 0.9) for agent in ("alpha", "beta", "gamma")]
 
 
-def polymarket_question(title: str) -> str:
+def polymarket_question(title: str, deadline: str = "June 1, 2025, 11:59 PM ET") -> str:
+    """A question as Polymarket asks it; by default one whose deadline has passed (its
+    outcome final when asked), so the daemon may answer it at once."""
     return (
         f'q: title: {title}, description: This market will resolve to "Yes" if it happened '
-        "by 1 June, otherwise "
-        '"No". res_data: p1: 0, p2: 1, p3: 0.5. Where p1 corresponds to No, p2 to Yes, p3 to '
-        "unknown/50-50."
+        f'by {deadline}. Otherwise, this market will resolve to "No". res_data: p1: 0, p2: 1, '
+        "p3: 0.5. Where p1 corresponds to No, p2 to Yes, p3 to unknown/50-50."
     )
 
 
@@ -113,9 +114,17 @@ class UmaWorld:
             )
         return stack, requester, deployment
 
-    def ask(self, title: str, votes: list[tuple[str, str, float]], *, bond: int = BOND) -> str:
-        """Ask through the requester, with the agents' recorded answers; the market id."""
-        question = polymarket_question(title)
+    def ask(
+        self,
+        title: str,
+        votes: list[tuple[str, str, float]],
+        *,
+        bond: int = BOND,
+        question: str | None = None,
+    ) -> str:
+        """Ask through the requester (`question`, else `title` as Polymarket asks one
+        whose deadline passed), with the agents' recorded answers; the market id."""
+        question = question or polymarket_question(title)
 
         async def run() -> RequestKey:
             async with manager_for(self.anvil.url, key=ASKER_KEY) as asker:
