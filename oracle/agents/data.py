@@ -5,9 +5,12 @@ A rule applies to markets by id or by a question pattern, and says "the value is
 path each, e.g. `data.rates[0].price`), takes the median of the values it got, and
 answers the rule's outcome. Each endpoint read is recorded as a source. Fewer values than
 `min_values`, or values further apart than `max_spread` (relative to the median), are an
-agent failure rather than a guess; a market whose `resolve_after` is still in the future
-gets UNDETERMINED, "too early". Endpoint URLs may use `{resolve_after}` (epoch seconds),
-`{resolve_date}` (YYYY-MM-DD) and `{market_id}` to ask for the value at the market's time.
+agent failure rather than a guess; a market no answer to which can be final yet (the
+rule the `llm` agent follows: `oracle.agents.question.too_early_reason`) gets
+UNDETERMINED. The present is the venue's clock when this research began (`market.now`),
+the agent's own clock only when the market does not say. Endpoint URLs may use
+`{resolve_after}` (epoch seconds; the present when the market has none), `{resolve_date}`
+(YYYY-MM-DD) and `{market_id}` to ask for the value at the market's time.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from pydantic import SecretStr
 from oracle.agents.base import PrivateSession
 from oracle.agents.classify import SourceClassifier
 from oracle.agents.http import request_json
-from oracle.agents.question import too_early, too_early_reasoning
+from oracle.agents.question import present, too_early_reason
 from oracle.agents.settings import Comparison, DataAgentConfig, DataEndpoint, DataRule, parse_path
 from oracle.core.models import UNDETERMINED, AgentResult, Market, ResearchSource
 from oracle.errors import AgentError, ToolError
@@ -121,9 +124,9 @@ class DataAgent:
         return own
 
     async def research(self, market: Market) -> AgentResult:
-        now = self._clock()
-        if too_early(market, now):
-            return self._result(UNDETERMINED, 1.0, too_early_reasoning(market, now), ())
+        now = present(market, self._clock())
+        if (reason := too_early_reason(market, now)) is not None:
+            return self._result(UNDETERMINED, 1.0, reason, ())
         index, rule, threshold = self._rule(market)
         for outcome in (rule.outcome_if_true, rule.outcome_if_false):
             if outcome not in market.answerable:

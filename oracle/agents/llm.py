@@ -1,11 +1,16 @@
 """The `llm` agent kind: a language model researches with tools, then answers in a schema.
 
-One run: (1) a market whose event is not due yet on the agent's clock gets UNDETERMINED,
-"too early", without asking the model; (2) the research loop, in which the model calls
-`search`, `open_page` and `read_text` until it stops or a budget (tool calls, tokens,
-wall time less `answer_reserve_seconds`) runs out; (3) the final answer, requested as
-structured output against a schema built from the market's outcomes, validated, and
-retried once with the validation error; a second failure is an agent failure.
+One run: (1) a market no answer to which can be final yet gets UNDETERMINED, "not yet"
+(or "too early"), without asking the model: before its answer window opens, or before it
+closes when no outcome can be known early (`too_early_reason`); (2) the research loop, in
+which the model calls `search`, `open_page` and `read_text` until it stops or a budget
+(tool calls, tokens, wall time less `answer_reserve_seconds`) runs out; (3) the final
+answer, requested as structured output against a schema built from the market's
+outcomes, validated, and retried once with the validation error; a second failure is an
+agent failure.
+
+The present is the venue's clock when this research began (`market.now`), the agent's
+own clock only when the market does not say; the prompt gives it, and the window.
 
 Sources in the answer keep only URLs this run's tools actually returned, each recorded
 and classified by where its text came from (an opened page's URL after redirects);
@@ -44,7 +49,7 @@ from oracle.agents.providers.base import (
     entry_texts,
     estimate_tokens,
 )
-from oracle.agents.question import parse_question, too_early, too_early_reasoning
+from oracle.agents.question import parse_question, present, too_early_reason
 from oracle.agents.settings import LlmAgentConfig
 from oracle.agents.tools import TOOLS, ResearchRun, ResearchTools
 from oracle.core.models import UNDETERMINED, AgentResult, Market, ResearchSource
@@ -112,10 +117,10 @@ class LlmAgent:
         )
         started = time.monotonic()
         try:
-            now = self._clock()
-            if too_early(market, now):
+            now = present(market, self._clock())
+            if (reason := too_early_reason(market, now)) is not None:
                 stats.result = "too_early"
-                return self._result(UNDETERMINED, 1.0, too_early_reasoning(market, now), ())
+                return self._result(UNDETERMINED, 1.0, reason, ())
             budget = self.config.budget
             run = ResearchRun(stats, started + budget.wall_seconds, new_nonce())
             if debate is not None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from oracle.core.models import Market
+from oracle.core.timing import AnswerWindow
 
 _TITLE = re.compile(r"^\s*q\s*:\s*title\s*:\s*", re.IGNORECASE)
 _DESCRIPTION = re.compile(r",?\s*description\s*:\s*", re.IGNORECASE)
@@ -151,9 +152,10 @@ def _plain(text: str, criteria: str) -> ParsedQuestion:
     )
 
 
-def too_early(market: Market, now: float) -> bool:
-    """True when the market's event is not due yet on the agent's clock."""
-    return market.resolve_after is not None and now < market.resolve_after
+def present(market: Market, clock_now: float) -> float:
+    """The agents' present: the venue's clock when this research began, when the daemon
+    says; else the agent's own clock (a market from before windows, a replay)."""
+    return market.now if market.now is not None else clock_now
 
 
 def epoch_text(seconds: float) -> str:
@@ -165,10 +167,39 @@ def epoch_text(seconds: float) -> str:
         return f"{seconds:g} seconds after 1970-01-01T00:00:00+00:00"
 
 
-def too_early_reasoning(market: Market, now: float) -> str:
-    due = epoch_text(market.resolve_after or 0.0)
-    today = epoch_text(now)
+def early_outcomes(market: Market, window: AnswerWindow) -> tuple[str, ...]:
+    """The market's outcomes that are final as soon as they are observed (`final` in
+    `oracle.core.timing` matches names exactly, so only those count here too)."""
+    return tuple(o for o in market.outcomes if o in window.early_outcomes)
+
+
+def _window_source(window: AnswerWindow) -> str:
+    """What said when the window is, for the agent's reasoning (market text, shown as it
+    is shown in `hold_reason`)."""
+    return f"{window.origin}: {window.evidence or 'no words recorded'}"
+
+
+def too_early_reason(market: Market, now: float) -> str | None:
+    """Why no answer can be final at `now`, so the agent answers UNDETERMINED without
+    research; None when it may research. With a window: before the event can happen, or
+    before the window closes when no outcome can be known early. Without one (a market
+    from before windows): before the venue's resolution time."""
+    window = market.window
+    if window is None:
+        if market.resolve_after is None or now >= market.resolve_after:
+            return None
+        return (
+            f"too early: the venue's resolution time is {epoch_text(market.resolve_after)} "
+            f"and it is now {epoch_text(now)}; an answer before then would be a guess"
+        )
+    if not window.started(now):
+        why = f"the event cannot happen before {epoch_text(window.opens_at or 0.0)}"
+    elif now < window.closes_at and not early_outcomes(market, window):
+        closes = epoch_text(window.closes_at)
+        why = f"no outcome is final before the question's window closes at {closes}"
+    else:
+        return None
     return (
-        f"too early: the event is due at {due} and it is now {today}; "
-        "an answer before then would be a guess"
+        f"not yet: {why}, and it is now {epoch_text(now)} (the window from "
+        f"{_window_source(window)}); an answer before then would be a guess"
     )

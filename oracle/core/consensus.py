@@ -3,6 +3,11 @@
 Steps: de-duplicate each agent's sources; exclude agents whose evidence falls short
 (with every reason); weigh the rest; stop at INVALID when too few remain; otherwise let
 the configured strategy find the leading outcome; then apply the decision policy.
+
+When every agent (at least `consensus.min_agents` of them) says the event cannot be
+decided yet, that is the verdict, UNDETERMINED, whatever their sources: "not yet" needs
+no evidence (there is none to cite for an event still to come), so no answer is excluded
+for want of it, and the market is researched again rather than sent to a person.
 """
 
 from __future__ import annotations
@@ -85,26 +90,8 @@ def evaluate(
         ),
         key=lambda r: r.agent_id,
     )
-    votes, valid, excluded = [], [], []
-    for result in results:
-        shortfalls = evidence_shortfalls(result.sources, thresholds)
-        votes.append(
-            Vote(
-                agent_id=result.agent_id,
-                outcome=result.outcome,
-                confidence=result.confidence,
-                weight=vote_weight(result.confidence, result.sources, thresholds.min_total)
-                * reputation.get(result.agent_id, 1.0),
-                source_quality=source_quality(result.sources),
-                source_count=len(result.sources),
-                counted=not shortfalls,
-                excluded_reasons=tuple(shortfalls),
-            )
-        )
-        if shortfalls:
-            excluded.append(ExcludedAgent(agent_id=result.agent_id, reasons=tuple(shortfalls)))
-        else:
-            valid.append(result)
+    not_yet = len(results) >= params.min_agents and all(r.outcome == UNDETERMINED for r in results)
+    votes, valid, excluded = _votes(results, thresholds, reputation, need_evidence=not not_yet)
     weight_of = {v.agent_id: v.weight for v in votes}
     overlap = analyze_overlap(valid)
     n = len(valid)
@@ -120,6 +107,12 @@ def evaluate(
     if invalid_reason is not None:
         leader, reached, score = None, False, 0.0
         explanation = invalid_reason
+    elif not_yet:
+        leader, reached, score = UNDETERMINED, True, 1.0
+        explanation = (
+            f"every agent ({n}) found the event cannot be decided yet; "
+            "no evidence is needed to say so"
+        )
     elif all(r.outcome == UNDETERMINED for r in valid):
         leader, reached, score = UNDETERMINED, True, 1.0
         explanation = "all valid agents found the event undetermined; that is a consensus"
@@ -136,12 +129,17 @@ def evaluate(
     total_weight = math.fsum(weight_of[r.agent_id] for r in valid)
     agreeing_weight = math.fsum(weight_of[r.agent_id] for r in agreeing)
     agreement_ratio = len(agreeing) / n if n else 0.0
-    weighted_ratio = agreeing_weight / total_weight if total_weight > 0 else 0.0
+    # "Not yet" may come with no evidence, so with no weight: every agent agrees all the same.
+    weighted_ratio = 1.0 if not_yet else _share(agreeing_weight, total_weight)
     if invalid_reason is not None:
         outcome = INVALID
     else:
         outcome = leader if reached and leader is not None else UNDETERMINED
-    confidence = final_confidence(agreeing) if reached else 0.0
+    if not_yet and not any(r.sources for r in agreeing):
+        # Weighed by evidence where any is cited; with none, the agents' own confidence.
+        confidence = math.fsum(r.confidence for r in agreeing) / n
+    else:
+        confidence = final_confidence(agreeing) if reached else 0.0
 
     tally = decision.Tally(
         reached=reached,
@@ -195,6 +193,42 @@ def evaluate(
         # Reviewers of a failed consensus need every side's evidence, not just the leader's.
         sources=tuple(merge_sources(agreeing if reached else valid)),
     )
+
+
+def _votes(
+    results: Sequence[AgentResult],
+    thresholds: SourceThresholds,
+    reputation: Mapping[str, float],
+    *,
+    need_evidence: bool,
+) -> tuple[list[Vote], list[AgentResult], list[ExcludedAgent]]:
+    """Every agent's vote, the answers that count, and those excluded for thin evidence
+    (none when `need_evidence` is False)."""
+    votes, valid, excluded = [], [], []
+    for result in results:
+        shortfalls = evidence_shortfalls(result.sources, thresholds) if need_evidence else []
+        votes.append(
+            Vote(
+                agent_id=result.agent_id,
+                outcome=result.outcome,
+                confidence=result.confidence,
+                weight=vote_weight(result.confidence, result.sources, thresholds.min_total)
+                * reputation.get(result.agent_id, 1.0),
+                source_quality=source_quality(result.sources),
+                source_count=len(result.sources),
+                counted=not shortfalls,
+                excluded_reasons=tuple(shortfalls),
+            )
+        )
+        if shortfalls:
+            excluded.append(ExcludedAgent(agent_id=result.agent_id, reasons=tuple(shortfalls)))
+        else:
+            valid.append(result)
+    return votes, valid, excluded
+
+
+def _share(part: float, whole: float) -> float:
+    return part / whole if whole > 0 else 0.0
 
 
 def _dissent(valid: Sequence[AgentResult], leader: str | None) -> tuple[Dissent, ...]:

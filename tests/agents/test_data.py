@@ -13,6 +13,7 @@ from oracle.agents.metrics import AgentMetrics
 from oracle.agents.settings import DataAgentConfig, parse_path
 from oracle.app import build_agent
 from oracle.core.models import AgentResult, Market
+from oracle.core.timing import AnswerWindow
 from oracle.errors import AgentError
 
 from .fakes import Internet, serve
@@ -144,6 +145,38 @@ def test_too_early_and_unmatched_markets() -> None:
     other = run(lambda i: [rule(i)], market=Market(id="x", question="Will it rain?"))
     assert isinstance(other, AgentError)
     assert str(other) == "no data rule applies to market 'x'"
+
+
+def test_the_venues_time_is_the_present_not_the_agents_clock() -> None:
+    # The agent's clock is an hour before resolve_after; the venue's is past it.
+    venue_now = NOW + 86400
+    result = run(
+        lambda i: [rule(i)], market=MARKET.model_copy(update={"now": venue_now}), clock=NOW - 3600
+    )
+    assert isinstance(result, AgentResult), result
+    assert result.outcome == "YES"
+    assert {s.published_at.timestamp() for s in result.sources if s.published_at} == {venue_now}
+    # And the other way round: the venue's clock says too early, whatever the agent's.
+    early = run(lambda i: [rule(i)], market=MARKET.model_copy(update={"now": NOW - 3600}))
+    assert isinstance(early, AgentResult), early
+    assert (early.outcome, early.sources) == ("UNDETERMINED", ())
+    # With no resolve_after, the values asked for are those of the venue's present.
+    undated = MARKET.model_copy(update={"resolve_after": None, "now": 1_700_000_000.0})
+    dated = run(lambda i: [rule(i)], market=undated)
+    assert isinstance(dated, AgentResult), dated
+    assert all(s.url.endswith("?date=2023-11-14") for s in dated.sources)
+
+
+def test_a_window_not_open_yet_is_undetermined() -> None:
+    window = AnswerWindow(
+        opens_at=NOW + 3600, closes_at=NOW + 7200, origin="question", evidence="on January 1"
+    )
+    market = MARKET.model_copy(update={"window": window, "now": NOW})
+    result = run(lambda i: [rule(i)], market=market)
+    assert isinstance(result, AgentResult), result
+    assert result.outcome == "UNDETERMINED"
+    assert result.reasoning.startswith("not yet: the event cannot happen before ")
+    assert "question: on January 1" in result.reasoning
 
 
 @pytest.mark.parametrize("resolve_after", [1e12, -1e12, 2.0**64])

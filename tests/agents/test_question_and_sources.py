@@ -12,10 +12,11 @@ from pydantic import SecretStr, ValidationError
 
 from oracle.agents.answer import parse_answer
 from oracle.agents.classify import SourceClassifier
-from oracle.agents.question import parse_question, too_early
+from oracle.agents.question import parse_question, present, too_early_reason
 from oracle.agents.settings import ClassificationSettings, DomainRule, SecretRef
 from oracle.core.families import infer_model_family, infer_provider
 from oracle.core.models import Market
+from oracle.core.timing import AnswerWindow
 from oracle.errors import AnswerInvalid, ConfigError
 
 ANCILLARY = (
@@ -70,11 +71,37 @@ def test_plain_text_question() -> None:
     assert question.clarifications == ()  # the criteria repeat the description
 
 
-def test_too_early_uses_the_agents_clock() -> None:
+def test_too_early_without_a_window_is_before_the_venues_resolution_time() -> None:
     market = Market(id="m", question="q?", resolve_after=1000.0)
-    assert too_early(market, 999.0)
-    assert not too_early(market, 1000.0)
-    assert not too_early(Market(id="m", question="q?"), 0.0)
+    assert (too_early_reason(market, 999.0) or "").startswith("too early: ")
+    assert too_early_reason(market, 1000.0) is None
+    assert too_early_reason(Market(id="m", question="q?"), 0.0) is None
+
+
+def test_too_early_with_a_window_follows_when_outcomes_become_final() -> None:
+    window = AnswerWindow(closes_at=2000.0, early_outcomes=("YES",), origin="venue")
+    by_date = Market(id="m", question="q?", resolve_after=5000.0, window=window)
+    assert too_early_reason(by_date, 1500.0) is None  # YES could be known already
+    scheduled = by_date.model_copy(
+        update={"window": window.model_copy(update={"opens_at": 1800.0})}
+    )
+    assert (too_early_reason(scheduled, 1500.0) or "").startswith("not yet: the event cannot")
+    assert too_early_reason(scheduled, 1800.0) is None
+    no_early = by_date.model_copy(
+        update={"window": window.model_copy(update={"early_outcomes": ()})}
+    )
+    reason = too_early_reason(no_early, 1999.0) or ""
+    assert reason.startswith("not yet: no outcome is final before the question's window closes")
+    assert "(the window from venue: no words recorded)" in reason
+    assert too_early_reason(no_early, 2000.0) is None  # resolve_after yields to the window
+    # An early outcome the market does not have makes none early (the hold rule matches names).
+    other_name = window.model_copy(update={"early_outcomes": ("Yes",)})
+    assert too_early_reason(by_date.model_copy(update={"window": other_name}), 1500.0) is not None
+
+
+def test_the_present_is_the_venues_clock_when_the_market_says() -> None:
+    assert present(Market(id="m", question="q?", now=100.0), 500.0) == 100.0
+    assert present(Market(id="m", question="q?"), 500.0) == 500.0
 
 
 @pytest.mark.parametrize(

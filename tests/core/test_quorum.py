@@ -95,6 +95,61 @@ def test_all_undetermined_is_a_consensus_on_undetermined() -> None:
     assert result.action == "research_again"
 
 
+def test_every_agent_saying_not_yet_without_sources_is_undetermined_not_invalid() -> None:
+    # An event still to come has no evidence to cite: the source thresholds would have
+    # excluded every answer, and "only 0 valid agents" sent the market to a person.
+    result = verdict([result_dict(a, "UNDETERMINED", 1.0, 0) for a in ("a", "b", "c")])
+    assert (result.outcome, result.reached, result.action) == (
+        "UNDETERMINED",
+        True,
+        "research_again",
+    )
+    assert not result.requires_human_review
+    assert result.explanation.startswith("every agent (3) found the event cannot be decided yet")
+    assert "no evidence is needed" in result.explanation
+    assert result.excluded == ()
+    assert all(v.counted for v in result.votes)
+    assert (result.valid_agents, result.confidence, result.weighted_ratio) == (3, 1.0, 1.0)
+
+
+def test_not_yet_counts_answers_with_thin_evidence_beside_answers_with_enough() -> None:
+    votes = [
+        result_dict("a", "UNDETERMINED", 0.9),
+        result_dict("b", "UNDETERMINED", 0.9, 3),
+        result_dict("c", "UNDETERMINED", 0.8, 0),
+    ]
+    result = verdict(votes)
+    assert (result.outcome, result.action, result.valid_agents) == (
+        "UNDETERMINED",
+        "research_again",
+        3,
+    )
+    assert result.confidence > 0.5  # weighed by the evidence cited, where any is
+
+
+def test_not_yet_needs_min_agents_answers() -> None:
+    result = verdict([result_dict(a, "UNDETERMINED", 1.0, 0) for a in ("a", "b")])
+    assert result.outcome == INVALID
+    assert result.review_codes == ("invalid",)
+    assert len(result.excluded) == 2
+
+
+def test_a_mix_still_excludes_answers_without_sources() -> None:
+    votes = [
+        ("a", "YES", 0.9),
+        ("b", "YES", 0.9),
+        ("c", "YES", 0.9),
+        result_dict("d", "UNDETERMINED", 1.0, 0),
+        result_dict("e", "UNDETERMINED", 1.0, 0),
+    ]
+    result = verdict(votes)
+    assert (result.outcome, result.action, result.valid_agents) == ("YES", "submit", 3)
+    assert [e.agent_id for e in result.excluded] == ["d", "e"]
+    thin = verdict([("a", "UNDETERMINED", 0.9), *(result_dict(x, "NO", 0.9, 0) for x in "bc")])
+    assert thin.outcome == INVALID  # one valid agent: the source-less NOs do not count
+    assert [e.agent_id for e in thin.excluded] == ["b", "c"]
+
+
 def test_failures_are_listed_and_do_not_vote() -> None:
     result = verdict(
         [("a", "YES", 0.9), ("b", "YES", 0.9), ("c", "YES", 0.9)],
