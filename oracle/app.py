@@ -414,10 +414,11 @@ class UmaWiring(ChainWiring):
         board = await self._board(pool, config)
         oracle = OptimisticOracleV2(pool, address)
         manager = self._manager(pool, signer)
+        checkpoints = DatabaseCheckpointStore(self._store)
         source = RequestSource(
             pool,
             oracle.address,
-            DatabaseCheckpointStore(self._store),
+            checkpoints,
             settings.scanner,
             requesters=config.requesters,
             identifiers=config.identifiers,
@@ -433,6 +434,7 @@ class UmaWiring(ChainWiring):
             start_block=start,
             scanner_settings=settings.scanner,
             board=board,
+            checkpoints=checkpoints,
         )
 
     async def _board(self, pool: RpcPool, config: UmaSourceConfig) -> BulletinBoard | None:

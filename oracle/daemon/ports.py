@@ -63,6 +63,17 @@ Contracts:
     clock shows now; the daemon judges a market due, and a challenge window over, by it.
     Venues without one are judged by the daemon's clock.
 
+:class:`AnsweredByOthers`
+    A venue where other parties answer too (a UMA proposer): `answered_by_others()` returns
+    the external ids of its markets on which someone other than this daemon's signer
+    proposed or answered since the last call (each reported once, in any order; ids of
+    markets the daemon does not track may be among them; a crash between the call and
+    their use may lose some: the market is then researched at its scheduled time, never
+    lost). It never sends anything. The daemon calls it after each poll of the source and
+    researches those markets still waiting for their research at once (the second
+    opinion: `oracle.core.timing.ScheduleEvent.OTHER_ANSWERED`). A transport failure
+    raises :class:`SourceError`; the daemon counts it like a failed poll.
+
 :class:`Monitored`
     A source or resolver that can tell, without I/O, whether it reaches its venue now:
     `health()` is None when it does, else why not (shown by `/readyz` and the metrics).
@@ -215,6 +226,11 @@ class VenueClock(Protocol):
     async def now(self) -> float:
         """Epoch seconds on the venue's own clock (for a chain: its latest block's time)."""
         ...
+
+
+@runtime_checkable
+class AnsweredByOthers(Protocol):
+    async def answered_by_others(self) -> list[str]: ...
 
 
 @runtime_checkable

@@ -76,6 +76,7 @@ from oracle.core.timing import (
 from oracle.daemon.debate import run_debate
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
+    AnsweredByOthers,
     Challenged,
     Challenger,
     ChallengeSent,
@@ -99,6 +100,7 @@ from oracle.store.tables import MarketRow
 
 logger = logging.getLogger("oracle.daemon")
 T = TypeVar("T")
+SECOND_OPINION = "another party answered: research at once (second opinion)"
 Clock = Callable[[], float]
 
 S, E = MarketState, MarketEvent
@@ -293,7 +295,33 @@ class Daemon:
                     source=source.name,
                     reason=line,
                 )
+            if await self._second_opinion(source) and start_due:
+                self._promote_soon()
         return added
+
+    async def _second_opinion(self, source: MarketSource) -> int:
+        """Markets of `source` another party proposed or answered on, still waiting for
+        their research, are researched at once (the schedule's `OTHER_ANSWERED`: now, by the
+        venue's clock); returns how many. A failure is counted and logged as a failed poll."""
+        if not isinstance(source, AnsweredByOthers):
+            return 0
+        name = source.name
+        try:
+            external_ids = await source.answered_by_others()
+            if not external_ids:
+                return 0
+            now = await self._venue_now(name)
+        except (SourceError, ResolverError) as error:
+            self.metrics.source_errors.labels(name, "poll").inc()
+            emit(logger, logging.WARNING, "source.poll_failed", source=name, error=error)
+            self.failed_polls[name] = str(error)
+            return 0
+        moved = await self._db(
+            self.store.research_now, name, external_ids, now, self.replica, SECOND_OPINION
+        )
+        for market_id in moved:
+            emit(logger, logging.INFO, "market.second_opinion", market=market_id)
+        return len(moved)
 
     def _replica_liveness(self) -> float:
         """How recently a replica must have asked for work to get a share of it: a few of

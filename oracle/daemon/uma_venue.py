@@ -55,7 +55,7 @@ from eth_utils.crypto import keccak
 from hexbytes import HexBytes
 
 from oracle.chain.bulletin import BoardUnreadable, BulletinBoard, question_id
-from oracle.chain.checkpoint import InMemoryCheckpointStore
+from oracle.chain.checkpoint import CheckpointStore, InMemoryCheckpointStore
 from oracle.chain.contracts import load_artifact
 from oracle.chain.events import DecodedLog, EventDecoder
 from oracle.chain.intents import IntentState
@@ -73,6 +73,7 @@ from oracle.chain.uma import (
     RequestState,
     RequestView,
     UmaProposer,
+    address_topic,
     identifier_bytes,
 )
 from oracle.core.ancillary import (
@@ -186,6 +187,8 @@ class UmaParts:
     start_block: int
     scanner_settings: ScannerSettings = field(default_factory=ScannerSettings)
     board: BulletinBoard | None = None  # with `bulletin_board` configured
+    # Where the scan of others' proposals keeps its position (the daemon's database).
+    checkpoints: CheckpointStore = field(default_factory=InMemoryCheckpointStore)
 
 
 OpenUma = Callable[[], Awaitable[UmaParts]]
@@ -251,6 +254,38 @@ class _OurBonds:
         return totals
 
 
+class _OthersProposals:
+    """The requests someone other than this signer proposed on: the oracle's
+    `ProposePrice` events of the configured requesters (any proposer, ours dropped),
+    scanned behind the confirmation depth from a checkpoint in the daemon's database."""
+
+    def __init__(self, parts: UmaParts) -> None:
+        self._us = parts.manager.address.lower()
+        requesters = parts.source.requesters
+        self._scanner = LogScanner(
+            parts.pool,
+            address=parts.oracle.address,
+            decoder=EventDecoder(load_artifact(OPTIMISTIC_ORACLE_V2).abi, "ProposePrice"),
+            checkpoints=parts.checkpoints,
+            name=f"{parts.source.scanner.name}:others-proposals",
+            settings=parts.scanner_settings,
+            start_block=parts.start_block,
+            topics=[] if requesters is None else [[address_topic(r) for r in requesters]],
+        )
+
+    async def poll(self) -> list[str]:
+        found: dict[str, None] = {}
+        for log in await self._scanner.poll():
+            args = log.args
+            if str(args["proposer"]).lower() == self._us:
+                continue
+            key = RequestKey(
+                args["requester"], args["identifier"], args["timestamp"], args["ancillaryData"]
+            )
+            found[key.id_hex] = None
+        return list(found)
+
+
 class UmaVenue(ConnectedVenue[UmaParts]):
     """Market source and resolver for one OptimisticOracleV2."""
 
@@ -261,6 +296,7 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         self.config = config
         self._metrics = metrics
         self._bonds: _OurBonds | None = None
+        self._others: _OthersProposals | None = None
         self._tokens = TokenBonds(metrics, self.name, config.risk.min_bond_balance)
         self._currencies: set[str] = set()
         self._chain = ChainConnection(
@@ -276,6 +312,7 @@ class UmaVenue(ConnectedVenue[UmaParts]):
 
     def _started(self, parts: UmaParts) -> dict[str, str]:
         self._bonds = _OurBonds(parts)
+        self._others = _OthersProposals(parts)
         return {"oracle": parts.oracle.address, "proposer": parts.manager.address}
 
     async def _report_bonds(self, parts: UmaParts) -> dict[str, int]:
@@ -316,6 +353,13 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         with self._source_failure():
             await parts.source.poll(handle)
         return skipped
+
+    async def answered_by_others(self) -> list[str]:
+        """The requests others proposed on since the last call (`AnsweredByOthers`)."""
+        with self._source_failure():
+            await self._ready()
+            assert self._others is not None
+            return await self._others.poll()
 
     def _market(
         self,

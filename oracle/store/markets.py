@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, insert, or_
+from sqlalchemy import ColumnElement, func, insert, or_, update
 from sqlalchemy import select as core_select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
@@ -160,6 +160,58 @@ class Markets(Transactions):
                 lease_owner=lease_owner,
                 updates=updates,
             )
+
+    def research_now(
+        self,
+        source: str,
+        external_ids: Sequence[str],
+        at: float,
+        actor: str,
+        reason: str,
+    ) -> list[str]:
+        """Markets of `source` by external id still waiting for their research (discovered
+        or deferred) at a time later than `at` (the venue's now) are researched at `at`:
+        their `next_attempt_at` moves there, each with an audit row giving `reason`, in one
+        transaction; returns their ids. No state changes (the next `promote` moves them as
+        any market whose time has come); others, and ids not known, are left alone."""
+        if not external_ids:
+            return []
+        waiting = (
+            (MARKET.c.source == source)
+            & MARKET.c.external_id.in_(list(external_ids))
+            & MARKET.c.state.in_([MarketState.DISCOVERED.value, MarketState.DEFERRED.value])
+            & (MARKET.c.next_attempt_at > at)
+        )
+        now = self.clock()
+        with self._writing() as connection:
+            rows = list(
+                connection.execute(
+                    core_select(MARKET.c.id, MARKET.c.state).where(waiting).with_for_update()
+                ).all()
+            )
+            if not rows:
+                return []
+            connection.execute(
+                update(MARKET)
+                .where(MARKET.c.id.in_([row.id for row in rows]))
+                .values(next_attempt_at=at, version=MARKET.c.version + 1)
+            )
+            connection.execute(
+                INSERT_AUDIT,
+                [
+                    {
+                        "market_id": row.id,
+                        "at": now,
+                        "from_state": row.state,
+                        "event": "research_now",
+                        "to_state": row.state,
+                        "reason": reason,
+                        "actor": actor,
+                    }
+                    for row in rows
+                ],
+            )
+        return [row.id for row in rows]
 
     def audit(self, market_id: str) -> list[AuditRow]:
         with self.reading() as session:

@@ -1,0 +1,64 @@
+"""The second opinion, end to end on UMA's real Optimistic Oracle V2 on anvil: a market
+asked days before its deadline waits for its research, until another account proposes
+on it; the next pass researches it at once, by the chain's clock, not the schedule's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from oracle.app import open_store
+from oracle.core.lifecycle import MarketState
+from oracle.daemon.service import SECOND_OPINION
+
+from ..anvil import Anvil
+from .test_answer_timing_e2e import DAY, SAY_YES, SCHEDULE, chain_time, et_deadline
+from .test_uma_e2e import OTHER, UmaWorld, polymarket_question, propose_as_other
+from .venue_world import one_pass
+
+YES_PRICE = 10**18
+
+
+@pytest.fixture
+def world(anvil: Anvil, tmp_path: Path) -> UmaWorld:
+    return UmaWorld(anvil, tmp_path)
+
+
+def test_another_proposal_makes_a_waiting_market_researched_at_once(
+    world: UmaWorld, database_url: str
+) -> None:
+    asked_at = chain_time(world.anvil)
+    words, _ = et_deadline(asked_at + 5 * DAY)
+    market_id = world.ask(
+        "Will the ferry sail?",
+        SAY_YES,
+        question=polymarket_question("Will the ferry sail?", deadline=words),
+    )
+    settings = world.config(database_url, daemon={"schedule": SCHEDULE})
+    store = open_store(settings)
+    try:
+        # Discovered; its first research (the early check) is two days away.
+        one_pass(settings)
+        waiting = store.get_market(market_id)
+        assert waiting.state == MarketState.DISCOVERED
+        assert waiting.attempts == 0
+        assert waiting.next_attempt_at > asked_at + DAY
+
+        # Someone else proposes YES: the next pass researches it now, though its time has
+        # not come by the chain's clock (no warp).
+        propose_as_other(world, market_id, YES_PRICE)
+        one_pass(settings)
+        researched = store.get_market(market_id)
+        assert researched.attempts == 1
+        assert chain_time(world.anvil) < asked_at + DAY
+        assert [a.reason for a in store.audit(market_id) if a.event == "research_now"] == [
+            SECOND_OPINION
+        ]
+        # Our YES agrees with theirs: recorded beside it, never proposed a second time.
+        assert researched.state == MarketState.SUBMITTED
+        assert researched.submission["proposer"] == OTHER
+        assert researched.submission["agrees"] is True
+        assert world.proposals(market_id) == 1
+    finally:
+        store.engine.dispose()
