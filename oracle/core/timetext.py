@@ -86,7 +86,7 @@ EVENT_HOURS: dict[str, tuple[str, float]] = {
     "cricket": (r"cricket", 9.0),
     "tennis": (r"tennis|ATP|WTA", 4.0),
     "esports": (_ESPORTS, 4.0),
-    "college basketball": (r"CBB|NCAA|college basketball|March Madness", 2.5),
+    "college basketball": (r"CBB|WBB|NCAA|college basketball|March Madness", 2.5),
     "nba": (r"W?NBA", 2.75),
     "nhl": (r"NHL|hockey", 3.0),
     "nfl": (r"NFL|CFB", 3.5),
@@ -410,9 +410,12 @@ def _mentions(sentence: str, asked: datetime) -> list[_Mention]:
         index += 1
         if later and connector and (cue in ("between", "from") or connector["word"] in _DASHES):
             index += 1
-            if later.year is None:
-                later.year = core.year
-            first, last = _resolve(core, asked, until=later), _resolve(later, asked)
+            # The end's year, written or inferred, is the start's too ("from March 1 to 15").
+            later.year = later.year if later.year is not None else core.year
+            last = _resolve(later, asked)
+            if last and later.year is None and later.form == "day":
+                later.year = last[0].year
+            first = _resolve(core, asked, until=later)
             if first and last:
                 words = _words(sentence, cue_begin, later.end)
                 mentions.append(
