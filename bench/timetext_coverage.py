@@ -8,12 +8,12 @@ prints, for the window the reader finds in each question:
 
 - the share of rows with a window, by the form of the words read (deadline, period,
   scheduled event, moment, day);
-- for rows with a Polymarket `game_start_time`, how often a scheduled window opens
-  within five minutes of it;
+- for rows with a Polymarket `game_start_time` whose scheduled window starts at a time
+  of day (not a whole day), how often it opens within five minutes of it;
 - how the window's close compares with the first real proposal (`proposal_time`, when a
   person already knew the answer): median and p90 of proposal_time - closes_at in hours,
-  and the share closing more than an hour after the proposal, split by whether the
-  proposed outcome was one the window calls early.
+  and the share closing more than an hour (and a day) after the proposal, split by
+  whether the proposed outcome was one the window calls early.
 
 `--misses N` also prints N questions of each kind of miss, to study.
 """
@@ -70,6 +70,10 @@ def _timed(moment: float | None) -> bool:
     return moment is not None and datetime.fromtimestamp(moment, NEW_YORK).time() != time()
 
 
+def _share(count: int, values: list[float]) -> str:
+    return f"{count} ({count / max(len(values), 1):.1%})"
+
+
 def _quantile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
@@ -119,14 +123,15 @@ def report(data: list[dict[str, Any]], misses: int) -> None:
             f"{name}: {len(values)} rows; proposal_time - closes_at median "
             f"{statistics.median(values) if values else float('nan'):.1f} h, "
             f"p10 {_quantile(values, 0.1):.1f} h, p90 {_quantile(values, 0.9):.1f} h; "
-            f"closes more than 1 h after the proposal: {len(late[early])} "
-            f"({len(late[early]) / max(len(values), 1):.1%})"
+            f"closes more than 1 h after the proposal: "
+            f"{_share(sum(v < -1 for v in values), values)}, "
+            f"more than a day: {_share(len(late[early]), values)}"
         )
     if misses:
         for title, items in (
             ("no window", unread),
-            ("late, other outcome", late[False]),
-            ("late, early outcome", late[True]),
+            ("closes more than a day after the proposal, other outcome", late[False]),
+            ("closes more than a day after the proposal, early outcome", late[True]),
             ("off the game start", off_start),
         ):
             print(f"\n== {title} ({len(items)})")

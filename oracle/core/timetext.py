@@ -20,11 +20,15 @@ expressions prediction-market questions use (pure: no I/O, no clock).
 Times carry their zone ("ET", "EDT", "PT", "UTC", "CET", "in the ET timezone", ...); a time
 or day without one is on New York's clock, as Polymarket writes. A day without a time
 means its end (11:59:59 PM) in a deadline; a date without a year is the first such date
-from a week before asked_at on. Where several dates are named, the description's precise
-deadlines and periods govern (the latest of them), then a scheduled event, a moment, a
-month or a year, then the title's, then bare days. Sentences that say what happens if the
-event is cancelled, postponed or does not happen ("If no such briefing happens by ...")
-are fallbacks, not the window, and are not read.
+from a week before asked_at on.
+
+Which date governs: in the description, precise deadlines and periods (the latest), then a
+scheduled event, a moment, a month or a year, a bare day; only then the title's, in the
+same order; in one sentence, the last of a kind ("a date prior to October 20, by March
+31"). The sentence that says how the question resolves always counts; others that say
+what happens if the event is cancelled, postponed or does not happen ("If no such
+briefing happens by ...") are fallbacks, and so is a sentence that opens with a past date
+("On March 13, Judge Alsup ruled"): neither is the window.
 
 The outcome quoted in `resolve to "X" if <it happens> by <deadline>`, in `immediately
 resolve to "X"`, or in `resolve to "X" if <speaker> says` of a scheduled speech is early
@@ -75,14 +79,14 @@ _SOCCER = r"EPL|Premier League|UCL|Champions League|Europa|La Liga|Serie A|Bunde
 EVENT_HOURS: dict[str, tuple[str, float]] = {
     "price": (r"candle", 1 / 60),  # a 1-minute candle's close
     "draft": (r"draft", 4.0),
-    "talk": (rf"(?:{_TALK}|testimony|debate|rally|podcast|event)s?", 2.0),
+    "talk": (rf"(?:{_TALK}|testimony|debate|rally|podcast)s?", 2.0),
     "fight card": (r"UFC|boxing|bout|fight", 6.0),
     "test cricket": (r"Test match", 5 * 24.0),
     "t20 cricket": (r"IPL|T20", 5.5),
     "cricket": (r"cricket", 9.0),
     "tennis": (r"tennis|ATP|WTA", 4.0),
     "esports": (_ESPORTS, 4.0),
-    "college basketball": (r"CBB|NCAA|college basketball|March Madness", 2.5),
+    "college basketball": (r"CBB|WBB|NCAA|college basketball|March Madness", 2.5),
     "nba": (r"W?NBA", 2.75),
     "nhl": (r"NHL|hockey", 3.0),
     "nfl": (r"NFL|CFB", 3.5),
@@ -138,10 +142,10 @@ _DATE_PATTERNS = (
     ),
     re.compile(rf"\b{_MONTH}(?:,?\s{{1,2}}{_YEAR}(?![-–/]\d))?(?![\s,]{{0,3}}\d)"),
     re.compile(r"\bQ(?P<quarter>[1-4])(?:(?:\s{1,2}|')(?P<qyear>(?:19|20)\d\d|\d\d))?\b"),
-    re.compile(rf"(?<![-–/]){_YEAR}(?![-–/]?\d)"),
+    re.compile(rf"\b(?<![-–/]){_YEAR}(?![-–/]?\d)"),
     re.compile(
-        r"\b(?P<rel>next\s{1,2}|this\s{1,2}|)(?P<weekday>Monday|Tuesday|Wednesday|Thursday"
-        r"|Friday|Saturday|Sunday)\b"
+        r"\b(?P<weekday>(?:(?:next|this)\s)?(?:Monday|Tuesday|Wednesday|Thursday|Friday"
+        r"|Saturday|Sunday))\b"
     ),
     re.compile(r"\b(?P<relative>today|tonight|tomorrow|(?:this|next) (?:week|month|year))\b", re.I),
 )
@@ -186,19 +190,10 @@ _FALLBACK = re.compile(
     re.IGNORECASE,
 )
 _RESOLVES = re.compile(r"\bresolve[sd]?\b", re.IGNORECASE)
-_RESOLVE_IF = re.compile(
-    r"\bresolve[sd]?\s{1,3}(?:to\s{1,3})?\"(?P<label>[^\"\n]{1,80})\"\s{0,3},?\s{0,3}if\b",
-    re.IGNORECASE,
-)
-_RESOLVE_IMMEDIATELY = re.compile(
-    r"\bimmediately\s{1,3}resolve[sd]?\s{1,3}(?:to\s{1,3})?\"(?P<label>[^\"\n]{1,80})\"",
-    re.IGNORECASE,
-)
-_IF_THEN = re.compile(
-    r"\W{0,3}if\b(?P<condition>[^\n]{0,600}?)\bresolve[sd]?\s{1,3}(?:to\s{1,3})?"
-    r"\"(?P<label>[^\"\n]{1,80})\"",
-    re.IGNORECASE,
-)
+_TO_LABEL = r"\bresolve[sd]?\s{1,3}(?:to\s{1,3})?\"(?P<label>[^\"\n]{1,80})\""
+_RESOLVE_IF = re.compile(rf"{_TO_LABEL}\s{{0,3}},?\s{{0,3}}if\b", re.IGNORECASE)
+_RESOLVE_IMMEDIATELY = re.compile(rf"\bimmediately\s{{1,3}}{_TO_LABEL}", re.IGNORECASE)
+_IF_THEN = re.compile(rf"\W{{0,3}}if\b(?P<condition>[^\n]{{0,600}}?){_TO_LABEL}", re.IGNORECASE)
 # A condition that can stop holding, or holds only at the deadline, makes no outcome early:
 # "remains CEO", "does not", "fewer than".
 _NOT_MONOTONE = re.compile(
@@ -214,8 +209,9 @@ _ABBREVIATION = re.compile(
     r"|sept?|oct|nov|dec)"
 )
 _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‟": '"', "‘": "'", "’": "'"})
-_MONTHS = {name: i for i, name in enumerate(calendar.month_abbr) if name}
-_WEEKDAYS = {name: i for i, name in enumerate(calendar.day_name)}
+# English names whatever the process's locale (calendar.month_abbr follows LC_TIME).
+_MONTHS = {name[:3]: i for i, name in enumerate(re.findall(r"[A-Z][a-z]+", _MONTH), 1)}
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
 def read_window(text: str, *, asked_at: float, outcomes: tuple[str, ...]) -> AnswerWindow | None:
@@ -277,7 +273,8 @@ def _window(
     chosen: _Mention, description: str, outcomes: tuple[str, ...], *, from_title: bool
 ) -> AnswerWindow | None:
     start, end = chosen.start.timestamp(), chosen.end.timestamp()
-    early = _labels(_RESOLVE_IMMEDIATELY, description, outcomes)
+    immediate = [m["label"] for m in _RESOLVE_IMMEDIATELY.finditer(description)]
+    early = _labels_of(immediate, outcomes)
     if chosen.role in (TimeForm.DEADLINE, TimeForm.PERIOD):
         early |= _resolves_if_it_happens(chosen, description, outcomes, from_title=from_title)
         opens = start if chosen.role is TimeForm.PERIOD else None
@@ -340,10 +337,6 @@ def _said_outcomes(description: str, outcomes: tuple[str, ...]) -> set[str]:
     return set()
 
 
-def _labels(pattern: re.Pattern[str], text: str, outcomes: tuple[str, ...]) -> set[str]:
-    return _labels_of([m.group("label") for m in pattern.finditer(text)], outcomes)
-
-
 def _labels_of(labels: list[str], outcomes: tuple[str, ...]) -> set[str]:
     """The outcomes the quoted labels name, spelled as `outcomes` spell them."""
     by_key = {_label_key(o): o for o in outcomes}
@@ -363,14 +356,9 @@ def _clean(text: str) -> str:
 
 def _split(text: str) -> tuple[str, str]:
     """Title and description (with what follows it) of an ancillary-data question."""
-    title_at = text.find("title:")
-    if title_at < 0:
-        return "", text
-    body = text[title_at + len("title:") :]
-    split_at = body.find(", description:")
-    if split_at < 0:
-        return "", body
-    return body[:split_at], body[split_at + len(", description:") :]
+    _, has_title, body = text.partition("title:")
+    title, has_description, description = body.partition(", description:")
+    return (title, description) if has_title and has_description else ("", text)
 
 
 def _sentences(text: str) -> list[str]:
@@ -406,6 +394,8 @@ class _Core:
 
 def _mentions(sentence: str, asked: datetime) -> list[_Mention]:
     cores = _cores(sentence, asked)
+    schedule = _SCHEDULE_WORDS.search(sentence)
+    scheduled_at = schedule.start() if schedule else len(sentence)
     mentions: list[_Mention] = []
     index = 0
     while index < len(cores):
@@ -420,9 +410,12 @@ def _mentions(sentence: str, asked: datetime) -> list[_Mention]:
         index += 1
         if later and connector and (cue in ("between", "from") or connector["word"] in _DASHES):
             index += 1
-            if later.year is None:
-                later.year = core.year
-            first, last = _resolve(core, asked, until=later), _resolve(later, asked)
+            # The end's year, written or inferred, is the start's too ("from March 1 to 15").
+            later.year = later.year if later.year is not None else core.year
+            last = _resolve(later, asked)
+            if last and later.year is None and later.form == "day":
+                later.year = last[0].year
+            first = _resolve(core, asked, until=later)
             if first and last:
                 words = _words(sentence, cue_begin, later.end)
                 mentions.append(
@@ -430,7 +423,9 @@ def _mentions(sentence: str, asked: datetime) -> list[_Mention]:
                 )
             continue
         resolved = _resolve(core, asked)
-        role = _role(core, cue, ends_of=ends_of, after_the=after_the, sentence=sentence)
+        # "the 2025 NFL Draft", "March Madness", "May" the verb: no bare month or year.
+        named = after_the or sentence[core.end : core.end + 3].strip()[:1].isupper()
+        role = _role(core, cue, ends_of=ends_of, named=named, scheduled=scheduled_at < core.begin)
         if resolved is None or role is None:
             continue
         start, end = resolved
@@ -450,12 +445,10 @@ def _mentions(sentence: str, asked: datetime) -> list[_Mention]:
     return mentions
 
 
-def _role(
-    core: _Core, cue: str, *, ends_of: bool, after_the: bool, sentence: str
-) -> TimeForm | None:
+def _role(core: _Core, cue: str, *, ends_of: bool, named: bool, scheduled: bool) -> TimeForm | None:
     """What a date is to the question, from the word before it and its sentence."""
-    if core.form in ("month", "year") and (after_the or _capital_after(sentence, core.end)):
-        return None  # "the 2025 NFL Draft", "March Madness", "May" the verb
+    if core.form in ("month", "year") and named:
+        return None
     if cue in _DEADLINE_CUES or ends_of:
         return TimeForm.DEADLINE
     if core.form == "weekday":
@@ -464,15 +457,11 @@ def _role(
         return TimeForm.PERIOD if cue in ("in", "during") else None
     if cue in ("after", "since", "from", "starting", "beginning"):
         return None
-    if core.form == "day" and _SCHEDULE_WORDS.search(sentence, 0, core.begin):
+    if core.form == "day" and scheduled:
         return TimeForm.SCHEDULED
     if core.last_day is not None or core.form in ("relative", "quarter"):
         return TimeForm.PERIOD
     return TimeForm.MOMENT if core.hour is not None else TimeForm.DAY
-
-
-def _capital_after(sentence: str, at: int) -> bool:
-    return sentence[at : at + 3].strip()[:1].isupper()
 
 
 def _words(sentence: str, begin: int, end: int) -> str:
@@ -525,10 +514,9 @@ def _core(match: re.Match[str], asked: datetime) -> _Core | None:
         year = found.get("qyear")
         core.form, core.month = "quarter", 3 * int(found["quarter"])
         core.year = (int(year) + (2000 if len(year) == 2 else 0)) if year else None
-    if found.get("weekday"):
-        core.form, core.fixed = "weekday", _weekday(found, asked)
-    if found.get("relative"):
-        core.form, core.fixed = "relative", _relative(found["relative"], asked)
+    for form in ("weekday", "relative"):
+        if found.get(form):
+            core.form, core.fixed = form, _relative(found[form], asked)
     return core
 
 
@@ -540,15 +528,11 @@ def _read_time(sentence: str, core: _Core, floor: int) -> None:
     if core.hour is None and core.last_day is None:
         after = _TIME_AFTER.match(sentence, core.end)
         before = _TIME_BEFORE.search(sentence, max(floor, core.begin - 40), core.begin)
-        for match, is_after in ((after, True), (before, False)):
-            hour_minute = _hour_minute(match)
-            if match and hour_minute:
-                core.hour, core.minute = hour_minute
+        for match in (after, before):
+            if match and (clock := _hour_minute(match)):
+                core.hour, core.minute = clock
                 core.zone = _zone_name(match)
-                if is_after:
-                    core.end = match.end()
-                else:
-                    core.begin = match.start()
+                core.begin, core.end = min(core.begin, match.start()), max(core.end, match.end())
                 break
     zone = _ZONE_AFTER.match(sentence, core.end)
     if zone and _zone_name(zone):
@@ -556,9 +540,7 @@ def _read_time(sentence: str, core: _Core, floor: int) -> None:
         core.end = zone.end()
 
 
-def _hour_minute(match: re.Match[str] | None) -> tuple[int, int] | None:
-    if match is None:
-        return None
+def _hour_minute(match: re.Match[str]) -> tuple[int, int] | None:
     if match["word"]:
         return (12, 0) if match["word"] == "noon" else (0, 0)
     if match["hour"] is None or not (match["minute"] or match["ampm"]):
@@ -626,32 +608,27 @@ def _at(
     return datetime(year, month, day, hour, minute, second, tzinfo=zone)
 
 
-def _weekday(found: dict[str, str | None], asked: datetime) -> tuple[datetime, datetime]:
-    """The first such weekday from the day asked on (New York's clock); "next": a week on."""
-    today = asked.replace(hour=0, minute=0, second=0, microsecond=0)
-    ahead = (_WEEKDAYS[found["weekday"] or ""] - today.weekday()) % 7
-    if (found.get("rel") or "").strip() == "next":
-        ahead += 7
-    first = today + timedelta(days=ahead)
-    return first, first + _DAY_LAST
-
-
 def _relative(name: str, asked: datetime) -> tuple[datetime, datetime]:
-    """Today, tomorrow, this or next week (Monday to Sunday), month or year."""
+    """Days named from the day asked (New York's clock): a weekday (the first from that day;
+    "next": a week on), today, tomorrow, this or next week (Monday to Sunday), month, year."""
     today = asked.replace(hour=0, minute=0, second=0, microsecond=0)
-    name, following = name.casefold(), name.casefold().startswith("next")
-    if name in ("today", "tonight", "tomorrow"):
-        first = today + timedelta(days=name == "tomorrow")
-        return first, first + _DAY_LAST
-    if name.endswith("week"):
-        monday = today - timedelta(days=today.weekday() - 7 * following)
-        return monday, monday + timedelta(days=6) + _DAY_LAST
-    if name.endswith("month"):
+    words = name.split()
+    following, last = words[0].casefold() == "next", words[-1].casefold()
+    if last.capitalize() in _WEEKDAYS:
+        ahead = (_WEEKDAYS.index(last.capitalize()) - today.weekday()) % 7 + 7 * following
+        first, days = today + timedelta(days=ahead), 1
+    elif last in ("today", "tonight", "tomorrow"):
+        first, days = today + timedelta(days=last == "tomorrow"), 1
+    elif last == "week":
+        first, days = today - timedelta(days=today.weekday() - 7 * following), 7
+    elif last == "month":
         year, month = divmod(today.year * 12 + today.month - 1 + following, 12)
         first = today.replace(year=year, month=month + 1, day=1)
-        return first, first.replace(day=calendar.monthrange(year, month + 1)[1]) + _DAY_LAST
-    first = today.replace(year=today.year + following, month=1, day=1)
-    return first, first.replace(month=12, day=31) + _DAY_LAST
+        days = calendar.monthrange(year, month + 1)[1]
+    else:
+        first = today.replace(year=today.year + following, month=1, day=1)
+        days = 365 + calendar.isleap(first.year)
+    return first, first + timedelta(days=days - 1) + _DAY_LAST
 
 
 _DAY_LAST = timedelta(days=1, seconds=-1)

@@ -10,8 +10,10 @@ import re
 import statistics
 import time
 from datetime import UTC, datetime
+from datetime import time as dt_time
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given, settings
@@ -23,6 +25,7 @@ from oracle.core.timing import HOUR, AnswerWindow
 from oracle.errors import AncillaryDataError
 
 YES_NO = ("No", "Yes")
+NEW_YORK = ZoneInfo("America/New_York")
 
 
 def utc(text: str) -> float:
@@ -160,6 +163,8 @@ def test_between_two_times_opens_and_closes() -> None:
         ("Will it happen this week?", "2025-03-10T04:00", "2025-03-17T03:59:59"),
         ("Will it happen this month?", "2025-03-01T05:00", "2025-04-01T03:59:59"),
         ("Will it happen today?", "2025-03-12T04:00", "2025-03-13T03:59:59"),
+        # A yearless start just before asked: the year of its end, not the next one.
+        ("It is open from March 1 to March 15.", "2025-03-01T05:00", "2025-03-16T03:59:59"),
         (
             "any candle between April 1, 2025, 00:00 and April 30, 2025, 23:59 in the ET timezone",
             "2025-04-01T04:00",
@@ -436,15 +441,16 @@ def test_most_real_questions_name_their_window(sample: list[dict[str, Any]]) -> 
 
 
 def test_scheduled_games_open_at_polymarkets_start_time(sample: list[dict[str, Any]]) -> None:
-    """Polymarket's `game_start_time` against a scheduled window read with a time of day
-    (a few differ: a game moved, a speech whose metadata time is a placeholder)."""
+    """Polymarket's `game_start_time` against a scheduled window read with a time of day,
+    not a whole day from midnight (a few differ: a game moved, a speech whose metadata time
+    is a placeholder)."""
     starts = [
         (row["read"][0].opens_at, datetime.fromisoformat(row["game_start_time"]).timestamp())
         for row in sample
         if row["game_start_time"]
         and row["read"]
         and row["read"][1] is TimeForm.SCHEDULED
-        and (row["read"][0].opens_at - utc("2025-01-01")) % (24 * HOUR) not in (4 * HOUR, 5 * HOUR)
+        and datetime.fromtimestamp(row["read"][0].opens_at, NEW_YORK).time() != dt_time()
     ]
     near = sum(abs(opens - start) <= 300 for opens, start in starts)
     assert len(starts) > 900
