@@ -60,6 +60,10 @@ async def deploy_and_ask(url: str) -> tuple[str, str, str]:
         await close_manager(deployer)
     asker = await dev_manager(url, ASKER)
     try:
+        # Opening when asked, as Omen and Seer ask: the question names when it can be answered.
+        latest = await asker.pool.call(
+            "eth_getBlockByNumber", lambda w3: w3.eth.get_block("latest")
+        )
         qid = await ask_question(
             asker,
             reality,
@@ -67,6 +71,7 @@ async def deploy_and_ask(url: str) -> tuple[str, str, str]:
             text=TEXT,
             arbitrator=arbitrator,
             timeout=TIMEOUT,
+            opening_ts=int(latest["timestamp"]),
             min_bond=MIN_BOND,
             bounty=BOUNTY,
         )

@@ -45,7 +45,8 @@ LIVENESS = 7200  # OOv2's usual two hours, passed on the chain's clock
 BOND, REWARD, FINAL_FEE = 100 * 10**18, 2 * 10**18, 5 * 10**18
 QUESTION = (
     "q: title: Did the demo launch happen before the deadline?, description: This market "
-    'will resolve to "Yes" if the launch happened before the deadline, otherwise "No". '
+    'will resolve to "Yes" if the launch happened before the deadline, June 1, 2025, '
+    '11:59 PM ET. Otherwise, this market will resolve to "No". '
     "res_data: p1: 0, p2: 1, p3: 0.5. Where p1 corresponds to No, p2 to Yes, p3 to "
     "unknown/50-50."
 )

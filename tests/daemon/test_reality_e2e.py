@@ -93,9 +93,15 @@ class RealityWorld:
             arbitrator = await deploy_arbitrator(deployer, reality, FEE, run="e2e")
         return reality, arbitrator
 
-    def ask(self, title: str, votes: list[tuple[str, str, float]], opening_ts: int = 0) -> str:
+    def ask(
+        self, title: str, votes: list[tuple[str, str, float]], opening_ts: int | None = None
+    ) -> str:
         """A bool question asked by the asker with a bounty, and the agents' recorded
-        answers to it; the market id."""
+        answers to it; the market id. It opens at `opening_ts`, by default when asked (the
+        latest block's time), as Omen and Seer ask: their questions name the time."""
+        if opening_ts is None:
+            latest = self.anvil.rpc("eth_getBlockByNumber", "latest", False)
+            opening_ts = int(latest["timestamp"], 16)
         text = encode_question_text(QuestionKind.BOOL, title, category="news")
         self.nonce += 1
         self.texts[title] = text
