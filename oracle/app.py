@@ -505,10 +505,11 @@ class RealityWiring(ChainWiring):
             decoder=error_decoder(),
             observer=self._observer,
         )
+        checkpoints = DatabaseCheckpointStore(self._store)
         source = QuestionSource(
             pool,
             reality.address,
-            DatabaseCheckpointStore(self._store),
+            checkpoints,
             settings.scanner,
             arbitrators=config.arbitrators,
             templates=config.templates,
@@ -531,6 +532,7 @@ class RealityWiring(ChainWiring):
             source=source,
             start_block=config.start_block,
             scanner_settings=settings.scanner,
+            checkpoints=checkpoints,
         )
 
 

@@ -71,7 +71,7 @@ from typing import Any
 
 from hexbytes import HexBytes
 
-from oracle.chain.checkpoint import InMemoryCheckpointStore
+from oracle.chain.checkpoint import CheckpointStore, InMemoryCheckpointStore
 from oracle.chain.contracts import load_artifact
 from oracle.chain.events import EventDecoder
 from oracle.chain.intents import Intent, IntentState
@@ -81,6 +81,7 @@ from oracle.chain.reality import (
     REALITY_ETH,
     AnswerLog,
     AnswerOutcome,
+    AnswerSource,
     NewQuestion,
     QuestionSource,
     QuestionView,
@@ -199,6 +200,8 @@ class RealityParts:
     source: QuestionSource
     start_block: int
     scanner_settings: ScannerSettings = field(default_factory=ScannerSettings)
+    # Where the scan of others' answers keeps its position (the daemon's database).
+    checkpoints: CheckpointStore = field(default_factory=InMemoryCheckpointStore)
 
 
 OpenReality = Callable[[], Awaitable[RealityParts]]
@@ -212,6 +215,31 @@ class Holdings:
 
     at_risk: int
     claimable: int
+
+
+class _OthersAnswers:
+    """The questions someone other than this signer answered: the contract's `LogNewAnswer`
+    events (of every question: the node cannot filter by asker), ours dropped, scanned
+    behind the confirmation depth from a checkpoint in the daemon's database."""
+
+    def __init__(self, parts: RealityParts) -> None:
+        self._us = parts.manager.address.lower()
+        self._source = AnswerSource(
+            parts.pool,
+            parts.reality.address,
+            parts.checkpoints,
+            parts.scanner_settings,
+            start_block=parts.start_block,
+            name=f"{parts.source.scanner.name}:others-answers",
+        )
+
+    async def poll(self) -> list[str]:
+        found = {
+            HexBytes(answer.question_id).to_0x_hex(): None
+            for answer in await self._source.poll()
+            if answer.entry.answerer.lower() != self._us
+        }
+        return list(found)
 
 
 class _OurAnswers:
@@ -299,6 +327,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         )
         self._metrics = metrics
         self._ours: _OurAnswers | None = None
+        self._others: _OthersAnswers | None = None
         self._superseded_seen: set[tuple[str, int]] = set()  # (market, bond) reported
         self._guarding = asyncio.Lock()
         self._reserved: dict[str, int] = {}  # answer intent key -> bond, while being sent
@@ -309,6 +338,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
 
     def _started(self, parts: RealityParts) -> dict[str, str]:
         self._ours = _OurAnswers(parts)
+        self._others = _OthersAnswers(parts)
         return {"contract": parts.reality.address, "answerer": parts.manager.address}
 
     async def _report_bonds(self) -> Holdings:
@@ -338,6 +368,13 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         with self._source_failure():
             await parts.source.poll(handle)
         return skipped
+
+    async def answered_by_others(self) -> list[str]:
+        """The questions others answered since the last call (`AnsweredByOthers`)."""
+        with self._source_failure():
+            await self._ready()
+            assert self._others is not None
+            return await self._others.poll()
 
     def _market(self, parts: RealityParts, asked: NewQuestion) -> MarketSpec:
         question = asked.question(self.config.templates)
