@@ -311,7 +311,9 @@ def timed_action(
         return Timed(
             "wait", "not_yet", f"the agents agree it cannot be decided yet; {next_.reason}", next_
         )
-    return Timed("submit" if action == "submit" else "review", action, "")
+    # A reserved outcome (INVALID) is never submitted, whatever the action says.
+    kind: TimedKind = "submit" if action == "submit" and definite else "review"
+    return Timed(kind, action if kind == action else "review", "")
 
 
 def venue_window(at: float, evidence: str) -> AnswerWindow:
