@@ -9,9 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 import yaml
 
+from oracle.cli import cli as command_tree
+from oracle.cli import main as entry_point
 from oracle.core import (
     ConsensusParams,
     SourceThresholds,
@@ -400,3 +403,68 @@ def test_review_decide_into_a_database_that_refuses_writes(tmp_path: Path) -> No
         f"database.url (ORACLE__DATABASE__URL): sqlite:///file:{path}?***: "
         "attempt to write a readonly database"
     )
+
+
+def command_paths(command: click.Command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command and subcommand of the tree under `command`, by the words naming it."""
+    paths = [path]
+    if isinstance(command, click.Group):
+        for name, subcommand in sorted(command.commands.items()):
+            paths += command_paths(subcommand, (*path, name))
+    return paths
+
+
+def test_every_command_reports_an_unknown_option_in_one_line_naming_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Through the entry point, in this process (a process per command would take long):
+    the usage error of every command, nested ones included, is one line and exit 2."""
+    paths = command_paths(command_tree)
+    assert ("console", "user", "add") in paths  # nested twice
+    assert ("proof", "verify") in paths
+    for path in paths:
+        monkeypatch.setattr(sys, "argv", ["oracle", *path, "--xyzzy"])
+        with pytest.raises(SystemExit) as exit_request:
+            entry_point()
+        captured = capsys.readouterr()
+        assert exit_request.value.code == 2, (path, captured.err)
+        assert captured.err.splitlines() == [
+            f"error: {' '.join(('oracle', *path))}: no such option '--xyzzy'"
+        ], captured.err
+        assert captured.out == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("review", "show"), "oracle review show: missing argument 'REVIEW_ID'"),
+        (
+            ("consensus", "-", "--format", "html"),
+            "oracle consensus: invalid value for '--format': 'html' is not one of 'json', "
+            "'markdown'",
+        ),
+        (("accuracy", "--since"), "oracle accuracy: option '--since' requires an argument"),
+        (
+            ("accuracy", "record", "m", "--outcome"),
+            "oracle accuracy record: option '--outcome' requires an argument",
+        ),
+        (
+            ("review", "list", "--json=yes"),
+            "oracle review list: option '--json' does not take a value",
+        ),
+        (("review", "undo"), "oracle review: no such command 'undo'"),
+        (("proof", "verify", "a", "b"), "oracle proof verify: got unexpected extra argument (b)"),
+    ],
+)
+def test_usage_errors_are_one_line_naming_the_command_and_the_problem(
+    args: tuple[str, ...], message: str
+) -> None:
+    assert one_error_line(run_oracle(*args)) == message
+
+
+def test_a_group_run_bare_still_shows_its_help() -> None:
+    run = run_oracle("review")
+    assert run.returncode == 2
+    assert run.stderr.startswith("Usage: oracle review [OPTIONS] COMMAND [ARGS]...")
+    assert "decide" in run.stderr
+    assert "error:" not in run.stderr
