@@ -86,6 +86,7 @@ from oracle.daemon.settings import DaemonSettings, MetricsSettings
 from oracle.errors import AnswerLost, IllegalTransition, LeaseLost, ResolverError, SourceError
 from oracle.log import emit
 from oracle.store.repository import Store
+from oracle.store.research import AgentIdentity
 from oracle.store.tables import MarketRow
 
 logger = logging.getLogger("oracle.daemon")
@@ -455,6 +456,7 @@ class Daemon:
             lease_seconds=self.lease_seconds,
             reason=f"run {run_id}: {len(answers)} agents asked",
             updates=refreshed,
+            agents={a.name: AgentIdentity(a.provider, a.model_family) for a in self.pool.agents},
         )
         return row, Researched(
             run_id,
