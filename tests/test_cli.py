@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -405,12 +406,14 @@ def test_review_decide_into_a_database_that_refuses_writes(tmp_path: Path) -> No
     )
 
 
-def command_paths(command: click.Command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+def command_paths(
+    command: click.Command, path: tuple[str, ...] = ()
+) -> dict[tuple[str, ...], click.Command]:
     """Every command and subcommand of the tree under `command`, by the words naming it."""
-    paths = [path]
+    paths = {path: command}
     if isinstance(command, click.Group):
         for name, subcommand in sorted(command.commands.items()):
-            paths += command_paths(subcommand, (*path, name))
+            paths |= command_paths(subcommand, (*path, name))
     return paths
 
 
@@ -468,3 +471,72 @@ def test_a_group_run_bare_still_shows_its_help() -> None:
     assert run.stderr.startswith("Usage: oracle review [OPTIONS] COMMAND [ARGS]...")
     assert "decide" in run.stderr
     assert "error:" not in run.stderr
+
+
+def test_every_command_takes_config() -> None:
+    lacking = [
+        " ".join(path)
+        for path, command in command_paths(command_tree).items()
+        if not isinstance(command, click.Group)
+        and "--config" not in {opt for param in command.params for opt in param.opts}
+    ]
+    assert lacking == []
+
+
+def test_proof_verify_accepts_config_and_reads_none(input_file: Path, tmp_path: Path) -> None:
+    proof_path = tmp_path / "proof.json"
+    assert oracle("consensus", str(input_file), "--proof", str(proof_path)).returncode == 0
+    run = oracle("proof", "verify", "--config", str(tmp_path / "absent.yaml"), str(proof_path))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("ok: checksum ")
+
+
+REPO = Path(__file__).resolve().parents[1]
+DOCUMENTS = [
+    REPO / "README.md",
+    REPO / "deploy" / "README.md",
+    *sorted((REPO / "docs").rglob("*.md")),
+]
+# `oracle review list ...` quoted inline, or a line of a code block.
+_QUOTED_COMMAND = re.compile(r"`oracle ((?:[a-z][a-z-]*)(?: [a-z][a-z-]*)*)")
+_CODE_COMMAND = re.compile(r"^\s*oracle ((?:[a-z][a-z-]*)(?: [a-z][a-z-]*)*)")
+
+
+def unknown_command(words: list[str]) -> str | None:
+    """The first of `words` (after `oracle`) that names no subcommand where one is due."""
+    command: click.Command = command_tree
+    for word in words:
+        if not isinstance(command, click.Group):
+            return None  # a command's arguments follow
+        if word not in command.commands:
+            return word
+        command = command.commands[word]
+    return None
+
+
+def test_the_documents_name_only_commands_that_exist() -> None:
+    wrong = []
+    for document in DOCUMENTS:
+        text = document.read_text(encoding="utf-8")
+        quoted = [m.group(1) for m in _QUOTED_COMMAND.finditer(text)]
+        in_code = [
+            m.group(1)
+            for block in text.split("```")[1::2]
+            for line in block.splitlines()
+            if (m := _CODE_COMMAND.match(line))
+        ]
+        wrong += [
+            f"{document.relative_to(REPO)}: oracle {words}"
+            for words in quoted + in_code
+            if unknown_command(words.split())
+        ]
+    # deploy/README.md lists commands as they follow the image's name, without `oracle`.
+    image = (REPO / "deploy" / "README.md").read_text(encoding="utf-8")
+    listed = re.search(r"replaces `run` \(([^)]*)\)", image)
+    assert listed, "deploy/README.md: the commands after the image's name are not listed"
+    wrong += [
+        f"deploy/README.md: {words}"
+        for words in re.findall(r"`([^`]+)`", listed.group(1))
+        if unknown_command(words.split())
+    ]
+    assert wrong == []

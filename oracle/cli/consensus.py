@@ -72,8 +72,11 @@ def proof() -> None:
 
 @proof.command("verify")
 @click.argument("proof_file", metavar="FILE")
-def proof_verify(proof_file: str) -> None:
-    """Recompute FILE's checksum: exit 0 when it matches, 1 when the proof was altered."""
+@config_option
+def proof_verify(proof_file: str, config_path: str | None) -> None:
+    """Recompute FILE's checksum: exit 0 when it matches, 1 when the proof was altered.
+    No setting changes the check: `--config` is accepted, as by every command, and not
+    read (a proof is checked the same anywhere)."""
     from oracle.core.proof import verify_proof
 
     name = "stdin" if proof_file == "-" else proof_file
