@@ -13,9 +13,11 @@ from typing import Any
 import click
 import pytest
 import yaml
+from alembic.script import ScriptDirectory
 
 from oracle.cli import cli as command_tree
 from oracle.cli import main as entry_point
+from oracle.console.evidence import review_summary
 from oracle.core import (
     ConsensusParams,
     SourceThresholds,
@@ -27,7 +29,10 @@ from oracle.core.lifecycle import MarketEvent
 from oracle.core.markets import MarketSpec
 from oracle.devchain import free_port
 from oracle.store.database import open_database
+from oracle.store.engine import make_engine
+from oracle.store.migrate import MIGRATIONS, head_revision, upgrade
 from oracle.store.repository import Store
+from oracle.store.tables import MarketRow, ReviewItemRow
 from oracle.testing import consensus_document, result_dict
 
 from .commands import one_error_line, run_oracle
@@ -540,3 +545,55 @@ def test_the_documents_name_only_commands_that_exist() -> None:
         if unknown_command(words.split())
     ]
     assert wrong == []
+
+
+def test_db_upgrade_says_whether_it_created_migrated_or_left_the_schema(tmp_path: Path) -> None:
+    head = head_revision()
+    previous = ScriptDirectory(str(MIGRATIONS)).get_revision(head).down_revision
+    assert isinstance(previous, str)
+
+    def db_upgrade(url: str) -> str:
+        run = run_oracle("db", "upgrade", cwd=tmp_path, env={"ORACLE__DATABASE__URL": url})
+        assert run.returncode == 0, run.stderr
+        return run.stdout
+
+    new = f"sqlite:///{tmp_path / 'new.db'}"
+    assert db_upgrade(new) == f"database at {new}: schema created (revision {head})\n"
+    assert db_upgrade(new) == f"database at {new} is up to date (revision {head})\n"
+    older = f"sqlite:///{tmp_path / 'older.db'}"
+    engine = make_engine(older, set_wal=False)
+    upgrade(engine, previous)
+    engine.dispose()
+    assert db_upgrade(older) == (
+        f"database at {older}: migrated from revision {previous} to {head}\n"
+    )
+
+
+def test_review_list_json_is_the_shape_its_help_describes(tmp_path: Path) -> None:
+    assert run_oracle("db", "upgrade", cwd=tmp_path).returncode == 0
+    run = run_oracle("review", "list", "--json", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == {"reviews": []}
+    described = " ".join(run_oracle("review", "list", "--help").stdout.split())
+    assert '--json Print one JSON object, {"reviews": [ITEM, ...]}' in described
+    fields = re.search(r"each ITEM has the item's ([^.]*) among others", described)
+    assert fields, described
+    named = set(re.split(r",? and |, ", fields.group(1).removesuffix(",")))
+    named = {name.removesuffix(" (null until decided)") for name in named}
+    # What `review list --json` prints for each item (oracle/cli/review.py).
+    item = review_summary(
+        ReviewItemRow(id=1, market_id="m", reasons=["low confidence"], created_at=0.0),
+        MarketRow(
+            id="m",
+            source="venue",
+            external_id="m",
+            question="Q?",
+            outcomes=["YES", "NO"],
+            resolve_after=0.0,
+            state="review",
+            state_changed_at=0.0,
+        ),
+        now=60.0,
+    )
+    assert named <= set(item), sorted(named - set(item))
+    assert item["decision"] is None
