@@ -597,3 +597,28 @@ def test_review_list_json_is_the_shape_its_help_describes(tmp_path: Path) -> Non
     )
     assert named <= set(item), sorted(named - set(item))
     assert item["decision"] is None
+
+
+def test_consensus_shows_no_float_noise_and_leaves_the_proof_as_built(tmp_path: Path) -> None:
+    # Weights such as 0.8999999999999998 and a confidence of 0.7533333333333334 before.
+    document = consensus_document(
+        [
+            result_dict("a", "YES", 0.9),
+            result_dict("b", "YES", 0.8),
+            result_dict("c", "YES", 0.56),
+            result_dict("d", "NO", 0.7),
+        ]
+    )
+    proof_path = tmp_path / "proof.json"
+    run = oracle("consensus", "-", "--proof", str(proof_path), stdin=json.dumps(document))
+    assert run.returncode == 0, run.stderr
+    output = json.loads(run.stdout)
+    proof = output.pop("proof")
+    noisy = re.findall(r"\d\.\d{7,}", json.dumps(output))
+    assert noisy == []
+    assert output["confidence"] == pytest.approx(0.753333, abs=1e-9)
+    assert proof == json.loads(proof_path.read_text())
+    assert oracle("proof", "verify", str(proof_path)).returncode == 0
+    markdown = oracle("consensus", "-", "--format", "markdown", stdin=json.dumps(document))
+    assert re.findall(r"\d\.\d{7,}", markdown.stdout) == []
+    assert proof["checksum"] in markdown.stdout
