@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+# The tree these tests are in: with `cwd` elsewhere, `python -m oracle` would otherwise
+# import whichever tree the virtualenv's editable install points at (another worktree).
+REPO = Path(__file__).resolve().parents[1]
+
 
 def run_oracle(
     *args: str,
@@ -17,6 +21,9 @@ def run_oracle(
     """`oracle ARGS` in a fresh process; the caller's ORACLE* variables are not inherited,
     `env` adds variables."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("ORACLE")}
+    environment["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(REPO), environment.get("PYTHONPATH")])
+    )
     environment.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "oracle", *args],

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 import yaml
+from alembic.script import ScriptDirectory
 
+from oracle.cli import cli as command_tree
+from oracle.cli import main as entry_point
+from oracle.console.evidence import review_summary
 from oracle.core import (
     ConsensusParams,
     SourceThresholds,
@@ -23,7 +29,10 @@ from oracle.core.lifecycle import MarketEvent
 from oracle.core.markets import MarketSpec
 from oracle.devchain import free_port
 from oracle.store.database import open_database
+from oracle.store.engine import make_engine
+from oracle.store.migrate import MIGRATIONS, head_revision, upgrade
 from oracle.store.repository import Store
+from oracle.store.tables import MarketRow, ReviewItemRow
 from oracle.testing import consensus_document, result_dict
 
 from .commands import one_error_line, run_oracle
@@ -400,3 +409,216 @@ def test_review_decide_into_a_database_that_refuses_writes(tmp_path: Path) -> No
         f"database.url (ORACLE__DATABASE__URL): sqlite:///file:{path}?***: "
         "attempt to write a readonly database"
     )
+
+
+def command_paths(
+    command: click.Command, path: tuple[str, ...] = ()
+) -> dict[tuple[str, ...], click.Command]:
+    """Every command and subcommand of the tree under `command`, by the words naming it."""
+    paths = {path: command}
+    if isinstance(command, click.Group):
+        for name, subcommand in sorted(command.commands.items()):
+            paths |= command_paths(subcommand, (*path, name))
+    return paths
+
+
+def test_every_command_reports_an_unknown_option_in_one_line_naming_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Through the entry point, in this process (a process per command would take long):
+    the usage error of every command, nested ones included, is one line and exit 2."""
+    paths = command_paths(command_tree)
+    assert ("console", "user", "add") in paths  # nested twice
+    assert ("proof", "verify") in paths
+    for path in paths:
+        monkeypatch.setattr(sys, "argv", ["oracle", *path, "--xyzzy"])
+        with pytest.raises(SystemExit) as exit_request:
+            entry_point()
+        captured = capsys.readouterr()
+        assert exit_request.value.code == 2, (path, captured.err)
+        assert captured.err.splitlines() == [
+            f"error: {' '.join(('oracle', *path))}: no such option '--xyzzy'"
+        ], captured.err
+        assert captured.out == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("review", "show"), "oracle review show: missing argument 'REVIEW_ID'"),
+        (
+            ("consensus", "-", "--format", "html"),
+            "oracle consensus: invalid value for '--format': 'html' is not one of 'json', "
+            "'markdown'",
+        ),
+        (("accuracy", "--since"), "oracle accuracy: option '--since' requires an argument"),
+        (
+            ("accuracy", "record", "m", "--outcome"),
+            "oracle accuracy record: option '--outcome' requires an argument",
+        ),
+        (
+            ("review", "list", "--json=yes"),
+            "oracle review list: option '--json' does not take a value",
+        ),
+        (("review", "undo"), "oracle review: no such command 'undo'"),
+        (("proof", "verify", "a", "b"), "oracle proof verify: got unexpected extra argument (b)"),
+    ],
+)
+def test_usage_errors_are_one_line_naming_the_command_and_the_problem(
+    args: tuple[str, ...], message: str
+) -> None:
+    assert one_error_line(run_oracle(*args)) == message
+
+
+def test_a_group_run_bare_still_shows_its_help() -> None:
+    run = run_oracle("review")
+    assert run.returncode == 2
+    assert run.stderr.startswith("Usage: oracle review [OPTIONS] COMMAND [ARGS]...")
+    assert "decide" in run.stderr
+    assert "error:" not in run.stderr
+
+
+def test_every_command_takes_config() -> None:
+    lacking = [
+        " ".join(path)
+        for path, command in command_paths(command_tree).items()
+        if not isinstance(command, click.Group)
+        and "--config" not in {opt for param in command.params for opt in param.opts}
+    ]
+    assert lacking == []
+
+
+def test_proof_verify_accepts_config_and_reads_none(input_file: Path, tmp_path: Path) -> None:
+    proof_path = tmp_path / "proof.json"
+    assert oracle("consensus", str(input_file), "--proof", str(proof_path)).returncode == 0
+    run = oracle("proof", "verify", "--config", str(tmp_path / "absent.yaml"), str(proof_path))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("ok: checksum ")
+
+
+REPO = Path(__file__).resolve().parents[1]
+DOCUMENTS = [
+    REPO / "README.md",
+    REPO / "deploy" / "README.md",
+    *sorted((REPO / "docs").rglob("*.md")),
+]
+# `oracle review list ...` quoted inline, or a line of a code block.
+_QUOTED_COMMAND = re.compile(r"`oracle ((?:[a-z][a-z-]*)(?: [a-z][a-z-]*)*)")
+_CODE_COMMAND = re.compile(r"^\s*oracle ((?:[a-z][a-z-]*)(?: [a-z][a-z-]*)*)")
+
+
+def unknown_command(words: list[str]) -> str | None:
+    """The first of `words` (after `oracle`) that names no subcommand where one is due."""
+    command: click.Command = command_tree
+    for word in words:
+        if not isinstance(command, click.Group):
+            return None  # a command's arguments follow
+        if word not in command.commands:
+            return word
+        command = command.commands[word]
+    return None
+
+
+def test_the_documents_name_only_commands_that_exist() -> None:
+    wrong = []
+    for document in DOCUMENTS:
+        text = document.read_text(encoding="utf-8")
+        quoted = [m.group(1) for m in _QUOTED_COMMAND.finditer(text)]
+        in_code = [
+            m.group(1)
+            for block in text.split("```")[1::2]
+            for line in block.splitlines()
+            if (m := _CODE_COMMAND.match(line))
+        ]
+        wrong += [
+            f"{document.relative_to(REPO)}: oracle {words}"
+            for words in quoted + in_code
+            if unknown_command(words.split())
+        ]
+    # deploy/README.md lists commands as they follow the image's name, without `oracle`.
+    image = (REPO / "deploy" / "README.md").read_text(encoding="utf-8")
+    listed = re.search(r"replaces `run` \(([^)]*)\)", image)
+    assert listed, "deploy/README.md: the commands after the image's name are not listed"
+    wrong += [
+        f"deploy/README.md: {words}"
+        for words in re.findall(r"`([^`]+)`", listed.group(1))
+        if unknown_command(words.split())
+    ]
+    assert wrong == []
+
+
+def test_db_upgrade_says_whether_it_created_migrated_or_left_the_schema(tmp_path: Path) -> None:
+    head = head_revision()
+    previous = ScriptDirectory(str(MIGRATIONS)).get_revision(head).down_revision
+    assert isinstance(previous, str)
+
+    def db_upgrade(url: str) -> str:
+        run = run_oracle("db", "upgrade", cwd=tmp_path, env={"ORACLE__DATABASE__URL": url})
+        assert run.returncode == 0, run.stderr
+        return run.stdout
+
+    new = f"sqlite:///{tmp_path / 'new.db'}"
+    assert db_upgrade(new) == f"database at {new}: schema created (revision {head})\n"
+    assert db_upgrade(new) == f"database at {new} is up to date (revision {head})\n"
+    older = f"sqlite:///{tmp_path / 'older.db'}"
+    engine = make_engine(older, set_wal=False)
+    upgrade(engine, previous)
+    engine.dispose()
+    assert db_upgrade(older) == (
+        f"database at {older}: migrated from revision {previous} to {head}\n"
+    )
+
+
+def test_review_list_json_is_the_shape_its_help_describes(tmp_path: Path) -> None:
+    assert run_oracle("db", "upgrade", cwd=tmp_path).returncode == 0
+    run = run_oracle("review", "list", "--json", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == {"reviews": []}
+    described = " ".join(run_oracle("review", "list", "--help").stdout.split())
+    assert '--json Print one JSON object, {"reviews": [ITEM, ...]}' in described
+    fields = re.search(r"each ITEM has the item's ([^.]*) among others", described)
+    assert fields, described
+    named = set(re.split(r",? and |, ", fields.group(1).removesuffix(",")))
+    named = {name.removesuffix(" (null until decided)") for name in named}
+    # What `review list --json` prints for each item (oracle/cli/review.py).
+    item = review_summary(
+        ReviewItemRow(id=1, market_id="m", reasons=["low confidence"], created_at=0.0),
+        MarketRow(
+            id="m",
+            source="venue",
+            external_id="m",
+            question="Q?",
+            outcomes=["YES", "NO"],
+            resolve_after=0.0,
+            state="review",
+            state_changed_at=0.0,
+        ),
+        now=60.0,
+    )
+    assert named <= set(item), sorted(named - set(item))
+    assert item["decision"] is None
+
+
+def test_consensus_shows_no_float_noise_and_leaves_the_proof_as_built(tmp_path: Path) -> None:
+    # Weights such as 0.8999999999999998 and a confidence of 0.7533333333333334 before.
+    document = consensus_document(
+        [
+            result_dict("a", "YES", 0.9),
+            result_dict("b", "YES", 0.8),
+            result_dict("c", "YES", 0.56),
+            result_dict("d", "NO", 0.7),
+        ]
+    )
+    proof_path = tmp_path / "proof.json"
+    run = oracle("consensus", "-", "--proof", str(proof_path), stdin=json.dumps(document))
+    assert run.returncode == 0, run.stderr
+    output = json.loads(run.stdout)
+    proof = output.pop("proof")
+    noisy = re.findall(r"\d\.\d{7,}", json.dumps(output))
+    assert noisy == []
+    assert output["confidence"] == pytest.approx(0.753333, abs=1e-9)
+    assert proof == json.loads(proof_path.read_text())
+    assert oracle("proof", "verify", str(proof_path)).returncode == 0
+    markdown = oracle("consensus", "-", "--format", "markdown", stdin=json.dumps(document))
+    assert re.findall(r"\d\.\d{7,}", markdown.stdout) == []
+    assert proof["checksum"] in markdown.stdout

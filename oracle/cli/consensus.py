@@ -38,6 +38,7 @@ def consensus(
     from oracle.config_sources import load_data, validate_section
     from oracle.core import build_proof, evaluate, parse_consensus_input, render_markdown
     from oracle.core.params import ConsensusParams, SourceThresholds
+    from oracle.core.proof import round_like_a_proof
 
     config_data = load_data(config_path)
     params = validate_section(config_data, "consensus", ConsensusParams)
@@ -61,7 +62,8 @@ def consensus(
     if output_format == "markdown":
         click.echo(render_markdown(proof), nl=False)
     else:
-        output = {**result.model_dump(mode="json"), "proof": proof}
+        # Rounded for display only: the proof, its values and checksum, stay as built.
+        output = {**round_like_a_proof(result.model_dump(mode="json")), "proof": proof}
         click.echo(json.dumps(output, indent=2, ensure_ascii=False))
 
 
@@ -72,8 +74,11 @@ def proof() -> None:
 
 @proof.command("verify")
 @click.argument("proof_file", metavar="FILE")
-def proof_verify(proof_file: str) -> None:
-    """Recompute FILE's checksum: exit 0 when it matches, 1 when the proof was altered."""
+@config_option
+def proof_verify(proof_file: str, config_path: str | None) -> None:
+    """Recompute FILE's checksum: exit 0 when it matches, 1 when the proof was altered.
+    No setting changes the check: `--config` is accepted, as by every command, and not
+    read (a proof is checked the same anywhere)."""
     from oracle.core.proof import verify_proof
 
     name = "stdin" if proof_file == "-" else proof_file

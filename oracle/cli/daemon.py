@@ -80,8 +80,14 @@ def db_upgrade(config_path: str | None) -> None:
     """Create `database.url` if needed and apply every pending schema migration."""
     from oracle.config import load_settings
     from oracle.core.urls import redact_url
-    from oracle.store.database import open_database
+    from oracle.store.database import upgrade_database
 
     settings = load_settings(config_path)
-    open_database(settings.database.url, create=True).dispose()
-    click.echo(f"database at {redact_url(settings.database.url)} is up to date")
+    before, after = upgrade_database(settings.database.url)
+    shown = redact_url(settings.database.url)
+    if before is None:
+        click.echo(f"database at {shown}: schema created (revision {after})")
+    elif before != after:
+        click.echo(f"database at {shown}: migrated from revision {before} to {after}")
+    else:
+        click.echo(f"database at {shown} is up to date (revision {after})")

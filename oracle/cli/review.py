@@ -62,7 +62,14 @@ def _age(seconds: float) -> str:
 @review.command("list")
 @config_option
 @click.option("--all", "show_all", is_flag=True, help="Include decided and closed items.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (one object per item).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help='Print one JSON object, {"reviews": [ITEM, ...]}, oldest first; each ITEM has the '
+    "item's id, status, market_id, venue, question, reasons, age_seconds, resolve_after, "
+    "claimed_by and decision (null until decided), among others.",
+)
 def review_list(config_path: str | None, show_all: bool, as_json: bool) -> None:
     """Review items, oldest first, with age, deadline and reasons (one query)."""
     import json

@@ -67,6 +67,12 @@ def _canonical_values(value: Any) -> Any:
     return value
 
 
+def round_like_a_proof(value: Any) -> Any:
+    """`value` with every float rounded as a proof's are (to 6 decimals), for figures shown
+    beside a proof: `0.8999999999999998` is shown as the proof holds it, `0.9`."""
+    return _canonical_values(value)
+
+
 def _child(path: str, key: str) -> str:
     return f"{path}.{key}" if _PLAIN_KEY.fullmatch(key) else f"{path}[{json.dumps(key)}]"
 

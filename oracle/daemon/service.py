@@ -40,7 +40,6 @@ import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, TypeVar
 
 from oracle.core import build_proof, evaluate, render_markdown
@@ -94,8 +93,10 @@ from oracle.daemon.ports import (
 from oracle.daemon.research import AgentPool
 from oracle.daemon.settings import DaemonSettings, MetricsSettings
 from oracle.errors import AnswerLost, IllegalTransition, LeaseLost, ResolverError, SourceError
+from oracle.files import write_atomically
 from oracle.log import emit
 from oracle.store.repository import Store
+from oracle.store.research import AgentIdentity
 from oracle.store.tables import MarketRow
 
 logger = logging.getLogger("oracle.daemon")
@@ -525,6 +526,7 @@ class Daemon:
             lease_seconds=self.lease_seconds,
             reason=f"run {run_id}: {len(answers)} agents asked",
             updates=refreshed,
+            agents={a.name: AgentIdentity(a.provider, a.model_family) for a in self.pool.agents},
         )
         return row, Researched(
             run_id,
@@ -917,8 +919,8 @@ class Daemon:
         directory = self.settings.proofs_dir / proof_directory(market_id)
         directory.mkdir(parents=True, exist_ok=True)
         base = directory / proof["checksum"]
-        _write_atomically(base.with_suffix(".json"), _json(proof))
-        _write_atomically(base.with_suffix(".md"), render_markdown(proof))
+        write_atomically(base.with_suffix(".json"), _json(proof))
+        write_atomically(base.with_suffix(".md"), render_markdown(proof))
 
     # -- watch and settle ------------------------------------------------------------------
 
@@ -1201,12 +1203,6 @@ def _challenge_offered(receipt: Receipt) -> dict[str, Any]:
 
 def _json(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
 
 
 def proof_directory(market_id: str) -> str:

@@ -31,6 +31,19 @@ _WRITE_PROBE = text("UPDATE market SET id = id WHERE 1 = 0")
 
 def open_database(url: str, *, create: bool) -> Engine:
     """An engine on a database that answers and is at the current schema (see above)."""
+    return _open(url, create=create)[0]
+
+
+def upgrade_database(url: str) -> tuple[str | None, str]:
+    """Create the database at `url` if needed and migrate it to the current schema (as
+    `open_database(url, create=True)`); its schema revision before (None: it had no
+    oracle schema) and after, for `oracle db upgrade` to say what it did."""
+    engine, before = _open(url, create=True)
+    engine.dispose()
+    return before, head_revision()
+
+
+def _open(url: str, *, create: bool) -> tuple[Engine, str | None]:
     shown = redact_url(url)
     path = sqlite_file(url)
     if path is not None:
@@ -46,14 +59,15 @@ def open_database(url: str, *, create: bool) -> Engine:
             )
     engine = make_engine(url, set_wal=create)
     try:
-        _prepare(engine, url, create=create)
+        before = _prepare(engine, url, create=create)
     except BaseException:
         engine.dispose()
         raise
-    return engine
+    return engine, before
 
 
-def _prepare(engine: Engine, url: str, *, create: bool) -> None:
+def _prepare(engine: Engine, url: str, *, create: bool) -> str | None:
+    """Check (and with `create`, migrate) the database; its schema revision before."""
     shown = redact_url(url)
     opening = "cannot open" if sqlite_file(url) is not None else "cannot connect"
     try:
@@ -77,7 +91,7 @@ def _prepare(engine: Engine, url: str, *, create: bool) -> None:
                 f"{shown}: the schema is at revision {revision}, not the current "
                 f"{head_revision()} ({UPGRADE_HINT})",
             )
-        return
+        return revision
     try:
         upgrade(engine)
     except DBAPIError as error:
@@ -87,6 +101,7 @@ def _prepare(engine: Engine, url: str, *, create: bool) -> None:
             connection.execute(_WRITE_PROBE)
     except DBAPIError as error:
         raise SetupError(KEY, f"{shown}: is not writable ({describe(error, url)})") from None
+    return revision
 
 
 def describe(error: DBAPIError, url: str) -> str:

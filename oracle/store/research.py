@@ -3,8 +3,8 @@ and every agent's answer it stores, each in the transaction of the move."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, Table, bindparam, insert, update
 from sqlalchemy import select as core_select
@@ -15,6 +15,16 @@ from oracle.core.models import AgentFailure, AgentResult, ResearchSource
 from oracle.errors import StoreError
 from oracle.store._transaction import Transactions
 from oracle.store.tables import AgentResultRow, AgentSourceRow, MarketRow, ResearchRunRow
+
+
+class AgentIdentity(NamedTuple):
+    """Who a configured agent is. A result names its own provider and model family; a
+    failure names none, so the agent's are stored with it (the accuracy ledger counts a
+    failure under its family)."""
+
+    provider: str | None
+    model_family: str | None
+
 
 _RUN: Table = ResearchRunRow.__table__  # type: ignore[attr-defined]
 _RESULT: Table = AgentResultRow.__table__  # type: ignore[attr-defined]
@@ -76,11 +86,13 @@ class ResearchRuns(Transactions):
         lease_seconds: float,
         reason: str,
         updates: dict[str, Any] | None = None,
+        agents: Mapping[str, AgentIdentity] | None = None,
     ) -> MarketRow:
         """Store the run's answers and move the market on to `consensus` with its lease
         extended by `lease_seconds`, in one transaction (LeaseLost stores nothing); with
         `updates`, the market columns the research was given (criteria and details its
-        source read again before it) are written with them."""
+        source read again before it) are written with them; `agents` names the provider
+        and model family stored with each failed agent's row."""
         with self._writing() as connection:
             row = self._transition(
                 connection,
@@ -92,7 +104,7 @@ class ResearchRuns(Transactions):
                 updates=updates,
                 extend_lease=lease_seconds,
             )
-            self._store_answers(connection, run_id, answers)
+            self._store_answers(connection, run_id, answers, agents or {})
             return row
 
     def _store_answers(
@@ -100,6 +112,7 @@ class ResearchRuns(Transactions):
         connection: Connection,
         run_id: int,
         answers: Sequence[tuple[AgentResult | AgentFailure, float]],
+        agents: Mapping[str, AgentIdentity],
     ) -> None:
         """Every agent's answer (result with sources, or failure) and the run closed."""
         if connection.execute(_RUN_EXISTS, {"run_id": run_id}).first() is None:
@@ -120,7 +133,16 @@ class ResearchRuns(Transactions):
                 "created_at": now,
             }
             if isinstance(answer, AgentFailure):
-                connection.execute(_INSERT_RESULT, {**row, "error": answer.error})
+                identity = agents.get(answer.agent_id, AgentIdentity(None, None))
+                connection.execute(
+                    _INSERT_RESULT,
+                    {
+                        **row,
+                        "error": answer.error,
+                        "provider": identity.provider,
+                        "model_family": identity.model_family,
+                    },
+                )
                 continue
             result_id = connection.execute(
                 _INSERT_RESULT,

@@ -283,3 +283,92 @@ def test_housekeeping_exports_the_rolling_figures_and_their_bounds(tmp_path: Pat
             await assembly.close()
 
     run(scenario)
+
+
+# name: (model family, the recorded agent it replays; "absent" is in no recording: it fails)
+FAMILY_AGENTS = {
+    "gpt-1": ("gpt", "alpha"),
+    "gpt-2": ("gpt", "absent"),
+    "claude-1": ("claude", "beta"),
+    "llama-1": ("llama", "gamma"),
+    "llama-2": ("llama", "absent"),
+}
+
+
+def families_scenario(tmp_path: Path) -> tuple[Settings, dict[str, str]]:
+    """Both markets researched by FAMILY_AGENTS (two of them fail everywhere), answered (a
+    review decided by a person) and final by time; the final outcome of each market."""
+    replays = recordings(tmp_path / "replays")
+    venue_side = ScriptedVenue()
+
+    async def scenario() -> Settings:
+        async with serve(Venue(venue_markets()[:2])) as venue:
+            settings = settings_for(f"sqlite:///{tmp_path / 'oracle.db'}", tmp_path, venue, replays)
+            agents = [
+                {
+                    "name": name,
+                    "kind": "replay",
+                    "directory": str(replays),
+                    "replay_as": replay_as,
+                    "model_family": family,
+                }
+                for name, (family, replay_as) in FAMILY_AGENTS.items()
+            ]
+            settings = Settings.model_validate(settings.model_dump() | {"agents": agents})
+            assembly = assemble(settings, extra_resolvers={"venue": venue_side}, clock=lambda: NOW)
+            daemon, store = assembly.daemon, assembly.daemon.store
+            try:
+                await daemon.run_once()
+                for item in store.reviews():
+                    store.decide_review(item.id, "NO", "the official record says no", "alice")
+                await daemon.run_once()
+                for market_id, _ in venue_side.proposed:
+                    venue_side.said[market_id] = Resolution(ResolutionStatus.FINAL, "NO")
+                assert await daemon.watch() == 2
+            finally:
+                await assembly.close()
+            return settings
+
+    settings: Settings = run(scenario)
+    return settings, {"venue:agree": "NO", "venue:contest": "NO"}
+
+
+def test_oracle_accuracy_counts_answers_and_failures_per_agent_and_family(
+    tmp_path: Path,
+) -> None:
+    """A failed agent counts under its own name and its own model family, never under an
+    unknown one; the figures are counted here from the recordings and the configuration."""
+    settings, finals = families_scenario(tmp_path)
+    recorded: dict[str, dict[str, tuple[str, float]]] = {
+        "venue:agree": {"alpha": ("YES", 0.9), "beta": ("YES", 0.85), "gamma": ("NO", 0.6)},
+        "venue:contest": {
+            "alpha": ("YES", 0.7),
+            "beta": ("NO", 0.7),
+            "gamma": ("UNDETERMINED", 0.5),
+        },
+    }
+    expected: dict[str, dict[str, dict[str, int]]] = {"agents": {}, "families": {}}
+    for name, (family, replay_as) in FAMILY_AGENTS.items():
+        for group, key in (("agents", name), ("families", family)):
+            counts = expected[group].setdefault(key, {"answers": 0, "failures": 0, "right": 0})
+            for market_id, final in finals.items():
+                answer = recorded[market_id].get(replay_as)
+                if answer is None:
+                    counts["failures"] += 1
+                else:
+                    counts["answers"] += 1
+                    counts["right"] += answer[0] == final
+    report = run_oracle("accuracy", "--config", str(write_config(tmp_path, settings)), "--json")
+    assert report.returncode == 0, report.stderr
+    figures = json.loads(report.stdout)
+    for group in ("agents", "families"):
+        reported = {
+            row["name"]: {
+                "answers": row["answers"],
+                "failures": row["failures"],
+                "right": row["right"],
+            }
+            for row in figures[group]
+        }
+        assert reported == expected[group], group
+    assert expected["families"]["llama"]["failures"] == 2  # the case that went missing

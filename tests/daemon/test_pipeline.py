@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -529,3 +530,30 @@ def test_a_dispute_and_reopening_within_the_window_send_the_market_back_to_resea
     changed, row = run(scenario)
     assert changed == 1
     assert (row.state, row.submission, row.window_ends_at) == (MarketState.DUE, {}, None)
+
+
+def test_proofs_are_on_disk_when_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each proof file, and the directory holding its rename, is fsynced: a crash after
+    the answer is delivered must not lose the proof its checksum commits to."""
+    synced: set[tuple[int, int]] = set()
+    fsync = os.fsync
+
+    def recording_fsync(descriptor: int) -> None:
+        status = os.fstat(descriptor)
+        synced.add((status.st_dev, status.st_ino))
+        fsync(descriptor)
+
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    replays = recordings(tmp_path / "replays")
+
+    async def scenario() -> None:
+        async with serve(Venue(venue_markets()[:2])) as venue:
+            await one_pass(settings_for(f"sqlite:///{tmp_path / 'o.db'}", tmp_path, venue, replays))
+
+    run(scenario)
+    written = sorted((tmp_path / "proofs").glob("*/*"))
+    assert {path.suffix for path in written} == {".json", ".md"}
+    for path in [*written, *{path.parent for path in written}]:
+        status = path.stat()
+        assert (status.st_dev, status.st_ino) in synced, f"{path} was not fsynced"
+    assert not list((tmp_path / "proofs").glob("*/*.tmp"))

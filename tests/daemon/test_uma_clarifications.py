@@ -224,7 +224,8 @@ def test_an_update_posted_after_discovery_is_seen_by_the_next_research(
     post(world, ASKER_KEY, board, market_id, CREATORS_NOTE)
     settings = with_board(
         world,
-        world.config(database_url, daemon={"research_again_after": 0}),
+        # Researched again as soon as the chain's clock moves (a block: the next post).
+        world.config(database_url, daemon={"schedule": {"backoff_first": 0.001}}),
         address=board,
     )
 

@@ -213,6 +213,25 @@ def test_templates_carry_the_market_the_question_the_answers_and_the_links(
     assert title.strip() == "[FIRING:1] OracleReviewPending · venue · venue:contested-1"
 
 
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ('{{ template "oracle.slack.text" . }}', "*Runbook:* docs/runbooks/OracleDaemonDown.md"),
+        ('{{ template "oracle.text" .Alerts }}', "Runbook: docs/runbooks/OracleDaemonDown.md"),
+    ],
+)
+def test_templates_name_the_alerts_runbook(text: str, line: str, tmp_path: Path) -> None:
+    alert = {
+        "labels": {"alertname": "OracleDaemonDown", "severity": "critical"},
+        "annotations": {
+            "summary": "s",
+            "description": "d",
+            "runbook_url": "docs/runbooks/OracleDaemonDown.md",
+        },
+    }
+    assert line in render(text, tmp_path, [alert]).splitlines()
+
+
 def test_templates_leave_out_what_an_alert_does_not_have(tmp_path: Path) -> None:
     """An alert about a replica has no market: no empty "Market:" or "Proof:" lines."""
     alert = {

@@ -38,6 +38,9 @@ REQUIRED_ALERTS = {
 # Alerts about one market: they carry what a person needs to act (deploy/alertmanager).
 MARKET_LABELS = {"market", "venue", "question", "answer", "answers", "proof"}
 SEVERITIES = {"critical", "warning", "info"}
+RUNBOOKS = RULES.parents[2] / "docs" / "runbooks"
+# Every runbook answers these, in this order, each with some text under it.
+RUNBOOK_SECTIONS = ("## What it means", "## What to look at", "## What to do")
 
 
 def promtool(*args: str) -> subprocess.CompletedProcess[str]:
@@ -160,3 +163,28 @@ def test_the_external_labels_the_alerts_link_with_are_documented() -> None:
     for label in used:
         assert f"#   {label}: https://" in config, label
         assert f"{label}: https://" in readme, label
+
+
+def test_every_alert_links_its_runbook_and_every_runbook_has_its_alert() -> None:
+    alerts = {rule["alert"]: rule for rule in all_rules() if "alert" in rule}
+    for name, rule in alerts.items():
+        url = rule.get("annotations", {}).get("runbook_url")
+        assert url == f"docs/runbooks/{name}.md", f"{name}: runbook_url is {url!r}"
+        assert (RULES.parents[2] / url).is_file(), f"{name}: {url} does not exist"
+    pages = {path.stem for path in RUNBOOKS.glob("*.md")} - {"README"}
+    assert pages == set(alerts), f"runbooks without an alert: {sorted(pages - set(alerts))}"
+    index = (RUNBOOKS / "README.md").read_text(encoding="utf-8")
+    for name in alerts:
+        assert f"[{name}]({name}.md)" in index, f"{name}: not listed in docs/runbooks/README.md"
+
+
+def test_every_runbook_says_what_the_alert_means_what_to_look_at_and_what_to_do() -> None:
+    pages = sorted(RUNBOOKS.glob("Oracle*.md"))
+    assert pages, f"no runbooks in {RUNBOOKS}"
+    for path in pages:
+        text = path.read_text(encoding="utf-8")
+        assert text.startswith(f"# {path.stem}\n"), f"{path.name}: title is not the alert"
+        headings = [line for line in text.splitlines() if line.startswith("## ")]
+        assert tuple(headings) == RUNBOOK_SECTIONS, f"{path.name}: sections {headings}"
+        for section, body in zip(RUNBOOK_SECTIONS, text.split("\n## ")[1:], strict=True):
+            assert body.partition("\n")[2].strip(), f"{path.name}: {section} is empty"
