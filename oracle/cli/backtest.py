@@ -1,14 +1,19 @@
-"""`oracle backtest`: recorded answers with known outcomes through the decision policy."""
+"""`oracle backtest`: recorded answers with known outcomes through the decision policy, and
+(`--timing FILE`) real requests through the research schedule."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from oracle.cli._common import config_option, fail
+
+if TYPE_CHECKING:
+    from oracle.core.timing import ScheduleParams
 
 
 def _numbers(option: str, text: str | None) -> tuple[float, ...] | None:
@@ -21,8 +26,23 @@ def _numbers(option: str, text: str | None) -> tuple[float, ...] | None:
 
 
 @click.command("backtest")
-@click.argument("directory", metavar="DIR", type=click.Path(file_okay=False))
+@click.argument("directory", metavar="[DIR]", type=click.Path(file_okay=False), required=False)
 @config_option
+@click.option(
+    "--timing",
+    "timing_file",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Instead of DIR: replay the requests in FILE (JSON, gzip or plain) through the "
+    "research schedule (daemon.schedule).",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["known", "guess", "both"]),
+    default=None,
+    help="With --timing: the agents' model (default both).",
+)
 @click.option(
     "--format",
     "output_format",
@@ -52,18 +72,41 @@ def _numbers(option: str, text: str | None) -> tuple[float, ...] | None:
     help="Also the false-alarm and catch rates of a second opinion on other proposers.",
 )
 def backtest(
-    directory: str,
+    directory: str | None,
     config_path: str | None,
     output_format: str,
     thresholds: str | None,
     min_confidences: str | None,
     *,
+    timing_file: str | None,
+    mode: str | None,
     reputation: bool,
     reputation_min_history: int,
     second_opinion: bool = False,
 ) -> None:
     """Run recorded answers with known outcomes (`final_outcome`) in DIR through the policy,
-    and compare the conflict resolution modes on the debate rounds in DIR/debate/."""
+    and compare the conflict resolution modes on the debate rounds in DIR/debate/.
+
+    With `--timing FILE` instead of DIR: replay real requests with known outcomes through
+    the research schedule and the hold rule on a simulated clock (docs/backtest.md)."""
+    if timing_file is not None:
+        if directory is not None:
+            fail("give DIR (recorded answers) or --timing FILE (requests), not both")
+        dir_only = {
+            "--thresholds": thresholds is not None,
+            "--min-confidences": min_confidences is not None,
+            "--reputation": reputation,
+            "--second-opinion": second_opinion,
+        }
+        extra = [name for name, given in dir_only.items() if given]
+        if extra:
+            fail(f"{', '.join(extra)}: only with DIR, not with --timing")
+        _timing(timing_file, config_path, mode or "both", output_format)
+        return
+    if directory is None:
+        fail("expected DIR (recorded answers) or --timing FILE (requests)")
+    if mode is not None:
+        fail("--mode applies to --timing FILE")
     from pydantic import ValidationError
 
     from oracle._pydantic_errors import describe
@@ -119,3 +162,42 @@ def backtest(
         click.echo(render_text(report), nl=False)
         if opinion is not None:
             click.echo("\n" + render_second_opinion(opinion), nl=False)
+
+
+def _timing(path: str, config_path: str | None, mode: str, output_format: str) -> None:
+    from oracle.timing_backtest import (
+        MODES,
+        load_requests,
+        render_timing_text,
+        run_timing_backtest,
+    )
+
+    report = run_timing_backtest(
+        load_requests(Path(path)),
+        _schedule_params(config_path),
+        MODES if mode == "both" else tuple(m for m in MODES if m == mode),
+        source=path,
+    )
+    if output_format == "json":
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        click.echo(render_timing_text(report), nl=False)
+
+
+def _schedule_params(config_path: str | None) -> ScheduleParams:
+    """`daemon.schedule` of the configuration, validated alone (the backtest needs no other
+    section); its defaults where the file sets none."""
+    from pydantic import ValidationError
+
+    from oracle._pydantic_errors import describe
+    from oracle.config_sources import config_key, load_data
+    from oracle.core.timing import ScheduleParams
+    from oracle.errors import ConfigError
+
+    daemon = load_data(config_path).get("daemon") or {}
+    schedule = daemon.get("schedule", {}) if isinstance(daemon, dict) else {}
+    try:
+        return ScheduleParams.model_validate(schedule)
+    except ValidationError as error:
+        lines = describe(error, prefix="daemon.schedule", label=config_key)
+        raise ConfigError("\n".join(lines)) from None
