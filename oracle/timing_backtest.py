@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from oracle.core.ancillary import TOO_EARLY, UNKNOWN
+from oracle.core.markets import window_that_holds
 from oracle.core.timetext import read_window
 from oracle.core.timing import (
     HOUR,
@@ -258,11 +259,10 @@ def request_window(
 ) -> AnswerWindow:
     """The market's window as the daemon would have it: the question's words, else the
     metadata, else the default."""
-    return (
-        reader(request.question, asked_at=request.asked_at, outcomes=request.outcomes)
-        or metadata_window(request, game_length)
-        or default_window(request.asked_at, params)
-    )
+    found = reader(request.question, asked_at=request.asked_at, outcomes=request.outcomes)
+    if found is not None:
+        return window_that_holds(found, request.outcomes)
+    return metadata_window(request, game_length) or default_window(request.asked_at, params)
 
 
 # --- the replay ----------------------------------------------------------------------------

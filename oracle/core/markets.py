@@ -36,8 +36,17 @@ def answer_window(spec: MarketSpec, now: float, params: ScheduleParams) -> Answe
     else the schedule's default. `now` (the venue's clock at discovery) bounds when it was
     asked, which dates without a year are read from."""
     if spec.window is not None:
-        return spec.window
+        return window_that_holds(spec.window, spec.outcomes)
     asked_at = min(spec.resolve_after, now)
     text = f"{spec.question}\n{spec.criteria}" if spec.criteria else spec.question
     found = read_window(text, asked_at=asked_at, outcomes=spec.outcomes)
-    return found if found is not None else default_window(asked_at, params)
+    return window_that_holds(found, spec.outcomes) if found else default_window(asked_at, params)
+
+
+def window_that_holds(window: AnswerWindow, outcomes: tuple[str, ...]) -> AnswerWindow:
+    """`window`, holding something: one that calls every outcome early would let any
+    guess through at any time ("immediately resolves to No if ..." beside a "by D"), so
+    none of them is early then."""
+    if set(outcomes) <= set(window.early_outcomes):
+        return window.model_copy(update={"early_outcomes": ()})
+    return window

@@ -28,7 +28,7 @@ only when its window has closed, `grace` has passed, and the agents still cannot
     phase \\ event   discovered        not_yet            other_answered   sent_back
     waiting          first research    first research     now              now
     early            early check       early check*       now              now
-    closed           now               back off           now              now
+    closed           first research    back off           now              now
     overdue          now               person             now              now
 
     * an early check while the budget lasts, else the first research after the window
@@ -118,11 +118,13 @@ class ScheduleParams(BaseModel):
     early_check_every: Seconds = Field(
         3 * DAY, gt=0, allow_inf_nan=False, description="Time between early checks."
     )
+    # Measured on real Polymarket requests (`oracle backtest --timing`, bench/timing_sweep.py):
+    # the back-off moves the research runs most, at almost no cost in lag.
     backoff_first: Seconds = Field(
-        2 * HOUR, gt=0, allow_inf_nan=False, description="Wait after the first 'not yet'."
+        8 * HOUR, gt=0, allow_inf_nan=False, description="Wait after the first 'not yet'."
     )
-    backoff_factor: float = Field(2.0, ge=1.0, le=10.0, allow_inf_nan=False)
-    backoff_max: Seconds = Field(DAY, gt=0, allow_inf_nan=False)
+    backoff_factor: float = Field(3.0, ge=1.0, le=10.0, allow_inf_nan=False)
+    backoff_max: Seconds = Field(2 * DAY, gt=0, allow_inf_nan=False)
     grace: Seconds = Field(
         7 * DAY,
         ge=0,
@@ -167,7 +169,7 @@ SCHEDULE: dict[tuple[Phase, ScheduleEvent], Step] = {
     (P.WAITING, V.NOT_YET): T.FIRST_RESEARCH,
     (P.EARLY, V.DISCOVERED): T.EARLY_CHECK,
     (P.EARLY, V.NOT_YET): T.EARLY_CHECK,
-    (P.CLOSED, V.DISCOVERED): T.NOW,
+    (P.CLOSED, V.DISCOVERED): T.FIRST_RESEARCH,
     (P.CLOSED, V.NOT_YET): T.BACK_OFF,
     (P.OVERDUE, V.DISCOVERED): T.NOW,
     (P.OVERDUE, V.NOT_YET): T.PERSON,
@@ -284,7 +286,7 @@ def timed_action(
       any other verdict goes as the policy says.
     """
     definite = outcome not in RESERVED
-    if definite and window.origin == "default" and now >= window.closes_at:
+    if definite and window.origin == "default" and window.final(outcome, now):
         return Timed(
             "review",
             "window_unknown",
