@@ -240,6 +240,14 @@ class Daemon:
         clock = self._venue_clocks.get(source)
         return self.clock() if clock is None else await clock.now()
 
+    async def _venue_now_to_record(self, source: str) -> float:
+        """The venue's time for a record (a retry's time, a latency), the daemon's clock
+        when the venue's cannot be read: a record is never held up by it."""
+        try:
+            return await self._venue_now(source)
+        except ResolverError:
+            return self.clock()
+
     def _scheduled(
         self, specs: Sequence[MarketSpec], now: float
     ) -> tuple[list[MarketSpec], dict[str, Plan]]:
@@ -716,7 +724,8 @@ class Daemon:
             return await self._fail(row.id, str(error))
         self.metrics.submissions.labels("confirmed").inc()
         self.metrics.gas_used.inc(receipt.gas_used)
-        self.metrics.due_to_submitted.observe(max(self.clock() - row.resolve_after, 0.0))
+        now = await self._venue_now_to_record(row.source)
+        self.metrics.due_to_submitted.observe(max(now - row.resolve_after, 0.0))
         emit(
             logger,
             logging.INFO,
@@ -871,10 +880,7 @@ class Daemon:
             self.settings.retry_backoff * 2 ** max(failures - 1, 0),
             self.settings.retry_backoff_max,
         )
-        try:
-            now = await self._venue_now(row.source)
-        except ResolverError:
-            now = self.clock()  # an unreadable venue clock must not stop a failure's record
+        now = await self._venue_now_to_record(row.source)
         try:
             return await self._step(
                 market_id,
