@@ -241,8 +241,10 @@ class Daemon:
         return self.clock() if clock is None else await clock.now()
 
     async def _venue_now_to_record(self, source: str) -> float:
-        """The venue's time for a record (a retry's time, a latency), the daemon's clock
-        when the venue's cannot be read: a record is never held up by it."""
+        """The venue's time for a record or a plan (a retry's time, a latency, a new
+        market's first research), the daemon's clock when the venue's cannot be read: none
+        of them is held up by it, and whether a time has come is judged by the venue's
+        clock all the same (`promote_due`, `waiting`)."""
         try:
             return await self._venue_now(source)
         except ResolverError:
@@ -278,7 +280,7 @@ class Daemon:
 
             async def deliver(specs: list[MarketSpec], source_name: str = source.name) -> None:
                 nonlocal added
-                specs, plans = self._scheduled(specs, await self._venue_now(source_name))
+                specs, plans = self._scheduled(specs, await self._venue_now_to_record(source_name))
                 new = await self._db(self.store.add_discovered, specs, self.replica, plans)
                 self.metrics.markets_discovered.labels(source_name).inc(len(new))
                 for market_id in new:
