@@ -23,6 +23,7 @@ import asyncio
 import hmac
 import json
 import math
+import re
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from urllib.parse import quote, urlsplit
 import jinja2
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from yarl import URL
 
 from oracle.console.evidence import gather, review_summary
 from oracle.console.metrics import ConsoleMetrics
@@ -51,6 +53,11 @@ CSP = (
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 STATUSES = ("open", "needs_approval", "decided", "sent_back")
+# What a redirect target after sign-in may contain: printable ASCII, without space and
+# backslash (see `same_origin_path`).
+_REDIRECT_CHARACTERS = frozenset(chr(code) for code in range(0x21, 0x7F)) - {"\\"}
+# "." or ".." as a path segment, also percent-encoded (a browser decodes %2e there).
+_DOT_SEGMENT = re.compile(r"(?:^|/)(?:\.|%2e){1,2}(?:/|$)", re.IGNORECASE)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -155,9 +162,10 @@ def _refuse(request: web.Request, status: int, message: str) -> web.StreamRespon
     if _wants_json(request):
         return web.json_response({"error": message}, status=status)
     if status == 401:
-        # Back to the page after signing in; a refused POST goes back to the queue.
-        target = request.path if request.method == "GET" else "/"
-        raise web.HTTPSeeOther(f"/login?next={quote(target)}")
+        # Back to the page after signing in (as requested: still percent-encoded, with its
+        # query); a refused POST goes back to the queue.
+        target = request.raw_path if request.method == "GET" else "/"
+        raise web.HTTPSeeOther(f"/login?next={quote(target, safe='')}")
     return _page(request, "error.html", status=status, message=message)
 
 
@@ -231,7 +239,7 @@ async def login_form(
         status=status,
         message=message,
         login_csrf=nonce,
-        next=_local_path(request.query.get("next", "/")),
+        next=same_origin_path(request.query.get("next", "/")),
     )
     response.set_cookie(LOGIN_CSRF_COOKIE, nonce, max_age=3600, **_cookie_options(console))
     return response
@@ -271,7 +279,7 @@ async def _start_session(
     await _db(
         console.store.record, person.name, "console.signed_in", f"user:{person.name}", {"via": via}
     )
-    response = web.HTTPSeeOther(_local_path(target))
+    response = web.HTTPSeeOther(same_origin_path(target))
     response.set_cookie(
         SESSION_COOKIE,
         token,
@@ -282,11 +290,32 @@ async def _start_session(
     return response
 
 
-def _local_path(target: str) -> str:
-    """A redirect target on this site only (no open redirect)."""
-    if target.startswith("/") and not target.startswith("//") and "\\" not in target:
-        return target
+def same_origin_path(target: str) -> str:
+    r"""`target` if a browser following it as a redirect stays on the console, else "/"
+    (no open redirect). Browsers drop tab, CR and LF anywhere in a URL, read a backslash
+    as a slash and collapse dot segments, so "/\t/host", "/\host" and "/..//host" would
+    all become "//host" (another site): only printable ASCII without space or backslash
+    is accepted, starting with one slash and free of dot segments, both as given and as
+    aiohttp writes it into the Location header."""
+    try:
+        written = str(URL(target))
+    except (ValueError, TypeError):
+        return "/"
+    if _plain_local_path(target) and _plain_local_path(written):
+        return written
     return "/"
+
+
+def _plain_local_path(target: str) -> bool:
+    if not target or not set(target) <= _REDIRECT_CHARACTERS:
+        return False
+    if not target.startswith("/") or target.startswith("//"):
+        return False
+    path = target.split("?", 1)[0].split("#", 1)[0]
+    if _DOT_SEGMENT.search(path):
+        return False
+    parts = urlsplit(target)
+    return not parts.scheme and not parts.netloc
 
 
 async def login(request: web.Request) -> web.StreamResponse:

@@ -20,6 +20,7 @@ from oracle.store.repository import Store
 from oracle.testing import result
 
 from .helpers import PASSWORD, csrf_of, local_settings, make_store, page_csrf, run, sign_in
+from .redirects import HOSTILE_NEXT, LOCAL_NEXT
 from .scenario import (
     agreeing,
     beside_another_answer,
@@ -169,6 +170,42 @@ def test_signing_in_never_keeps_a_planted_session(store: Store) -> None:
         client.session.cookie_jar.update_cookies({SESSION_COOKIE: "made-up"})
         response = await client.get("/", allow_redirects=False)
         assert response.status == 303
+
+    run(store, scenario)
+
+
+def test_signing_in_redirects_only_to_a_path_on_the_console(store: Store) -> None:
+    expected = {**dict.fromkeys(HOSTILE_NEXT, "/"), **LOCAL_NEXT}
+    # "?next=%2F%2Fevil.example" (encoded in the query) arrives as "//evil.example".
+    assert "//evil.example/" in expected
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        for target, location in expected.items():
+            page = await client.get("/login", params={"next": target})
+            html = await page.text()
+            assert f'name="next" value="{location}"' in html, repr(target)
+            response = await client.post(
+                "/login",
+                data={
+                    "name": "rita",
+                    "password": PASSWORD,
+                    "csrf_token": csrf_of(html),
+                    "next": target,
+                },
+                allow_redirects=False,
+            )
+            assert response.status == 303, repr(target)
+            assert response.headers["Location"] == location, repr(target)
+
+    run(store, scenario)
+
+
+def test_a_page_asked_for_before_signing_in_is_where_signing_in_leads(store: Store) -> None:
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        response = await client.get("/?status=all&venue=a%26b", allow_redirects=False)
+        assert response.headers["Location"] == "/login?next=/?status%3Dall%26venue%3Da%2526b"
+        html = await (await client.get(response.headers["Location"])).text()
+        assert 'name="next" value="/?status=all&amp;venue=a%26b"' in html
 
     run(store, scenario)
 
