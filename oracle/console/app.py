@@ -33,6 +33,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 import jinja2
+from ada_url import URL as WhatwgUrl
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from yarl import URL
@@ -57,6 +58,8 @@ STATUSES = ("open", "needs_approval", "decided", "sent_back")
 # backslash (see `same_origin_path`).
 _REDIRECT_CHARACTERS = frozenset(chr(code) for code in range(0x21, 0x7F)) - {"\\"}
 # "." or ".." as a path segment, also percent-encoded (a browser decodes %2e there).
+# Where a redirect target is resolved from to see whether it leaves the console.
+_PLACEHOLDER_ORIGIN = "https://console.invalid"
 _DOT_SEGMENT = re.compile(r"(?:^|/)(?:\.|%2e){1,2}(?:/|$)", re.IGNORECASE)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -295,7 +298,8 @@ def same_origin_path(target: str) -> str:
     (no open redirect). Browsers drop tab, CR and LF anywhere in a URL, read a backslash
     as a slash and collapse dot segments, so "/\t/host", "/\host" and "/..//host" would
     all become "//host" (another site): only printable ASCII without space or backslash
-    is accepted, starting with one slash and free of dot segments, both as given and as
+    is accepted, starting with one slash, free of dot segments and read by a WHATWG URL
+    parser (ada-url, as a browser) as a path on the same origin; both as given and as
     aiohttp writes it into the Location header."""
     try:
         written = str(URL(target))
@@ -314,8 +318,11 @@ def _plain_local_path(target: str) -> bool:
     path = target.split("?", 1)[0].split("#", 1)[0]
     if _DOT_SEGMENT.search(path):
         return False
-    parts = urlsplit(target)
-    return not parts.scheme and not parts.netloc
+    try:  # and as a browser reads it (WHATWG): same origin, no path taken for a host
+        read = WhatwgUrl(target, _PLACEHOLDER_ORIGIN + "/login")
+    except ValueError:
+        return False
+    return read.origin == _PLACEHOLDER_ORIGIN and not read.pathname.startswith("//")
 
 
 async def login(request: web.Request) -> web.StreamResponse:
