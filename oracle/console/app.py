@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
 import math
 import re
 import secrets
@@ -43,6 +44,7 @@ from oracle.console.metrics import ConsoleMetrics
 from oracle.console.settings import ConsoleSettings
 from oracle.core.review_rules import Action, may
 from oracle.errors import AccessDenied, StaleDecision, StoreError
+from oracle.log import emit
 from oracle.store.console import Person
 from oracle.store.repository import Store
 from oracle.store.reviews import Seen
@@ -61,6 +63,8 @@ _REDIRECT_CHARACTERS = frozenset(chr(code) for code in range(0x21, 0x7F)) - {"\\
 # Where a redirect target is resolved from to see whether it leaves the console.
 _PLACEHOLDER_ORIGIN = "https://console.invalid"
 _DOT_SEGMENT = re.compile(r"(?:^|/)(?:\.|%2e){1,2}(?:/|$)", re.IGNORECASE)
+
+_LOG = logging.getLogger("oracle.console.audit")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -172,6 +176,21 @@ def _refuse(request: web.Request, status: int, message: str) -> web.StreamRespon
     return _page(request, "error.html", status=status, message=message)
 
 
+async def _forbid(request: web.Request, message: str) -> web.StreamResponse:
+    """Refuse a signed-in person (403), with an audit entry: a refused action is worth
+    knowing about (a probe, a misconfigured role, a forged form)."""
+    console = request.app[CONSOLE]
+    person: Person = request[PERSON]
+    await _db(
+        console.store.record,
+        person.name,
+        "console.refused",
+        f"user:{person.name}",
+        {"method": request.method, "path": request.path[:200], "reason": message},
+    )
+    return _refuse(request, 403, message)
+
+
 def _guard(action: Action, handler: Handler) -> Handler:
     """Run `handler` only for a person whose role allows `action`; a POST made with a
     session must carry the session's CSRF token."""
@@ -186,17 +205,17 @@ def _guard(action: Action, handler: Handler) -> Handler:
             if sent is None and request.content_type == "application/x-www-form-urlencoded":
                 sent = (await request.post()).get("csrf_token")  # type: ignore[assignment]
             if not isinstance(sent, str) or csrf is None or not hmac.compare_digest(sent, csrf):
-                return _refuse(request, 403, "the form's CSRF token is missing or wrong")
+                return await _forbid(request, "the form's CSRF token is missing or wrong")
         if not may(person.role, action):
-            return _refuse(
-                request, 403, f"{person.name} ({person.role.value}) may not {action.value}"
+            return await _forbid(
+                request, f"{person.name} ({person.role.value}) may not {action.value}"
             )
         try:
             return await handler(request)
         except StaleDecision as error:
             return _refuse(request, 409, str(error))
         except AccessDenied as error:
-            return _refuse(request, 403, str(error))
+            return await _forbid(request, str(error))
         except StoreError as error:
             return _refuse(request, 400, str(error))
 
@@ -261,6 +280,13 @@ async def _sign_in_by_proxy(request: web.Request) -> web.StreamResponse | None:
     person = await _db(console.store.person_named, name)
     if person is None:
         console.metrics.login_failures.labels("unknown_sso_account").inc()
+        await _db(
+            console.store.record,
+            "anonymous",
+            "console.sign_in_failed",
+            await _sign_in_subject(request, name),
+            {"address": request.remote or "unknown", "via": "proxy"},
+        )
         return _page(
             request,
             "error.html",
@@ -346,16 +372,34 @@ async def login(request: web.Request) -> web.StreamResponse:
     if person is None:
         console.metrics.login_failures.labels("wrong").inc()
         settings = console.settings
-        await _db(
+        locked_until = await _db(
             console.store.login_failed,
             key,
             max_failures=settings.login_max_failures,
             window_seconds=settings.login_window_seconds,
             lockout_seconds=settings.login_lockout_seconds,
         )
+        subject = await _sign_in_subject(request, name)
+        address = {"address": request.remote or "unknown"}
+        await _db(console.store.record, "anonymous", "console.sign_in_failed", subject, address)
+        if locked_until:
+            await _db(
+                console.store.record,
+                "console",
+                "console.sign_in_locked",
+                subject,
+                {**address, "until": locked_until},
+            )
         return await login_form(request, message="Wrong name or password.", status=401)
     await _db(console.store.login_succeeded, key)
     return await _start_session(request, person, str(form.get("next", "/")), "password")
+
+
+async def _sign_in_subject(request: web.Request, name: str) -> str:
+    """The audit subject of a failed sign-in: the account, if `name` is one. Any other
+    name is not kept: it may be a password typed into the name field."""
+    known = await _db(request.app[CONSOLE].store.account_exists, name)
+    return f"user:{name}" if known else "user:?"
 
 
 async def logout(request: web.Request) -> web.StreamResponse:
@@ -363,6 +407,8 @@ async def logout(request: web.Request) -> web.StreamResponse:
     token = request.cookies.get(SESSION_COOKIE)
     if token:
         await _db(console.store.end_session, token)
+    person: Person = request[PERSON]
+    await _db(console.store.record, person.name, "console.signed_out", f"user:{person.name}", {})
     response = web.HTTPSeeOther("/login")
     response.del_cookie(SESSION_COOKIE, path="/")
     return response
@@ -637,6 +683,8 @@ async def metrics(request: web.Request) -> web.StreamResponse:
         console.metrics.open_reviews.labels(status).set(
             sum(1 for item, _ in rows if item.status == status)
         )
+    # What the database holds now: a count lower than an earlier scrape's is a cut tail.
+    console.metrics.publish_audit_head(await _db(console.store.audit_head), read=True)
     body = generate_latest(console.metrics.registry)
     return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
@@ -694,7 +742,24 @@ def make_app(store: Store, settings: ConsoleSettings) -> web.Application:
     async def end_streams(app: web.Application) -> None:
         app[CONSOLE].closing.set()
 
+    publish = app[CONSOLE].metrics.publish_audit_head
+
+    async def anchor_audit_log(app: web.Application) -> None:
+        # The head as the console finds it, then after each entry it appends.
+        head = await _db(store.audit_head)
+        publish(head, read=True)
+        emit(
+            _LOG, logging.INFO, "console.audit_head", entries=head.entries, head_hash=head.head_hash
+        )
+        store.audit_head_listeners.append(publish)
+
+    async def stop_anchoring(app: web.Application) -> None:
+        if publish in store.audit_head_listeners:
+            store.audit_head_listeners.remove(publish)
+
+    app.on_startup.append(anchor_audit_log)
     app.on_shutdown.append(end_streams)
+    app.on_cleanup.append(stop_anchoring)
     for method, path, handler, action in ROUTES:
         app.router.add_route(method, path, handler if action is None else _guard(action, handler))
     app.router.add_static("/static/", _static_dir(), append_version=True)

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import ipaddress
+from pathlib import Path
 from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from oracle.errors import ConfigError
+
 # Addresses a browser reaches only from this machine: the one place plain http is allowed.
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+# An HMAC key shorter than this could be guessed offline from one signed export.
+MIN_AUDIT_KEY_CHARACTERS = 32
 
 
 class ConsoleSettings(BaseModel):
@@ -33,6 +38,10 @@ class ConsoleSettings(BaseModel):
     # from anywhere else it is ignored, or anyone could name any account.
     trusted_header: str | None = Field(None, min_length=1, max_length=100)
     trusted_proxies: tuple[str, ...] = ()
+    # A file holding the secret key (at least 32 characters, e.g. `openssl rand -hex 32`)
+    # that signs `oracle console audit export`: a signed export is an anchor the
+    # database's writer cannot forge. Kept away from the database and its backups.
+    audit_key_file: Path | None = None
 
     @field_validator("trusted_proxies")
     @classmethod
@@ -77,3 +86,25 @@ class ConsoleSettings(BaseModel):
                 f"not {self.host!r}"
             )
         return self
+
+    def audit_key(self) -> bytes | None:
+        """The audit export signing key (None: none configured); ConfigError naming
+        `console.audit_key_file` when it cannot be read or is too short. Never shown."""
+        path = self.audit_key_file
+        if path is None:
+            return None
+        try:
+            value = path.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            raise ConfigError(f"console.audit_key_file: {path}: no such file") from None
+        except (OSError, UnicodeDecodeError) as error:
+            reason = getattr(error, "strerror", None) or type(error).__name__
+            raise ConfigError(
+                f"console.audit_key_file: {path}: cannot be read ({reason})"
+            ) from None
+        if len(value) < MIN_AUDIT_KEY_CHARACTERS:
+            raise ConfigError(
+                f"console.audit_key_file: {path}: the key must be at least "
+                f"{MIN_AUDIT_KEY_CHARACTERS} characters (e.g. `openssl rand -hex 32`)"
+            )
+        return value.encode()

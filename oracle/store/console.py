@@ -5,9 +5,10 @@ and the append-only, hash-chained audit log (`oracle.core.audit`)."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,9 +18,10 @@ from sqlalchemy import Connection, RowMapping, Table, delete, insert, text, upda
 from sqlalchemy import select as core_select
 from sqlalchemy.exc import IntegrityError
 
-from oracle.core.audit import GENESIS, chain_problems, entry_hash
+from oracle.core.audit import GENESIS, AuditHead, chain_problems, entry_hash
 from oracle.core.review_rules import Role, parse_role
 from oracle.errors import AccessDenied, StoreError
+from oracle.log import emit
 from oracle.store._transaction import Transactions
 from oracle.store.tables import (
     ApiTokenRow,
@@ -35,6 +37,7 @@ _TOKEN: Table = ApiTokenRow.__table__  # type: ignore[attr-defined]
 _THROTTLE: Table = LoginThrottleRow.__table__  # type: ignore[attr-defined]
 _AUDIT: Table = ConsoleAuditRow.__table__  # type: ignore[attr-defined]
 
+_LOG = logging.getLogger("oracle.console.audit")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$")
 MIN_PASSWORD_LENGTH = 10
 TOKEN_PREFIX = "oct_"
@@ -164,6 +167,16 @@ class ConsoleRecords(Transactions):
                 .mappings()
                 .first()
             )
+
+    def account_exists(self, name: str) -> bool:
+        """Whether `name` is an account, active or disabled."""
+        with self.reading() as session:
+            found = (
+                session.connection()
+                .execute(core_select(_USER.c.id).where(_USER.c.name == name))
+                .first()
+            )
+        return found is not None
 
     def person_named(self, name: str) -> Person | None:
         """The active account `name` (None: no such account, or disabled), for a sign-in
@@ -350,7 +363,45 @@ class ConsoleRecords(Transactions):
             "details": dict(details),
             "prev_hash": GENESIS if last is None else last.hash,
         }
-        connection.execute(insert(_AUDIT), {**entry, "hash": entry_hash(entry)})
+        head = AuditHead(entry["id"], entry_hash(entry))
+        connection.execute(insert(_AUDIT), {**entry, "hash": head.head_hash})
+        self._after_commit(lambda: self._publish_audit_head(head, action))
+
+    @property
+    def audit_head_listeners(self) -> list[Callable[[AuditHead], None]]:
+        """Called with the new head after each committed append (the console's metrics)."""
+        listeners: list[Callable[[AuditHead], None]] | None = self.__dict__.get(
+            "_audit_head_listeners"
+        )
+        if listeners is None:
+            listeners = self.__dict__["_audit_head_listeners"] = []
+        return listeners
+
+    def _publish_audit_head(self, head: AuditHead, action: str) -> None:
+        """The anchor outside the database: whoever later cuts the log's tail or rewrites
+        an entry (and every hash after it) cannot take back this line (docs/console.md)."""
+        emit(
+            _LOG,
+            logging.INFO,
+            "console.audit_appended",
+            entries=head.entries,
+            head_hash=head.head_hash,
+            action=action,
+        )
+        for listener in self.audit_head_listeners:
+            listener(head)
+
+    def audit_head(self) -> AuditHead:
+        """The newest entry's id and hash ((0, GENESIS) for an empty log)."""
+        with self.reading() as session:
+            last = (
+                session.connection()
+                .execute(
+                    core_select(_AUDIT.c.id, _AUDIT.c.hash).order_by(_AUDIT.c.id.desc()).limit(1)
+                )
+                .first()
+            )
+        return AuditHead(0, GENESIS) if last is None else AuditHead(int(last.id), str(last.hash))
 
     def audit_entries(self, subject: str | None = None) -> list[dict[str, Any]]:
         """The audit log oldest first (only `subject`'s entries when given)."""

@@ -17,12 +17,15 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
+from sqlalchemy import delete, update
 
 from oracle.console.app import make_app
 from oracle.console.settings import ConsoleSettings
+from oracle.core.audit import GENESIS, entry_hash
 from oracle.devchain import free_port
 from oracle.store.database import open_database
 from oracle.store.repository import Store
+from oracle.store.tables import ConsoleAuditRow
 
 PASSWORD = "correct horse battery"
 ACCOUNTS = {"rita": "reviewer", "ann": "approver", "val": "viewer", "adam": "admin"}
@@ -124,3 +127,29 @@ def browser_sign_in(page: Any, base: str, name: str, password: str = PASSWORD) -
     page.fill("input[name=name]", name)
     page.fill("input[name=password]", password)
     page.click("button[type=submit]")
+
+
+def rewrite_audit(store: Store, entry_id: int, **changes: Any) -> None:
+    """What someone with write access to the database can do: change an entry and
+    recompute its hash and every hash after it, so the chain holds again."""
+    table = ConsoleAuditRow.__table__  # type: ignore[attr-defined]
+    entries = store.audit_entries()
+    previous = GENESIS if entry_id == 1 else entries[entry_id - 2]["hash"]
+    with store.engine.begin() as connection:
+        for entry in entries[entry_id - 1 :]:
+            fields = {**entry, **(changes if entry["id"] == entry_id else {})}
+            fields["prev_hash"] = previous
+            fields["hash"] = previous = entry_hash(fields)
+            connection.execute(
+                update(table)
+                .where(table.c.id == entry["id"])
+                .values({k: v for k, v in fields.items() if k != "id"})
+            )
+
+
+def cut_audit_tail(store: Store, count: int) -> None:
+    """Delete the newest `count` entries: the chain that is left still holds."""
+    table = ConsoleAuditRow.__table__  # type: ignore[attr-defined]
+    last = store.audit_head().entries
+    with store.engine.begin() as connection:
+        connection.execute(delete(table).where(table.c.id > last - count))

@@ -5,6 +5,7 @@ stale decisions and the audit chain."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from pathlib import Path
 
@@ -19,7 +20,16 @@ from oracle.core.models import AgentFailure
 from oracle.store.repository import Store
 from oracle.testing import result
 
-from .helpers import PASSWORD, csrf_of, local_settings, make_store, page_csrf, run, sign_in
+from .helpers import (
+    PASSWORD,
+    csrf_of,
+    cut_audit_tail,
+    local_settings,
+    make_store,
+    page_csrf,
+    run,
+    sign_in,
+)
 from .redirects import HOSTILE_NEXT, LOCAL_NEXT
 from .scenario import (
     agreeing,
@@ -409,6 +419,81 @@ def test_console_actions_are_in_a_verifiable_audit_chain(store: Store) -> None:
             text("UPDATE console_audit SET details = '{}' WHERE action = 'review.claimed'")
         )
     assert any("hash does not match" in p for p in store.verify_audit())
+
+
+def test_sign_in_failures_lockouts_sign_outs_and_refusals_are_audited(store: Store) -> None:
+    review_id = escalate(store, "q1")
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        for _ in range(2):
+            assert (await sign_in(client, "rita", "not the password")).status == 401
+        # A password typed into the name field is not kept, not even in the audit log.
+        assert (await sign_in(client, PASSWORD, "x")).status == 401
+        assert (await sign_in(client, "val")).status == 303
+        csrf = await page_csrf(client)
+        response = await client.post(
+            f"/reviews/{review_id}/claim", data={"csrf_token": csrf}, allow_redirects=False
+        )
+        assert response.status == 403
+        response = await client.post(
+            f"/reviews/{review_id}/claim", data={"csrf_token": "forged"}, allow_redirects=False
+        )
+        assert response.status == 403
+        assert (await client.post("/logout", data={"csrf_token": csrf})).status == 200
+
+    run(store, scenario, local_settings(login_max_failures=2))
+    entries = store.audit_entries()
+    seen = [(e["actor"], e["action"], e["subject"]) for e in entries if e["action"] != "user.added"]
+    assert seen == [
+        ("anonymous", "console.sign_in_failed", "user:rita"),
+        ("anonymous", "console.sign_in_failed", "user:rita"),
+        ("console", "console.sign_in_locked", "user:rita"),
+        ("anonymous", "console.sign_in_failed", "user:?"),
+        ("val", "console.signed_in", "user:val"),
+        ("val", "console.refused", "user:val"),
+        ("val", "console.refused", "user:val"),
+        ("val", "console.signed_out", "user:val"),
+    ]
+    refusals = [e["details"] for e in entries if e["action"] == "console.refused"]
+    assert [(d["path"], d["reason"]) for d in refusals] == [
+        (f"/reviews/{review_id}/claim", "val (viewer) may not decide"),
+        (f"/reviews/{review_id}/claim", "the form's CSRF token is missing or wrong"),
+    ]
+    assert PASSWORD not in str(entries)
+    assert "forged" not in str(entries)
+
+
+def test_the_console_publishes_the_audit_head_in_its_log_and_metrics(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        assert (await sign_in(client, "rita")).status == 303
+        head = await asyncio.to_thread(store.audit_head)
+        metrics = await (await client.get("/metrics")).text()
+        assert f"oracle_console_audit_entries {float(head.entries)}" in metrics
+        assert (
+            f'oracle_console_audit_head_info{{entries="{head.entries}",'
+            f'head_hash="{head.head_hash}"}} 1.0'
+        ) in metrics
+        # Someone cuts the newest entry: the next scrape shows the count drop.
+        await asyncio.to_thread(cut_audit_tail, store, 1)
+        metrics = await (await client.get("/metrics")).text()
+        assert f"oracle_console_audit_entries {float(head.entries - 1)}" in metrics
+        assert head.head_hash not in metrics
+
+    with caplog.at_level(logging.INFO, logger="oracle.console.audit"):
+        run(store, scenario)
+    logged = [
+        (r.event, r.fields)  # type: ignore[attr-defined]
+        for r in caplog.records
+        if getattr(r, "event", "").startswith("console.audit_")
+    ]
+    first = store.audit_entries()[3]  # after the four accounts: the console's start
+    assert logged[0] == ("console.audit_head", {"entries": 4, "head_hash": first["hash"]})
+    signed_in = logged[1][1]
+    assert logged[1][0] == "console.audit_appended"
+    assert (signed_in["entries"], signed_in["action"]) == (5, "console.signed_in")
+    assert PASSWORD not in caplog.text
 
 
 def test_health_and_metrics(store: Store) -> None:

@@ -5,17 +5,20 @@ evidence shown, four-eyes approval, reopening and sending back."""
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import Engine, text
 
+from oracle.core.audit import AuditHead, anchor_problems, export_differences
 from oracle.core.lifecycle import MarketEvent, MarketState
 from oracle.errors import AccessDenied, IllegalTransition, StaleDecision, StoreError
 from oracle.store.engine import make_engine
 from oracle.store.migrate import upgrade
 from oracle.store.repository import Store
 from oracle.store.reviews import Seen
+from tests.console.helpers import cut_audit_tail, rewrite_audit
 from tests.console.scenario import (
     agreeing,
     beside_another_answer,
@@ -145,6 +148,49 @@ def test_the_audit_chain_verifies_and_finds_tampering(store: Store, engine: Engi
     problems = store.verify_audit()
     assert any("gap or reorder" in p for p in problems)
     assert any("prev_hash does not match" in p for p in problems)
+
+
+def append_then_fail(store: Store) -> None:
+    with store._writing() as connection:
+        store._append_audit(connection, "rita", "review.viewed", "market:chain:q2", {})
+        raise RuntimeError("the transaction fails after the append")
+
+
+def test_each_committed_entry_publishes_the_head_and_a_rolled_back_one_does_not(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    heads: list[AuditHead] = []
+    store.audit_head_listeners.append(heads.append)
+    with caplog.at_level(logging.INFO, logger="oracle.console.audit"):
+        store.record("rita", "review.viewed", "market:chain:q1", {"review": 1})
+        with pytest.raises(RuntimeError, match="fails after the append"):
+            append_then_fail(store)
+    head = store.audit_head()
+    assert heads == [head]  # the rolled-back entry was never published
+    assert head == AuditHead(4, store.audit_entries()[-1]["hash"])
+    published = [r for r in caplog.records if getattr(r, "event", "") == "console.audit_appended"]
+    assert [r.fields for r in published] == [  # type: ignore[attr-defined]
+        {"entries": 4, "head_hash": head.head_hash, "action": "review.viewed"}
+    ]
+
+
+def test_a_cut_tail_and_a_rehashed_rewrite_pass_the_chain_but_not_its_anchor(
+    store: Store,
+) -> None:
+    for number in range(3):
+        store.record("rita", "review.viewed", f"market:chain:q{number}", {"review": number})
+    anchor, exported = store.audit_head(), store.audit_entries()
+    rewrite_audit(store, 2, actor="mallory")
+    cut_audit_tail(store, 2)
+    assert store.verify_audit() == []  # the chain alone still holds
+    assert anchor_problems(store.audit_entries(), anchor) == [
+        "the log ends at entry 4 but the anchor counts 6: entries 5..6 were removed "
+        "(the tail was cut)"
+    ]
+    problems = export_differences(store.audit_entries(), exported)
+    assert problems[0] == "entry 2: actor was 'admin', now 'mallory'"
+    assert problems[1].startswith("the log ends at entry 4 but the anchored export has 6")
+    assert [p.split(" (")[0] for p in problems[2:]] == ["entry 5: removed", "entry 6: removed"]
 
 
 def test_a_decision_on_evidence_newer_research_replaced_is_refused(store: Store) -> None:
