@@ -632,7 +632,11 @@ async def unassign(request: web.Request) -> web.StreamResponse:
 
 async def queue_events(request: web.Request) -> web.StreamResponse:
     """Server-sent events: `queue` with the counts whenever the open queue changes (an
-    item opened, claimed, decided, approved ...); the page's script reloads on it."""
+    item opened, claimed, decided, approved ...); the page's script reloads on it.
+
+    The stream lasts only as long as what opened it: each tick identifies the request
+    again, so a session signed out or ended (the account disabled) or a token revoked
+    ends it at the next tick, with a last `signed_out` event."""
     console = request.app[CONSOLE]
     response = web.StreamResponse(
         headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"}
@@ -641,6 +645,10 @@ async def queue_events(request: web.Request) -> web.StreamResponse:
     last: object = None
     quiet = 0.0
     while not console.closing.is_set():
+        person, _, _ = await _identify(request)
+        if person is None:
+            await response.write(b"event: signed_out\ndata: {}\n\n")
+            break
         rows = await _db(console.store.review_queue, ["open", "needs_approval"])
         state = tuple((item.id, item.status, item.claimed_by) for item, _ in rows)
         if state != last:

@@ -533,6 +533,53 @@ def test_the_queue_streams_its_changes_to_signed_in_people_only(store: Store) ->
     run(store, scenario, local_settings(queue_poll_seconds=0.1))
 
 
+async def _stream_ended(response) -> bool:  # type: ignore[no-untyped-def]
+    """Whether the event stream ends (the server finished it) before it says anything
+    more: a `signed_out` event, then nothing."""
+    raw = await asyncio.wait_for(response.content.readuntil(b"\n\n"), timeout=10)
+    assert raw == b"event: signed_out\ndata: {}\n\n", raw
+    rest = await asyncio.wait_for(response.content.read(), timeout=10)
+    return bool(rest == b"")
+
+
+def test_a_disabled_accounts_event_stream_stops_at_once(store: Store) -> None:
+    review_id = escalate(store, "q1")
+    token = store.create_token("ann")
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        await sign_in(client, "val")
+        by_session = await client.get("/events/queue")
+        by_token = await client.get("/events/queue", headers={"Authorization": f"Bearer {token}"})
+        for stream in (by_session, by_token):
+            first = await asyncio.wait_for(stream.content.readuntil(b"\n\n"), timeout=10)
+            assert first.startswith(b"event: queue\n")
+        await asyncio.to_thread(store.disable_user, "val", "adam")
+        await asyncio.to_thread(store.disable_user, "ann", "adam")
+        # The queue changes: a live stream would tell; these only say they are over.
+        await asyncio.to_thread(store.claim_review, review_id, "rita", assignee="rita")
+        assert await _stream_ended(by_session)
+        assert await _stream_ended(by_token)
+
+    run(store, scenario, local_settings(queue_poll_seconds=0.1))
+
+
+def test_signing_out_ends_the_sessions_event_streams(store: Store) -> None:
+    review_id = escalate(store, "q1")
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        await sign_in(client, "rita")
+        stream = await client.get("/events/queue")
+        first = await asyncio.wait_for(stream.content.readuntil(b"\n\n"), timeout=10)
+        assert first.startswith(b"event: queue\n")
+        csrf = await page_csrf(client)
+        response = await client.post("/logout", data={"csrf_token": csrf}, allow_redirects=False)
+        assert response.status == 303
+        await asyncio.to_thread(store.claim_review, review_id, "ann", assignee="ann")
+        assert await _stream_ended(stream)
+
+    run(store, scenario, local_settings(queue_poll_seconds=0.1))
+
+
 def test_an_item_without_a_consensus_is_shown_and_decided(store: Store) -> None:
     spec = MarketSpec(source="chain", external_id="q9", question="Q9 <b>?</b>", resolve_after=1.0)
     store.add_discovered([spec], actor="poller")
