@@ -11,8 +11,9 @@ Security, in one place:
 - every POST made with a session carries its CSRF token (a form field, or the
   X-CSRF-Token header), compared in constant time; API tokens (Authorization: Bearer)
   are never sent by a browser on its own, so they need none;
-- sign-in failures are counted per account and client address in the database and lock
-  both out for a while;
+- sign-in failures are counted in the database: per account, further attempts wait
+  longer and longer (capped: a stranger can slow a reviewer, not lock them out); per
+  client address, too many end its attempts until the window passes;
 - a strict Content-Security-Policy (`default-src 'self'`, no inline script or style);
   links are made only of http(s) URLs.
 """
@@ -45,7 +46,7 @@ from oracle.console.settings import ConsoleSettings
 from oracle.core.review_rules import Action, may
 from oracle.errors import AccessDenied, StaleDecision, StoreError
 from oracle.log import emit
-from oracle.store.console import Person
+from oracle.store.console import Person, SignInLimits
 from oracle.store.repository import Store
 from oracle.store.reviews import Seen
 
@@ -360,39 +361,60 @@ async def login(request: web.Request) -> web.StreamResponse:
         return await login_form(request, message="The sign-in form expired: try again.", status=403)
     name = str(form.get("name", "")).strip()
     password = str(form.get("password", ""))
-    key = f"{name.lower()}|{request.remote or 'unknown'}"
-    locked_until = await _db(console.store.login_locked_until, key)
-    if locked_until:
-        console.metrics.login_failures.labels("locked").inc()
-        wait = _duration(max(locked_until - console.store.clock(), 60.0))
-        return await login_form(
-            request, message=f"Too many failed sign-ins: try again in {wait}.", status=429
+    settings = console.settings
+    address = settings.client_address(request.remote, request.headers)
+    # Only a real account gets a count of its own: any other name (it may be a password
+    # typed into the name field) shares one, and is never stored.
+    known = await _db(console.store.account_exists, name)
+    subject = f"user:{name}" if known else "user:?"
+    account_key, address_key = f"account:{subject}", f"address:{address}"
+    wait = await _db(console.store.sign_in_wait, account_key, address_key)
+    if wait > 0:
+        console.metrics.login_failures.labels("delayed").inc()
+        seconds = math.ceil(wait)
+        response = await login_form(
+            request,
+            message=f"Too many failed sign-ins: try again in {_duration_text(seconds)}.",
+            status=429,
         )
+        response.headers["Retry-After"] = str(seconds)
+        return response
     person = await _db(console.store.authenticate, name, password)
     if person is None:
         console.metrics.login_failures.labels("wrong").inc()
-        settings = console.settings
-        locked_until = await _db(
-            console.store.login_failed,
-            key,
-            max_failures=settings.login_max_failures,
-            window_seconds=settings.login_window_seconds,
-            lockout_seconds=settings.login_lockout_seconds,
+        failure = await _db(
+            console.store.sign_in_failed,
+            account_key,
+            address_key,
+            SignInLimits(
+                free_failures=settings.login_max_failures,
+                window_seconds=settings.login_window_seconds,
+                max_delay_seconds=settings.login_max_delay_seconds,
+                address_max_failures=settings.login_address_max_failures,
+            ),
         )
-        subject = await _sign_in_subject(request, name)
-        address = {"address": request.remote or "unknown"}
-        await _db(console.store.record, "anonymous", "console.sign_in_failed", subject, address)
-        if locked_until:
+        where = {"address": address}
+        await _db(console.store.record, "anonymous", "console.sign_in_failed", subject, where)
+        if failure.delays_started:
+            details = {**where, "failures": failure.account_failures}
+            await _db(console.store.record, "console", "console.sign_in_delayed", subject, details)
+        if failure.address_blocked:
             await _db(
                 console.store.record,
                 "console",
-                "console.sign_in_locked",
-                subject,
-                {**address, "until": locked_until},
+                "console.sign_in_address_blocked",
+                f"address:{address}",
+                where,
             )
         return await login_form(request, message="Wrong name or password.", status=401)
-    await _db(console.store.login_succeeded, key)
+    await _db(console.store.sign_in_succeeded, account_key)
     return await _start_session(request, person, str(form.get("next", "/")), "password")
+
+
+def _duration_text(seconds: int) -> str:
+    if seconds < 120:
+        return f"{seconds} second{'' if seconds == 1 else 's'}"
+    return _duration(seconds)
 
 
 async def _sign_in_subject(request: web.Request, name: str) -> str:

@@ -38,7 +38,8 @@ class ConsoleMetrics:
         )
         self.login_failures = Counter(
             "oracle_console_login_failures",
-            "Failed sign-ins (wrong name or password, or refused while locked out).",
+            "Failed sign-ins: wrong name or password, refused as too soon after failures "
+            "(delayed), or a single sign-on account unknown.",
             ["kind"],
             registry=self.registry,
         )

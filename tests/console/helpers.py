@@ -32,8 +32,18 @@ ACCOUNTS = {"rita": "reviewer", "ann": "approver", "val": "viewer", "adam": "adm
 _CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 
 
-def make_store(tmp_path: Path) -> Store:
-    store = Store(open_database(f"sqlite:///{tmp_path / 'oracle.db'}", create=True))
+class FakeClock:
+    """A clock the test moves: waits without sleeping."""
+
+    def __init__(self, now: float = 1_790_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make_store(tmp_path: Path, clock: Callable[[], float] = time.time) -> Store:
+    store = Store(open_database(f"sqlite:///{tmp_path / 'oracle.db'}", create=True), clock)
     for name, role in ACCOUNTS.items():
         store.add_user(name, role, PASSWORD)
     return store
@@ -64,7 +74,10 @@ def csrf_of(html: str) -> str:
 
 
 async def sign_in(
-    client: TestClient[web.Request, web.Application], name: str, password: str = PASSWORD
+    client: TestClient[web.Request, web.Application],
+    name: str,
+    password: str = PASSWORD,
+    headers: dict[str, str] | None = None,
 ) -> Any:
     """Sign in through the form; returns the response (a 303 on success)."""
     page = await client.get("/login")
@@ -72,6 +85,7 @@ async def sign_in(
     return await client.post(
         "/login",
         data={"name": name, "password": password, "csrf_token": token, "next": "/"},
+        headers=headers,
         allow_redirects=False,
     )
 

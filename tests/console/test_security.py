@@ -22,6 +22,7 @@ from oracle.testing import result
 
 from .helpers import (
     PASSWORD,
+    FakeClock,
     csrf_of,
     cut_audit_tail,
     local_settings,
@@ -351,23 +352,67 @@ def test_an_approver_cannot_approve_their_own_decision(store: Store) -> None:
     assert store.review(review_id).status == "needs_approval"
 
 
-def test_repeated_wrong_passwords_lock_the_account_out(store: Store) -> None:
-    settings = local_settings(login_max_failures=3)
+def test_failures_on_an_account_delay_it_and_never_lock_its_owner_out(tmp_path: Path) -> None:
+    clock = FakeClock()
+    store = make_store(tmp_path, clock)
+    settings = local_settings(login_max_failures=2, login_max_delay_seconds=60)
 
     async def scenario(client) -> None:  # type: ignore[no-untyped-def]
-        for _ in range(3):
+        for _ in range(2):  # a stranger, failing on rita's account
             response = await sign_in(client, "rita", "not the password")
             assert response.status == 401
             assert "Wrong name or password" in await response.text()
-        response = await sign_in(client, "rita", PASSWORD)  # right, but locked out
+        response = await sign_in(client, "rita", PASSWORD)  # right, but too soon
         assert response.status == 429
-        assert "Too many failed sign-ins" in await response.text()
+        assert response.headers["Retry-After"] == "2"
+        assert "Too many failed sign-ins: try again in 2 seconds" in await response.text()
         assert (await sign_in(client, "ann", PASSWORD)).status == 303  # others unaffected
+        clock.now += 2
+        assert (await sign_in(client, "rita", "still not it")).status == 401
+        assert (await sign_in(client, "rita", PASSWORD)).headers["Retry-After"] == "4"
+        clock.now += 4  # once the wait is over, the owner signs in
+        assert (await sign_in(client, "rita", PASSWORD)).status == 303
         metrics = await (await client.get("/metrics")).text()
         assert 'oracle_console_login_failures_total{kind="wrong"} 3.0' in metrics
-        assert 'oracle_console_login_failures_total{kind="locked"} 1.0' in metrics
+        assert 'oracle_console_login_failures_total{kind="delayed"} 2.0' in metrics
 
     run(store, scenario, settings)
+    delayed = [e for e in store.audit_entries() if e["action"] == "console.sign_in_delayed"]
+    assert [(e["subject"], e["details"]["failures"]) for e in delayed] == [("user:rita", 2)]
+
+
+def test_an_address_failing_on_many_accounts_is_refused_behind_a_trusted_proxy(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+    store = make_store(tmp_path, clock)
+    settings = local_settings(
+        login_address_max_failures=3,
+        login_window_seconds=600,
+        trusted_proxies=("127.0.0.1/32",),  # the test client, standing for the proxy
+        client_address_header="X-Forwarded-For",
+    )
+    # The proxy appends the address it saw; whatever the client wrote comes before it.
+    attacker = {"X-Forwarded-For": "198.51.100.7, 203.0.113.9"}
+    colleague = {"X-Forwarded-For": "198.51.100.7, 203.0.113.10"}
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        for name in ("rita", "val", "nobody"):
+            assert (await sign_in(client, name, "guess", attacker)).status == 401
+        response = await sign_in(client, "ann", PASSWORD, attacker)
+        assert response.status == 429
+        assert response.headers["Retry-After"] == "600"
+        assert (await sign_in(client, "ann", PASSWORD, colleague)).status == 303
+        clock.now += 601
+        assert (await sign_in(client, "ann", PASSWORD, attacker)).status == 303
+
+    run(store, scenario, settings)
+    (blocked,) = [
+        e for e in store.audit_entries() if e["action"] == "console.sign_in_address_blocked"
+    ]
+    assert blocked["subject"] == "address:203.0.113.9"
+    with pytest.raises(ValueError, match="name the reverse proxy's addresses"):
+        ConsoleSettings(client_address_header="X-Forwarded-For")
 
 
 def test_a_decision_on_replaced_evidence_is_refused_as_stale(store: Store) -> None:
@@ -447,7 +492,7 @@ def test_sign_in_failures_lockouts_sign_outs_and_refusals_are_audited(store: Sto
     assert seen == [
         ("anonymous", "console.sign_in_failed", "user:rita"),
         ("anonymous", "console.sign_in_failed", "user:rita"),
-        ("console", "console.sign_in_locked", "user:rita"),
+        ("console", "console.sign_in_delayed", "user:rita"),
         ("anonymous", "console.sign_in_failed", "user:?"),
         ("val", "console.signed_in", "user:val"),
         ("val", "console.refused", "user:val"),

@@ -14,6 +14,7 @@ from sqlalchemy import Engine, text
 from oracle.core.audit import AuditHead, anchor_problems, export_differences
 from oracle.core.lifecycle import MarketEvent, MarketState
 from oracle.errors import AccessDenied, IllegalTransition, StaleDecision, StoreError
+from oracle.store.console import SignInLimits
 from oracle.store.engine import make_engine
 from oracle.store.migrate import upgrade
 from oracle.store.repository import Store
@@ -112,21 +113,53 @@ def test_sessions_and_tokens_are_stored_hashed_and_expire(
     assert store.session_person(token) is None
 
 
-def test_failed_sign_ins_lock_the_account_and_address_for_a_while(
+def test_failed_sign_ins_delay_an_account_progressively_up_to_a_cap(
     store: Store, clock: FakeClock
 ) -> None:
-    policy = {"max_failures": 3, "window_seconds": 300.0, "lockout_seconds": 600.0}
-    key = "rita|10.0.0.1"
-    assert store.login_failed(key, **policy) == 0.0
-    assert store.login_failed(key, **policy) == 0.0
-    assert store.login_failed(key, **policy) == 1_600.0
-    assert store.login_locked_until(key) == 1_600.0
-    assert store.login_locked_until("rita|10.0.0.2") == 0.0
-    clock.now = 1_601.0
-    assert store.login_locked_until(key) == 0.0
-    store.login_failed(key, **policy)
-    store.login_succeeded(key)
-    assert store.login_failed(key, **policy) == 0.0
+    limits = SignInLimits(
+        free_failures=3, window_seconds=600.0, max_delay_seconds=30.0, address_max_failures=1000
+    )
+    rita, here = "account:user:rita", "address:10.0.0.1"
+    waits = []
+    for _ in range(8):
+        assert store.sign_in_wait(rita, here) == 0.0
+        failure = store.sign_in_failed(rita, here, limits)
+        waits.append(failure.account_wait)
+        clock.now += failure.account_wait  # a patient guesser, waiting each time
+    assert waits == [0.0, 0.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0]
+    assert store.sign_in_wait(rita, here) == 0.0
+    assert store.sign_in_failed(rita, here, limits).account_wait == 30.0
+    clock.now += 10
+    assert store.sign_in_wait(rita, here) == 20.0  # never more than the cap
+    assert store.sign_in_wait(rita, "address:10.0.0.2") == 20.0  # the account, from anywhere
+    assert store.sign_in_wait("account:user:ann", here) == 0.0  # others unaffected
+    clock.now += 20 + 600  # a quiet window after the last wait forgives
+    assert store.sign_in_failed(rita, here, limits).account_failures == 1
+    store.sign_in_failed(rita, here, limits)
+    store.sign_in_succeeded(rita)
+    assert store.sign_in_failed(rita, here, limits).account_failures == 1
+
+
+def test_an_address_failing_on_many_accounts_waits_for_its_window_to_end(
+    store: Store, clock: FakeClock
+) -> None:
+    limits = SignInLimits(
+        free_failures=100, window_seconds=600.0, max_delay_seconds=30.0, address_max_failures=3
+    )
+    there = "address:203.0.113.9"
+    blocked = [
+        store.sign_in_failed(f"account:user:{name}", there, limits).address_blocked
+        for name in ("rita", "ann", "val")
+    ]
+    assert blocked == [False, False, True]
+    clock.now += 100
+    assert store.sign_in_wait("account:user:rita", there) == 500.0
+    assert store.sign_in_wait("account:user:rita", "address:203.0.113.10") == 0.0
+    store.sign_in_succeeded("account:user:rita")  # one account's success resets no address
+    assert store.sign_in_wait("account:user:rita", there) == 500.0
+    clock.now += 501
+    assert store.sign_in_wait("account:user:rita", there) == 0.0
+    assert not store.sign_in_failed("account:user:rita", there, limits).address_blocked
 
 
 def test_the_audit_chain_verifies_and_finds_tampering(store: Store, engine: Engine) -> None:
