@@ -5,6 +5,10 @@ migrate it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
 import click
 
 from oracle.cli._common import EXIT_CHECK_FAILED, config_option, fail
@@ -24,10 +28,13 @@ def console_serve(config_path: str | None) -> None:
 
     from oracle.config import load_settings
     from oracle.console.app import make_app
+    from oracle.log import configure_logging
     from oracle.store.database import open_database
     from oracle.store.repository import Store
 
     settings = load_settings(config_path)
+    # Its log lines carry the audit log's head (console.audit_appended): an anchor.
+    configure_logging(settings.log.level, settings.log.format)
     store = Store(open_database(settings.database.url, create=False))
     app = make_app(store, settings.console)
     host, port = settings.console.host, settings.console.port
@@ -101,53 +108,162 @@ def audit() -> None:
 @click.option("--output", "-o", default="-", help="Write here (default: stdout).")
 @config_option
 def audit_export(output: str, config_path: str | None) -> None:
-    """Every audit entry, oldest first, as JSON lines (each with its hash)."""
+    """Every audit entry, oldest first, as JSON lines (each with its hash); then, when
+    `console.audit_key_file` is set, a last line with the head signed by that key: an
+    anchor for `audit verify --anchor`."""
     import json
 
+    from oracle.config import load_settings
+    from oracle.core.audit import head_of, sign_head
+
+    key = load_settings(config_path).console.audit_key()
     with _review_store(config_path) as store:
         entries = store.audit_entries()
     lines = "".join(json.dumps(entry, sort_keys=True) + "\n" for entry in entries)
+    if key is not None:
+        lines += json.dumps({"anchor": sign_head(head_of(entries), key)}, sort_keys=True) + "\n"
     if output == "-":
         click.echo(lines, nl=False)
     else:
-        from pathlib import Path
-
         Path(output).write_text(lines, encoding="utf-8")
+    if key is None:
+        click.echo(
+            "unsigned: set console.audit_key_file to sign exports (docs/console.md)", err=True
+        )
+
+
+@dataclass(frozen=True)
+class _Export:
+    entries: list[dict[str, Any]]
+    signed_head: dict[str, Any] | None  # the last line's anchor, if the export was signed
+
+
+def _read_export(path: str, what: str) -> _Export:
+    """An exported file: its entries and its signed head; exit 2 naming the file (after
+    `what`, the option it came from) when it cannot be read or is not an export."""
+    from oracle import safe_json
+
+    name = f"{what} {path}" if what else path
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        fail(f"{name}: cannot be read ({error.strerror})")
+    except UnicodeDecodeError:
+        fail(f"{name}: not UTF-8 text")
+    try:
+        lines = [safe_json.loads(line) for line in text.splitlines() if line.strip()]
+    except ValueError as error:
+        fail(f"{name}: not JSON lines ({error})")
+    if not all(isinstance(line, dict) for line in lines):
+        fail(f"{name}: every line must be a JSON object")
+    signed = lines.pop()["anchor"] if lines and "anchor" in lines[-1] else None
+    if signed is not None and not isinstance(signed, dict):
+        fail(f"{name}: its last line's anchor is not an object")
+    if any("anchor" in line for line in lines):
+        fail(f"{name}: a signed head may only be the last line")
+    return _Export(lines, signed)
+
+
+def _export_problems(export: _Export, name: str, key: bytes | None) -> list[str]:
+    """Breaks in an export itself: its chain, its entries against its signed head, and
+    that head's signature (when a key is given)."""
+    from oracle.core.audit import AuditHead, chain_problems, head_of, signature_problem
+
+    problems = [f"{name}{p}" for p in chain_problems(export.entries)]
+    signed = export.signed_head
+    if signed is None:
+        return problems
+    if key is not None:
+        problem = signature_problem(signed, key)
+        if problem is not None:
+            return [*problems, f"{name}the signed head does not verify: {problem}"]
+    try:
+        head = AuditHead(int(signed["entries"]), str(signed["head_hash"]))
+    except (KeyError, TypeError, ValueError):
+        return [*problems, f"{name}the signed head lacks its entry count or head hash"]
+    ends = head_of(export.entries)
+    if ends != head:
+        problems.append(
+            f"{name}the entries end at entry {ends.entries} ({ends.head_hash[:16]}…), not at "
+            f"the signed head, entry {head.entries} ({head.head_hash[:16]}…): it was cut or "
+            "altered"
+        )
+    return problems
+
+
+def _anchor_problems(
+    entries: list[dict[str, Any]], anchor: str, key: bytes | None
+) -> tuple[list[str], str]:
+    """How `entries` depart from `anchor` (ENTRIES:HASH, or a signed export's file), and
+    what the anchor covered."""
+    from oracle.core.audit import AuditHead, anchor_problems, export_differences
+
+    try:
+        head = AuditHead.parse(anchor)
+    except ValueError as error:
+        if not Path(anchor).is_file():
+            fail(f"--anchor: {error}; nor is it a file (a signed export)")
+    else:
+        return anchor_problems(entries, head), f"anchored at entry {head.entries}"
+    export = _read_export(anchor, "--anchor")
+    if export.signed_head is None:
+        fail(
+            f"--anchor {anchor}: the export is not signed, so anyone who can write the "
+            "database could have made it: export with console.audit_key_file set"
+        )
+    if key is None:
+        fail(
+            "--anchor: a signed export is checked with the console key: set console.audit_key_file"
+        )
+    problems = _export_problems(export, f"the anchor {anchor}: ", key)
+    if problems:
+        return problems, ""
+    covered = f"anchored at entry {len(export.entries)} by a signed export"
+    return export_differences(entries, export.entries), covered
 
 
 @audit.command("verify")
 @click.argument("exported", required=False)
+@click.option(
+    "--anchor",
+    default=None,
+    help="A head recorded outside the database (ENTRIES:HASH, from the console's "
+    "console.audit_appended log lines or its oracle_console_audit_head_info metric), or "
+    "a signed export: then a cut tail and a rewritten, rehashed entry show too.",
+)
 @config_option
-def audit_verify(exported: str | None, config_path: str | None) -> None:
+def audit_verify(exported: str | None, anchor: str | None, config_path: str | None) -> None:
     """Check the chain (the database's, or an EXPORTED file): exit 0 when every hash
-    holds, 1 naming each break."""
+    holds, 1 naming each break. Without --anchor only breaks inside the chain show: a cut
+    tail, or an entry changed with every hash after it recomputed, pass unseen."""
     import sys
 
-    from oracle import safe_json
+    from oracle.config import load_settings
     from oracle.core.audit import chain_problems
 
+    key = load_settings(config_path).console.audit_key()
+    notes = []
     if exported is not None:
-        from pathlib import Path
-
-        try:
-            text = Path(exported).read_text(encoding="utf-8")
-        except OSError as error:
-            fail(f"{exported}: cannot be read ({error.strerror})")
-        try:
-            entries = [safe_json.loads(line) for line in text.splitlines() if line.strip()]
-        except ValueError as error:
-            fail(f"{exported}: not JSON lines ({error})")
-        problems = chain_problems(entries)
-        count = len(entries)
+        export = _read_export(exported, "")
+        entries = export.entries
+        problems = _export_problems(export, "", key)
+        if export.signed_head is not None:
+            notes.append("signed head checked" if key else "signature not checked: no key")
     else:
         with _review_store(config_path) as store:
-            problems = store.verify_audit()
-            count = len(store.audit_entries())
+            entries = store.audit_entries()
+        problems = chain_problems(entries)
+    if anchor is not None:
+        found, covered = _anchor_problems(entries, anchor, key)
+        problems.extend(found)
+        notes.append(covered)
+    else:
+        notes.append("no anchor: a cut tail or a rehashed rewrite would not show")
     for problem in problems:
         click.echo(problem)
     if problems:
         sys.exit(EXIT_CHECK_FAILED)
-    click.echo(f"audit chain verifies: {count} entries")
+    click.echo(f"audit chain verifies: {len(entries)} entries ({'; '.join(notes)})")
 
 
 @token.command("revoke")

@@ -11,8 +11,9 @@ Security, in one place:
 - every POST made with a session carries its CSRF token (a form field, or the
   X-CSRF-Token header), compared in constant time; API tokens (Authorization: Bearer)
   are never sent by a browser on its own, so they need none;
-- sign-in failures are counted per account and client address in the database and lock
-  both out for a while;
+- sign-in failures are counted in the database: per account, further attempts wait
+  longer and longer (capped: a stranger can slow a reviewer, not lock them out); per
+  client address, too many end its attempts until the window passes;
 - a strict Content-Security-Policy (`default-src 'self'`, no inline script or style);
   links are made only of http(s) URLs.
 """
@@ -22,7 +23,9 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import logging
 import math
+import re
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -32,15 +35,18 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 import jinja2
+from ada_url import URL as WhatwgUrl
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from yarl import URL
 
 from oracle.console.evidence import gather, review_summary
 from oracle.console.metrics import ConsoleMetrics
 from oracle.console.settings import ConsoleSettings
 from oracle.core.review_rules import Action, may
 from oracle.errors import AccessDenied, StaleDecision, StoreError
-from oracle.store.console import Person
+from oracle.log import emit
+from oracle.store.console import Person, SignInLimits
 from oracle.store.repository import Store
 from oracle.store.reviews import Seen
 
@@ -51,6 +57,15 @@ CSP = (
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 STATUSES = ("open", "needs_approval", "decided", "sent_back")
+# What a redirect target after sign-in may contain: printable ASCII, without space and
+# backslash (see `same_origin_path`).
+_REDIRECT_CHARACTERS = frozenset(chr(code) for code in range(0x21, 0x7F)) - {"\\"}
+# "." or ".." as a path segment, also percent-encoded (a browser decodes %2e there).
+# Where a redirect target is resolved from to see whether it leaves the console.
+_PLACEHOLDER_ORIGIN = "https://console.invalid"
+_DOT_SEGMENT = re.compile(r"(?:^|/)(?:\.|%2e){1,2}(?:/|$)", re.IGNORECASE)
+
+_LOG = logging.getLogger("oracle.console.audit")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -155,10 +170,26 @@ def _refuse(request: web.Request, status: int, message: str) -> web.StreamRespon
     if _wants_json(request):
         return web.json_response({"error": message}, status=status)
     if status == 401:
-        # Back to the page after signing in; a refused POST goes back to the queue.
-        target = request.path if request.method == "GET" else "/"
-        raise web.HTTPSeeOther(f"/login?next={quote(target)}")
+        # Back to the page after signing in (as requested: still percent-encoded, with its
+        # query); a refused POST goes back to the queue.
+        target = request.raw_path if request.method == "GET" else "/"
+        raise web.HTTPSeeOther(f"/login?next={quote(target, safe='')}")
     return _page(request, "error.html", status=status, message=message)
+
+
+async def _forbid(request: web.Request, message: str) -> web.StreamResponse:
+    """Refuse a signed-in person (403), with an audit entry: a refused action is worth
+    knowing about (a probe, a misconfigured role, a forged form)."""
+    console = request.app[CONSOLE]
+    person: Person = request[PERSON]
+    await _db(
+        console.store.record,
+        person.name,
+        "console.refused",
+        f"user:{person.name}",
+        {"method": request.method, "path": request.path[:200], "reason": message},
+    )
+    return _refuse(request, 403, message)
 
 
 def _guard(action: Action, handler: Handler) -> Handler:
@@ -175,17 +206,17 @@ def _guard(action: Action, handler: Handler) -> Handler:
             if sent is None and request.content_type == "application/x-www-form-urlencoded":
                 sent = (await request.post()).get("csrf_token")  # type: ignore[assignment]
             if not isinstance(sent, str) or csrf is None or not hmac.compare_digest(sent, csrf):
-                return _refuse(request, 403, "the form's CSRF token is missing or wrong")
+                return await _forbid(request, "the form's CSRF token is missing or wrong")
         if not may(person.role, action):
-            return _refuse(
-                request, 403, f"{person.name} ({person.role.value}) may not {action.value}"
+            return await _forbid(
+                request, f"{person.name} ({person.role.value}) may not {action.value}"
             )
         try:
             return await handler(request)
         except StaleDecision as error:
             return _refuse(request, 409, str(error))
         except AccessDenied as error:
-            return _refuse(request, 403, str(error))
+            return await _forbid(request, str(error))
         except StoreError as error:
             return _refuse(request, 400, str(error))
 
@@ -231,7 +262,7 @@ async def login_form(
         status=status,
         message=message,
         login_csrf=nonce,
-        next=_local_path(request.query.get("next", "/")),
+        next=same_origin_path(request.query.get("next", "/")),
     )
     response.set_cookie(LOGIN_CSRF_COOKIE, nonce, max_age=3600, **_cookie_options(console))
     return response
@@ -250,6 +281,13 @@ async def _sign_in_by_proxy(request: web.Request) -> web.StreamResponse | None:
     person = await _db(console.store.person_named, name)
     if person is None:
         console.metrics.login_failures.labels("unknown_sso_account").inc()
+        await _db(
+            console.store.record,
+            "anonymous",
+            "console.sign_in_failed",
+            await _sign_in_subject(request, name),
+            {"address": request.remote or "unknown", "via": "proxy"},
+        )
         return _page(
             request,
             "error.html",
@@ -271,7 +309,7 @@ async def _start_session(
     await _db(
         console.store.record, person.name, "console.signed_in", f"user:{person.name}", {"via": via}
     )
-    response = web.HTTPSeeOther(_local_path(target))
+    response = web.HTTPSeeOther(same_origin_path(target))
     response.set_cookie(
         SESSION_COOKIE,
         token,
@@ -282,11 +320,36 @@ async def _start_session(
     return response
 
 
-def _local_path(target: str) -> str:
-    """A redirect target on this site only (no open redirect)."""
-    if target.startswith("/") and not target.startswith("//") and "\\" not in target:
-        return target
+def same_origin_path(target: str) -> str:
+    r"""`target` if a browser following it as a redirect stays on the console, else "/"
+    (no open redirect). Browsers drop tab, CR and LF anywhere in a URL, read a backslash
+    as a slash and collapse dot segments, so "/\t/host", "/\host" and "/..//host" would
+    all become "//host" (another site): only printable ASCII without space or backslash
+    is accepted, starting with one slash, free of dot segments and read by a WHATWG URL
+    parser (ada-url, as a browser) as a path on the same origin; both as given and as
+    aiohttp writes it into the Location header."""
+    try:
+        written = str(URL(target))
+    except (ValueError, TypeError):
+        return "/"
+    if _plain_local_path(target) and _plain_local_path(written):
+        return written
     return "/"
+
+
+def _plain_local_path(target: str) -> bool:
+    if not target or not set(target) <= _REDIRECT_CHARACTERS:
+        return False
+    if not target.startswith("/") or target.startswith("//"):
+        return False
+    path = target.split("?", 1)[0].split("#", 1)[0]
+    if _DOT_SEGMENT.search(path):
+        return False
+    try:  # and as a browser reads it (WHATWG): same origin, no path taken for a host
+        read = WhatwgUrl(target, _PLACEHOLDER_ORIGIN + "/login")
+    except ValueError:
+        return False
+    return read.origin == _PLACEHOLDER_ORIGIN and not read.pathname.startswith("//")
 
 
 async def login(request: web.Request) -> web.StreamResponse:
@@ -298,28 +361,67 @@ async def login(request: web.Request) -> web.StreamResponse:
         return await login_form(request, message="The sign-in form expired: try again.", status=403)
     name = str(form.get("name", "")).strip()
     password = str(form.get("password", ""))
-    key = f"{name.lower()}|{request.remote or 'unknown'}"
-    locked_until = await _db(console.store.login_locked_until, key)
-    if locked_until:
-        console.metrics.login_failures.labels("locked").inc()
-        wait = _duration(max(locked_until - console.store.clock(), 60.0))
-        return await login_form(
-            request, message=f"Too many failed sign-ins: try again in {wait}.", status=429
+    settings = console.settings
+    address = settings.client_address(request.remote, request.headers)
+    # Only a real account gets a count of its own: any other name (it may be a password
+    # typed into the name field) shares one, and is never stored.
+    known = await _db(console.store.account_exists, name)
+    subject = f"user:{name}" if known else "user:?"
+    account_key, address_key = f"account:{subject}", f"address:{address}"
+    wait = await _db(console.store.sign_in_wait, account_key, address_key)
+    if wait > 0:
+        console.metrics.login_failures.labels("delayed").inc()
+        seconds = math.ceil(wait)
+        response = await login_form(
+            request,
+            message=f"Too many failed sign-ins: try again in {_duration_text(seconds)}.",
+            status=429,
         )
+        response.headers["Retry-After"] = str(seconds)
+        return response
     person = await _db(console.store.authenticate, name, password)
     if person is None:
         console.metrics.login_failures.labels("wrong").inc()
-        settings = console.settings
-        await _db(
-            console.store.login_failed,
-            key,
-            max_failures=settings.login_max_failures,
-            window_seconds=settings.login_window_seconds,
-            lockout_seconds=settings.login_lockout_seconds,
+        failure = await _db(
+            console.store.sign_in_failed,
+            account_key,
+            address_key,
+            SignInLimits(
+                free_failures=settings.login_max_failures,
+                window_seconds=settings.login_window_seconds,
+                max_delay_seconds=settings.login_max_delay_seconds,
+                address_max_failures=settings.login_address_max_failures,
+            ),
         )
+        where = {"address": address}
+        await _db(console.store.record, "anonymous", "console.sign_in_failed", subject, where)
+        if failure.delays_started:
+            details = {**where, "failures": failure.account_failures}
+            await _db(console.store.record, "console", "console.sign_in_delayed", subject, details)
+        if failure.address_blocked:
+            await _db(
+                console.store.record,
+                "console",
+                "console.sign_in_address_blocked",
+                f"address:{address}",
+                where,
+            )
         return await login_form(request, message="Wrong name or password.", status=401)
-    await _db(console.store.login_succeeded, key)
+    await _db(console.store.sign_in_succeeded, account_key)
     return await _start_session(request, person, str(form.get("next", "/")), "password")
+
+
+def _duration_text(seconds: int) -> str:
+    if seconds < 120:
+        return f"{seconds} second{'' if seconds == 1 else 's'}"
+    return _duration(seconds)
+
+
+async def _sign_in_subject(request: web.Request, name: str) -> str:
+    """The audit subject of a failed sign-in: the account, if `name` is one. Any other
+    name is not kept: it may be a password typed into the name field."""
+    known = await _db(request.app[CONSOLE].store.account_exists, name)
+    return f"user:{name}" if known else "user:?"
 
 
 async def logout(request: web.Request) -> web.StreamResponse:
@@ -327,6 +429,8 @@ async def logout(request: web.Request) -> web.StreamResponse:
     token = request.cookies.get(SESSION_COOKIE)
     if token:
         await _db(console.store.end_session, token)
+    person: Person = request[PERSON]
+    await _db(console.store.record, person.name, "console.signed_out", f"user:{person.name}", {})
     response = web.HTTPSeeOther("/login")
     response.del_cookie(SESSION_COOKIE, path="/")
     return response
@@ -550,7 +654,11 @@ async def unassign(request: web.Request) -> web.StreamResponse:
 
 async def queue_events(request: web.Request) -> web.StreamResponse:
     """Server-sent events: `queue` with the counts whenever the open queue changes (an
-    item opened, claimed, decided, approved ...); the page's script reloads on it."""
+    item opened, claimed, decided, approved ...); the page's script reloads on it.
+
+    The stream lasts only as long as what opened it: each tick identifies the request
+    again, so a session signed out or ended (the account disabled) or a token revoked
+    ends it at the next tick, with a last `signed_out` event."""
     console = request.app[CONSOLE]
     response = web.StreamResponse(
         headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"}
@@ -559,6 +667,10 @@ async def queue_events(request: web.Request) -> web.StreamResponse:
     last: object = None
     quiet = 0.0
     while not console.closing.is_set():
+        person, _, _ = await _identify(request)
+        if person is None:
+            await response.write(b"event: signed_out\ndata: {}\n\n")
+            break
         rows = await _db(console.store.review_queue, ["open", "needs_approval"])
         state = tuple((item.id, item.status, item.claimed_by) for item, _ in rows)
         if state != last:
@@ -601,6 +713,8 @@ async def metrics(request: web.Request) -> web.StreamResponse:
         console.metrics.open_reviews.labels(status).set(
             sum(1 for item, _ in rows if item.status == status)
         )
+    # What the database holds now: a count lower than an earlier scrape's is a cut tail.
+    console.metrics.publish_audit_head(await _db(console.store.audit_head), read=True)
     body = generate_latest(console.metrics.registry)
     return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
@@ -658,7 +772,24 @@ def make_app(store: Store, settings: ConsoleSettings) -> web.Application:
     async def end_streams(app: web.Application) -> None:
         app[CONSOLE].closing.set()
 
+    publish = app[CONSOLE].metrics.publish_audit_head
+
+    async def anchor_audit_log(app: web.Application) -> None:
+        # The head as the console finds it, then after each entry it appends.
+        head = await _db(store.audit_head)
+        publish(head, read=True)
+        emit(
+            _LOG, logging.INFO, "console.audit_head", entries=head.entries, head_hash=head.head_hash
+        )
+        store.audit_head_listeners.append(publish)
+
+    async def stop_anchoring(app: web.Application) -> None:
+        if publish in store.audit_head_listeners:
+            store.audit_head_listeners.remove(publish)
+
+    app.on_startup.append(anchor_audit_log)
     app.on_shutdown.append(end_streams)
+    app.on_cleanup.append(stop_anchoring)
     for method, path, handler, action in ROUTES:
         app.router.add_route(method, path, handler if action is None else _guard(action, handler))
     app.router.add_static("/static/", _static_dir(), append_version=True)

@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import threading
+
 from prometheus_client import CollectorRegistry, Counter, Gauge
+
+from oracle.core.audit import AuditHead
 
 
 class ConsoleMetrics:
@@ -34,7 +38,37 @@ class ConsoleMetrics:
         )
         self.login_failures = Counter(
             "oracle_console_login_failures",
-            "Failed sign-ins (wrong name or password, or refused while locked out).",
+            "Failed sign-ins: wrong name or password, refused as too soon after failures "
+            "(delayed), or a single sign-on account unknown.",
             ["kind"],
             registry=self.registry,
         )
+        # The audit log's head, as an anchor outside the database (docs/console.md): a
+        # drop in the count, or a head Prometheus saw that the log no longer has, shows a
+        # cut tail or a rewrite. A hash is no metric value, so it is a label of a constant 1.
+        self.audit_entries = Gauge(
+            "oracle_console_audit_entries",
+            "Entries in the console's audit log (the newest entry's id).",
+            registry=self.registry,
+        )
+        self.audit_head = Gauge(
+            "oracle_console_audit_head_info",
+            "The newest audit entry's hash and id (always 1).",
+            ["head_hash", "entries"],
+            registry=self.registry,
+        )
+
+        self._audit_lock = threading.Lock()
+        self._audit_shown = -1
+
+    def publish_audit_head(self, head: AuditHead, *, read: bool = False) -> None:
+        """Show `head`: one just appended (an older one than shown is skipped: appends on
+        several threads report in any order), or one `read` from the database, shown
+        as it is (a drop there is what this metric is for)."""
+        with self._audit_lock:
+            if not read and head.entries < self._audit_shown:
+                return
+            self._audit_shown = head.entries
+            self.audit_entries.set(head.entries)
+            self.audit_head.clear()  # one head at a time
+            self.audit_head.labels(head.head_hash, str(head.entries)).set(1)

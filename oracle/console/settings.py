@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+from oracle.errors import ConfigError
 
 # Addresses a browser reaches only from this machine: the one place plain http is allowed.
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+# An HMAC key shorter than this could be guessed offline from one signed export.
+MIN_AUDIT_KEY_CHARACTERS = 32
 
 
 class ConsoleSettings(BaseModel):
@@ -20,11 +33,28 @@ class ConsoleSettings(BaseModel):
     # development over http://localhost: the console refuses it on any other address.
     secure_cookies: bool = True
     session_hours: float = Field(8.0, gt=0, le=24 * 30, allow_inf_nan=False)
-    # Sign-in throttling per account and client address: this many failures within the
-    # window lock both out for lockout_seconds.
+    # Sign-in limits. Per account: after login_max_failures failures, each further
+    # attempt waits 2, 4, 8 ... seconds, at most login_max_delay_seconds (a delay, never a
+    # lock, so a stranger failing on a reviewer's account cannot shut them out); failures
+    # are forgotten after login_window_seconds without one. Per client address:
+    # login_address_max_failures failures (any accounts) within the window refuse the
+    # address until the window ends.
     login_max_failures: int = Field(5, ge=1, le=1000)
     login_window_seconds: float = Field(900.0, gt=0, allow_inf_nan=False)
-    login_lockout_seconds: float = Field(900.0, gt=0, allow_inf_nan=False)
+    login_max_delay_seconds: float = Field(
+        300.0,
+        ge=1,
+        le=24 * 3600,
+        allow_inf_nan=False,
+        # The name of the hard lockout this replaced: older configurations still load.
+        validation_alias=AliasChoices("login_max_delay_seconds", "login_lockout_seconds"),
+    )
+    login_address_max_failures: int = Field(50, ge=1, le=100_000)
+    # Behind a reverse proxy every request comes from the proxy's address, so the
+    # per-address limit would count everyone together: name the header in which the proxy
+    # puts the client's address (X-Forwarded-For, X-Real-IP). It is believed only from
+    # `trusted_proxies`, and only its last address (the one the proxy itself added).
+    client_address_header: str | None = Field(None, min_length=1, max_length=100)
     # How often each open queue page's event stream looks for changes in the queue.
     queue_poll_seconds: float = Field(2.0, ge=0.05, le=300, allow_inf_nan=False)
     # Single sign-on behind an authenticating proxy (oauth2-proxy: X-Auth-Request-User or
@@ -33,6 +63,10 @@ class ConsoleSettings(BaseModel):
     # from anywhere else it is ignored, or anyone could name any account.
     trusted_header: str | None = Field(None, min_length=1, max_length=100)
     trusted_proxies: tuple[str, ...] = ()
+    # A file holding the secret key (at least 32 characters, e.g. `openssl rand -hex 32`)
+    # that signs `oracle console audit export`: a signed export is an anchor the
+    # database's writer cannot forge. Kept away from the database and its backups.
+    audit_key_file: Path | None = None
 
     @field_validator("trusted_proxies")
     @classmethod
@@ -56,17 +90,36 @@ class ConsoleSettings(BaseModel):
             raise ValueError(
                 "trusted_proxies: name the authenticating proxy's addresses to use trusted_header"
             )
+        if self.client_address_header is not None and not self.trusted_proxies:
+            raise ValueError(
+                "trusted_proxies: name the reverse proxy's addresses to use client_address_header"
+            )
         return self
 
-    def trusts(self, address: str | None) -> bool:
-        """Whether a request from `address` may name its account in `trusted_header`."""
-        if self.trusted_header is None or address is None:
+    def _from_proxy(self, address: str | None) -> bool:
+        if address is None:
             return False
         try:
             peer = ipaddress.ip_address(address)
         except ValueError:
             return False
         return any(peer in ipaddress.ip_network(n, strict=False) for n in self.trusted_proxies)
+
+    def trusts(self, address: str | None) -> bool:
+        """Whether a request from `address` may name its account in `trusted_header`."""
+        return self.trusted_header is not None and self._from_proxy(address)
+
+    def client_address(self, peer: str | None, headers: Mapping[str, str]) -> str:
+        """The address a request came from, for the sign-in limits: the peer's, or from a
+        trusted proxy the last address of `client_address_header` (earlier ones are
+        whatever the client wrote). "unknown" when there is none."""
+        if self.client_address_header is not None and self._from_proxy(peer):
+            forwarded = headers.get(self.client_address_header, "").split(",")[-1].strip()
+            try:
+                return str(ipaddress.ip_address(forwarded))
+            except ValueError:
+                pass  # no usable address: count the proxy's own
+        return peer or "unknown"
 
     @model_validator(mode="after")
     def _secure_unless_local(self) -> Self:
@@ -77,3 +130,25 @@ class ConsoleSettings(BaseModel):
                 f"not {self.host!r}"
             )
         return self
+
+    def audit_key(self) -> bytes | None:
+        """The audit export signing key (None: none configured); ConfigError naming
+        `console.audit_key_file` when it cannot be read or is too short. Never shown."""
+        path = self.audit_key_file
+        if path is None:
+            return None
+        try:
+            value = path.read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            raise ConfigError(f"console.audit_key_file: {path}: no such file") from None
+        except (OSError, UnicodeDecodeError) as error:
+            reason = getattr(error, "strerror", None) or type(error).__name__
+            raise ConfigError(
+                f"console.audit_key_file: {path}: cannot be read ({reason})"
+            ) from None
+        if len(value) < MIN_AUDIT_KEY_CHARACTERS:
+            raise ConfigError(
+                f"console.audit_key_file: {path}: the key must be at least "
+                f"{MIN_AUDIT_KEY_CHARACTERS} characters (e.g. `openssl rand -hex 32`)"
+            )
+        return value.encode()

@@ -64,11 +64,14 @@ class Transactions:
         # SQLite has one writer: this process's writers queue here, woken as soon as the
         # lock is free, instead of sleeping in SQLite's busy handler.
         self._write_lock = threading.Lock() if engine.dialect.name == "sqlite" else None
+        # What this thread's write transaction runs once it has committed (`_after_commit`).
+        self._committing = threading.local()
 
     @contextmanager
     def session(self) -> Iterator[Session]:
         """One write transaction: committed when the block ends, rolled back if it raises."""
         with (
+            self._then_after_commit(),
             self._write_lock or nullcontext(),
             Session(self.engine, expire_on_commit=False) as session,
             session.begin(),
@@ -78,8 +81,34 @@ class Transactions:
     @contextmanager
     def _writing(self) -> Iterator[Connection]:
         """One write transaction at the Core level (the hot paths' statements)."""
-        with self._write_lock or nullcontext(), self.engine.begin() as connection:
+        with (
+            self._then_after_commit(),
+            self._write_lock or nullcontext(),
+            self.engine.begin() as connection,
+        ):
             yield connection
+
+    def _after_commit(self, callback: Callable[[], None]) -> None:
+        """Run `callback` once the current write transaction has committed; never if it
+        rolls back (what it reports would not be so)."""
+        pending: list[Callable[[], None]] | None = getattr(self._committing, "pending", None)
+        if pending is None:
+            raise StoreError("_after_commit outside a write transaction")
+        pending.append(callback)
+
+    @contextmanager
+    def _then_after_commit(self) -> Iterator[None]:
+        if getattr(self._committing, "pending", None) is not None:
+            yield  # an inner transaction: the outermost one runs them
+            return
+        pending: list[Callable[[], None]] = []
+        self._committing.pending = pending
+        try:
+            yield
+        finally:
+            self._committing.pending = None
+        for callback in pending:  # reached only when the block committed
+            callback()
 
     @contextmanager
     def reading(self) -> Iterator[Session]:

@@ -5,9 +5,10 @@ and the append-only, hash-chained audit log (`oracle.core.audit`)."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,9 +18,10 @@ from sqlalchemy import Connection, RowMapping, Table, delete, insert, text, upda
 from sqlalchemy import select as core_select
 from sqlalchemy.exc import IntegrityError
 
-from oracle.core.audit import GENESIS, chain_problems, entry_hash
+from oracle.core.audit import GENESIS, AuditHead, chain_problems, entry_hash
 from oracle.core.review_rules import Role, parse_role
 from oracle.errors import AccessDenied, StoreError
+from oracle.log import emit
 from oracle.store._transaction import Transactions
 from oracle.store.tables import (
     ApiTokenRow,
@@ -35,6 +37,7 @@ _TOKEN: Table = ApiTokenRow.__table__  # type: ignore[attr-defined]
 _THROTTLE: Table = LoginThrottleRow.__table__  # type: ignore[attr-defined]
 _AUDIT: Table = ConsoleAuditRow.__table__  # type: ignore[attr-defined]
 
+_LOG = logging.getLogger("oracle.console.audit")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$")
 MIN_PASSWORD_LENGTH = 10
 TOKEN_PREFIX = "oct_"
@@ -66,6 +69,32 @@ class SignedIn:
 
     person: Person
     csrf_token: str
+
+
+@dataclass(frozen=True)
+class SignInLimits:
+    """The console's sign-in limits (`console:` settings `login_*`)."""
+
+    free_failures: int
+    window_seconds: float
+    max_delay_seconds: float
+    address_max_failures: int
+
+    def delay_after(self, failures: int) -> float:
+        """The wait before the next attempt on an account after `failures`: none for the
+        first `free_failures`, then 2, 4, 8 ... seconds, capped."""
+        if failures < self.free_failures:
+            return 0.0
+        exponent = min(failures - self.free_failures + 1, 62)  # 2**62 s is past any cap
+        return float(min(2**exponent, self.max_delay_seconds))
+
+
+@dataclass(frozen=True)
+class SignInFailure:
+    account_failures: int
+    account_wait: float  # seconds before the next attempt on the account (0: none)
+    delays_started: bool  # this failure made the account wait for the first time
+    address_blocked: bool  # this failure reached the address's limit
 
 
 def _person(row: Mapping[Any, Any]) -> Person:
@@ -165,6 +194,16 @@ class ConsoleRecords(Transactions):
                 .first()
             )
 
+    def account_exists(self, name: str) -> bool:
+        """Whether `name` is an account, active or disabled."""
+        with self.reading() as session:
+            found = (
+                session.connection()
+                .execute(core_select(_USER.c.id).where(_USER.c.name == name))
+                .first()
+            )
+        return found is not None
+
     def person_named(self, name: str) -> Person | None:
         """The active account `name` (None: no such account, or disabled), for a sign-in
         an authenticating proxy vouched for."""
@@ -181,59 +220,112 @@ class ConsoleRecords(Transactions):
             return None
         return _person(row) if row is not None else None
 
-    # --- sign-in throttling ---------------------------------------------------------
+    # --- sign-in limits -------------------------------------------------------------
+    #
+    # Two lines, both rows of console_login_throttle shared by every replica:
+    # - per account: after `free_failures`, each further attempt waits 2, 4, 8 ... seconds
+    #   (at most `max_delay_seconds`) after the last failure; failures are forgotten
+    #   after `window_seconds` without one. A delay, not a lock: whoever fails on
+    #   someone's account slows it, never shuts its owner out for longer than the cap.
+    # - per client address: `address_max_failures` failures (on any accounts) within
+    #   `window_seconds` refuse that address until the window ends.
+    # `locked_until` is when the next attempt is allowed; an attempt refused before then
+    # is not verified and not counted, so waiting is all it takes.
 
-    def login_locked_until(self, key: str) -> float:
-        """Until when sign-ins for `key` (account and address) are refused (0: not)."""
+    def sign_in_wait(self, account_key: str, address_key: str) -> float:
+        """Seconds before an attempt on `account_key` from `address_key` is allowed (0: now)."""
+        now = self.clock()
         with self.reading() as session:
-            row = (
-                session.connection()
-                .execute(core_select(_THROTTLE.c.locked_until).where(_THROTTLE.c.key == key))
-                .first()
+            rows = session.connection().execute(
+                core_select(_THROTTLE.c.locked_until).where(
+                    _THROTTLE.c.key.in_([account_key, address_key])
+                )
             )
-        return 0.0 if row is None or row[0] <= self.clock() else float(row[0])
+            until = max((row[0] for row in rows), default=0.0)
+        return max(until - now, 0.0)
 
-    def login_failed(
-        self, key: str, *, max_failures: int, window_seconds: float, lockout_seconds: float
-    ) -> float:
-        """Count a failed sign-in; returns until when `key` is now locked (0: not)."""
+    def sign_in_failed(
+        self, account_key: str, address_key: str, limits: SignInLimits
+    ) -> SignInFailure:
+        """Count a failed sign-in against the account and the address."""
         now = self.clock()
         with self._writing() as connection:
-            row = (
-                connection.execute(
-                    core_select(_THROTTLE).where(_THROTTLE.c.key == key).with_for_update()
-                )
-                .mappings()
-                .first()
+            account = self._count_failure(
+                connection, account_key, now, limits.window_seconds, quiet_after_wait=True
             )
-            if row is None:
-                try:
+            wait = limits.delay_after(account)
+            self._set_allowed_at(connection, account_key, now + wait if wait else 0.0)
+            address = self._count_failure(
+                connection, address_key, now, limits.window_seconds, quiet_after_wait=False
+            )
+            blocked = address >= limits.address_max_failures
+            if blocked:
+                first = connection.execute(
+                    core_select(_THROTTLE.c.first_failure_at).where(_THROTTLE.c.key == address_key)
+                ).scalar_one()
+                self._set_allowed_at(connection, address_key, first + limits.window_seconds)
+        return SignInFailure(
+            account_failures=account,
+            account_wait=wait,
+            delays_started=account == limits.free_failures,
+            address_blocked=address == limits.address_max_failures,
+        )
+
+    def _count_failure(
+        self,
+        connection: Connection,
+        key: str,
+        now: float,
+        window_seconds: float,
+        *,
+        quiet_after_wait: bool,
+    ) -> int:
+        """One more failure for `key`. Earlier ones are forgotten once the window has
+        passed since the first (an address), or since the end of the last wait (an
+        account: a sustained attack keeps it slowed)."""
+        row = (
+            connection.execute(
+                core_select(_THROTTLE).where(_THROTTLE.c.key == key).with_for_update()
+            )
+            .mappings()
+            .first()
+        )
+        if row is None:
+            try:
+                with connection.begin_nested():
                     connection.execute(
                         insert(_THROTTLE),
                         {"key": key, "failures": 1, "first_failure_at": now, "locked_until": 0.0},
                     )
-                except IntegrityError:  # another replica counted the first failure too
-                    return 0.0
-                failures, first = 1, now
-            else:
-                failures, first = row["failures"] + 1, row["first_failure_at"]
-                if now - first > window_seconds:
-                    failures, first = 1, now
-            locked_until = now + lockout_seconds if failures >= max_failures else 0.0
-            connection.execute(
-                update(_THROTTLE)
-                .where(_THROTTLE.c.key == key)
-                .values(
-                    failures=0 if locked_until else failures,
-                    first_failure_at=first,
-                    locked_until=locked_until,
-                ),
-            )
-        return locked_until
+                return 1
+            except IntegrityError:  # another replica counted a first failure meanwhile
+                return self._count_failure(
+                    connection, key, now, window_seconds, quiet_after_wait=quiet_after_wait
+                )
+        quiet_since = row["first_failure_at"]
+        if quiet_after_wait:
+            quiet_since = max(quiet_since, row["locked_until"])
+        if now - quiet_since >= window_seconds:
+            failures, first = 1, now
+        else:
+            failures, first = row["failures"] + 1, row["first_failure_at"]
+        connection.execute(
+            update(_THROTTLE)
+            .where(_THROTTLE.c.key == key)
+            .values(failures=failures, first_failure_at=first)
+        )
+        return int(failures)
 
-    def login_succeeded(self, key: str) -> None:
+    def _set_allowed_at(self, connection: Connection, key: str, when: float) -> None:
+        connection.execute(
+            update(_THROTTLE).where(_THROTTLE.c.key == key).values(locked_until=when)
+        )
+
+    def sign_in_succeeded(self, account_key: str) -> None:
+        """Forget the account's failures (not the address's: signing in to one account
+        must not reset the count of an address that tries many)."""
         with self._writing() as connection:
-            connection.execute(delete(_THROTTLE).where(_THROTTLE.c.key == key))
+            connection.execute(delete(_THROTTLE).where(_THROTTLE.c.key == account_key))
 
     # --- sessions -------------------------------------------------------------------
 
@@ -350,7 +442,45 @@ class ConsoleRecords(Transactions):
             "details": dict(details),
             "prev_hash": GENESIS if last is None else last.hash,
         }
-        connection.execute(insert(_AUDIT), {**entry, "hash": entry_hash(entry)})
+        head = AuditHead(entry["id"], entry_hash(entry))
+        connection.execute(insert(_AUDIT), {**entry, "hash": head.head_hash})
+        self._after_commit(lambda: self._publish_audit_head(head, action))
+
+    @property
+    def audit_head_listeners(self) -> list[Callable[[AuditHead], None]]:
+        """Called with the new head after each committed append (the console's metrics)."""
+        listeners: list[Callable[[AuditHead], None]] | None = self.__dict__.get(
+            "_audit_head_listeners"
+        )
+        if listeners is None:
+            listeners = self.__dict__["_audit_head_listeners"] = []
+        return listeners
+
+    def _publish_audit_head(self, head: AuditHead, action: str) -> None:
+        """The anchor outside the database: whoever later cuts the log's tail or rewrites
+        an entry (and every hash after it) cannot take back this line (docs/console.md)."""
+        emit(
+            _LOG,
+            logging.INFO,
+            "console.audit_appended",
+            entries=head.entries,
+            head_hash=head.head_hash,
+            action=action,
+        )
+        for listener in self.audit_head_listeners:
+            listener(head)
+
+    def audit_head(self) -> AuditHead:
+        """The newest entry's id and hash ((0, GENESIS) for an empty log)."""
+        with self.reading() as session:
+            last = (
+                session.connection()
+                .execute(
+                    core_select(_AUDIT.c.id, _AUDIT.c.hash).order_by(_AUDIT.c.id.desc()).limit(1)
+                )
+                .first()
+            )
+        return AuditHead(0, GENESIS) if last is None else AuditHead(int(last.id), str(last.hash))
 
     def audit_entries(self, subject: str | None = None) -> list[dict[str, Any]]:
         """The audit log oldest first (only `subject`'s entries when given)."""

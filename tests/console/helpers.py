@@ -17,20 +17,33 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
+from sqlalchemy import delete, update
 
 from oracle.console.app import make_app
 from oracle.console.settings import ConsoleSettings
+from oracle.core.audit import GENESIS, entry_hash
 from oracle.devchain import free_port
 from oracle.store.database import open_database
 from oracle.store.repository import Store
+from oracle.store.tables import ConsoleAuditRow
 
 PASSWORD = "correct horse battery"
 ACCOUNTS = {"rita": "reviewer", "ann": "approver", "val": "viewer", "adam": "admin"}
 _CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 
 
-def make_store(tmp_path: Path) -> Store:
-    store = Store(open_database(f"sqlite:///{tmp_path / 'oracle.db'}", create=True))
+class FakeClock:
+    """A clock the test moves: waits without sleeping."""
+
+    def __init__(self, now: float = 1_790_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def make_store(tmp_path: Path, clock: Callable[[], float] = time.time) -> Store:
+    store = Store(open_database(f"sqlite:///{tmp_path / 'oracle.db'}", create=True), clock)
     for name, role in ACCOUNTS.items():
         store.add_user(name, role, PASSWORD)
     return store
@@ -61,7 +74,10 @@ def csrf_of(html: str) -> str:
 
 
 async def sign_in(
-    client: TestClient[web.Request, web.Application], name: str, password: str = PASSWORD
+    client: TestClient[web.Request, web.Application],
+    name: str,
+    password: str = PASSWORD,
+    headers: dict[str, str] | None = None,
 ) -> Any:
     """Sign in through the form; returns the response (a 303 on success)."""
     page = await client.get("/login")
@@ -69,6 +85,7 @@ async def sign_in(
     return await client.post(
         "/login",
         data={"name": name, "password": password, "csrf_token": token, "next": "/"},
+        headers=headers,
         allow_redirects=False,
     )
 
@@ -124,3 +141,29 @@ def browser_sign_in(page: Any, base: str, name: str, password: str = PASSWORD) -
     page.fill("input[name=name]", name)
     page.fill("input[name=password]", password)
     page.click("button[type=submit]")
+
+
+def rewrite_audit(store: Store, entry_id: int, **changes: Any) -> None:
+    """What someone with write access to the database can do: change an entry and
+    recompute its hash and every hash after it, so the chain holds again."""
+    table = ConsoleAuditRow.__table__  # type: ignore[attr-defined]
+    entries = store.audit_entries()
+    previous = GENESIS if entry_id == 1 else entries[entry_id - 2]["hash"]
+    with store.engine.begin() as connection:
+        for entry in entries[entry_id - 1 :]:
+            fields = {**entry, **(changes if entry["id"] == entry_id else {})}
+            fields["prev_hash"] = previous
+            fields["hash"] = previous = entry_hash(fields)
+            connection.execute(
+                update(table)
+                .where(table.c.id == entry["id"])
+                .values({k: v for k, v in fields.items() if k != "id"})
+            )
+
+
+def cut_audit_tail(store: Store, count: int) -> None:
+    """Delete the newest `count` entries: the chain that is left still holds."""
+    table = ConsoleAuditRow.__table__  # type: ignore[attr-defined]
+    last = store.audit_head().entries
+    with store.engine.begin() as connection:
+        connection.execute(delete(table).where(table.c.id > last - count))

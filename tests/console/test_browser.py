@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import sync_playwright
 
+from oracle.console.app import same_origin_path
 from oracle.core.lifecycle import MarketState
 from oracle.core.models import AgentFailure, AgentResult
 from oracle.store.database import open_database
@@ -21,6 +22,7 @@ from oracle.store.repository import Store
 from oracle.testing import result, source_dicts
 
 from .helpers import PASSWORD, browser_sign_in, console_server
+from .redirects import HOSTILE_NEXT, LOCAL_NEXT
 from .scenario import escalate
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -180,3 +182,34 @@ def test_a_reviewer_decides_and_an_approver_approves_in_a_browser(
         (screenshots / f"{name}.png").stat().st_size > 10_000
         for name in ("queue", "evidence", "approvals")
     )
+
+
+def test_chromium_reads_every_redirect_after_sign_in_as_a_path_on_the_console() -> None:
+    """The redirect check against a browser's own URL parser: what the console sends
+    stays on its origin, with no path a browser could take for another host; and the
+    variants an older check let through (tab, newline, dot segments) leave it."""
+    origin = "https://console.example"
+    resolve = """([target, base]) => {
+        const url = new URL(target, base);
+        return [url.origin, url.pathname];
+    }"""
+    let_through_before = [
+        "/\t/evil.example/",
+        "/\n/evil.example/",
+        "/\r\n/evil.example/",
+        "/..//evil.example/",
+        "/%2e%2e//evil.example/",
+        "/x/.%2E//evil.example/",
+    ]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        page = browser.new_page()
+        for target in (*HOSTILE_NEXT, *LOCAL_NEXT):
+            sent = same_origin_path(target)
+            where, path = page.evaluate(resolve, [sent, f"{origin}/login"])
+            assert (where, path.startswith("//")) == (origin, False), (target, sent, where, path)
+        for target in let_through_before:
+            assert target in HOSTILE_NEXT
+            where, path = page.evaluate(resolve, [target, f"{origin}/login"])
+            assert where != origin or path.startswith("//"), (target, where, path)
+        browser.close()

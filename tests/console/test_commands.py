@@ -5,6 +5,7 @@ identity."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from oracle.store.database import open_database
 from oracle.store.repository import Store
 from tests.commands import one_error_line, run_oracle
 
-from .helpers import PASSWORD
+from .helpers import PASSWORD, cut_audit_tail, rewrite_audit
 from .scenario import agreeing, beside_another_answer, escalate, superseded_for_review
 
 
@@ -126,7 +127,10 @@ def test_audit_export_and_verify(setup: tuple[Path, dict[str, str], Store]) -> N
     store.add_user("rita", "reviewer", PASSWORD)
     store.record("rita", "review.viewed", "market:chain:q1", {"review": 1})
     run = run_oracle("console", "audit", "verify", cwd=cwd, env=env)
-    assert run.stdout == "audit chain verifies: 2 entries\n", run.stderr
+    assert run.stdout == (
+        "audit chain verifies: 2 entries (no anchor: a cut tail or a rehashed rewrite "
+        "would not show)\n"
+    ), run.stderr
     run_oracle("console", "audit", "export", "-o", str(cwd / "audit.jsonl"), cwd=cwd, env=env)
     assert (
         run_oracle("console", "audit", "verify", str(cwd / "audit.jsonl"), cwd=cwd).returncode == 0
@@ -228,3 +232,77 @@ def test_a_superseded_answer_is_defended_or_accepted_with_review_decide(
         "disputed",
         "closed",
     )
+
+
+def test_an_anchor_finds_a_cut_tail_and_a_rehashed_rewrite(
+    setup: tuple[Path, dict[str, str], Store],
+) -> None:
+    cwd, env, store = setup
+    key = "k" * 64
+    (cwd / "audit.key").write_text(key + "\n")
+    signing = {**env, "ORACLE__CONSOLE__AUDIT_KEY_FILE": str(cwd / "audit.key")}
+    store.add_user("rita", "reviewer", PASSWORD)
+    for number in range(3):
+        store.record("rita", "review.viewed", f"market:chain:q{number}", {"review": number})
+    run = run_oracle("console", "audit", "export", "-o", "signed.jsonl", cwd=cwd, env=signing)
+    assert (run.returncode, run.stderr) == (0, "")
+    exported = (cwd / "signed.jsonl").read_text()
+    signed = json.loads(exported.splitlines()[-1])["anchor"]
+    assert (signed["entries"], signed["algorithm"]) == (4, "HMAC-SHA256")
+    assert key not in exported
+    head = store.audit_head()
+    assert signed["head_hash"] == head.head_hash
+    run = run_oracle("console", "audit", "verify", "signed.jsonl", cwd=cwd, env=signing)
+    assert run.stdout == (
+        "audit chain verifies: 4 entries (signed head checked; no anchor: a cut tail or a "
+        "rehashed rewrite would not show)\n"
+    ), run.stderr
+
+    rewrite_audit(store, 1, actor="mallory")
+    cut_audit_tail(store, 1)
+    run = run_oracle("console", "audit", "verify", cwd=cwd, env=signing)
+    assert run.returncode == 0  # the chain alone holds: what the anchor is for
+    verify = ("console", "audit", "verify", "--anchor")
+    run = run_oracle(*verify, head.text(), cwd=cwd, env=signing)
+    assert (run.returncode, run.stdout) == (
+        1,
+        "the log ends at entry 3 but the anchor counts 4: entry 4 was removed (the tail was cut)\n",
+    )
+    run = run_oracle(*verify, "signed.jsonl", cwd=cwd, env=signing)
+    assert run.returncode == 1, run.stderr
+    assert run.stdout.splitlines() == [
+        "entry 1: actor was 'admin', now 'mallory'",
+        "the log ends at entry 3 but the anchored export has 4: 1 entry removed from the end "
+        "(the tail was cut)",
+        "entry 4: removed (was review.viewed by rita on market:chain:q2 at "
+        + signed_time(exported)
+        + ")",
+    ]
+
+    # The anchor itself: altered, signed with another key, unsigned, or not an anchor.
+    lines = exported.splitlines()
+    (cwd / "altered.jsonl").write_text("\n".join(lines[:-2] + lines[-1:]) + "\n")
+    run = run_oracle(*verify, "altered.jsonl", cwd=cwd, env=signing)
+    assert run.returncode == 1
+    assert "the anchor altered.jsonl: the entries end at entry 3" in run.stdout
+    (cwd / "other.key").write_text("o" * 64)
+    other = {**env, "ORACLE__CONSOLE__AUDIT_KEY_FILE": str(cwd / "other.key")}
+    run = run_oracle(*verify, "signed.jsonl", cwd=cwd, env=other)
+    assert run.returncode == 1
+    assert "signed head does not verify: signed with key" in run.stdout
+    run = run_oracle("console", "audit", "export", "-o", "plain.jsonl", cwd=cwd, env=env)
+    assert run.stderr == "unsigned: set console.audit_key_file to sign exports (docs/console.md)\n"
+    line = one_error_line(run_oracle(*verify, "plain.jsonl", cwd=cwd, env=signing))
+    assert line.startswith("--anchor plain.jsonl: the export is not signed")
+    line = one_error_line(run_oracle(*verify, "4:abc", cwd=cwd, env=signing))
+    assert line.startswith("--anchor: '4:abc' is not ENTRIES:HASH")
+    (cwd / "short.key").write_text("short")
+    short = {**env, "ORACLE__CONSOLE__AUDIT_KEY_FILE": str(cwd / "short.key")}
+    line = one_error_line(run_oracle("console", "audit", "export", cwd=cwd, env=short))
+    assert "console.audit_key_file" in line
+    assert "at least 32 characters" in line
+
+
+def signed_time(exported: str) -> str:
+    at = json.loads(exported.splitlines()[3])["at"]
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

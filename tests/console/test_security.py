@@ -5,6 +5,7 @@ stale decisions and the audit chain."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from pathlib import Path
 
@@ -19,7 +20,18 @@ from oracle.core.models import AgentFailure
 from oracle.store.repository import Store
 from oracle.testing import result
 
-from .helpers import PASSWORD, csrf_of, local_settings, make_store, page_csrf, run, sign_in
+from .helpers import (
+    PASSWORD,
+    FakeClock,
+    csrf_of,
+    cut_audit_tail,
+    local_settings,
+    make_store,
+    page_csrf,
+    run,
+    sign_in,
+)
+from .redirects import HOSTILE_NEXT, LOCAL_NEXT
 from .scenario import (
     agreeing,
     beside_another_answer,
@@ -173,6 +185,42 @@ def test_signing_in_never_keeps_a_planted_session(store: Store) -> None:
     run(store, scenario)
 
 
+def test_signing_in_redirects_only_to_a_path_on_the_console(store: Store) -> None:
+    expected = {**dict.fromkeys(HOSTILE_NEXT, "/"), **LOCAL_NEXT}
+    # "?next=%2F%2Fevil.example" (encoded in the query) arrives as "//evil.example".
+    assert "//evil.example/" in expected
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        for target, location in expected.items():
+            page = await client.get("/login", params={"next": target})
+            html = await page.text()
+            assert f'name="next" value="{location}"' in html, repr(target)
+            response = await client.post(
+                "/login",
+                data={
+                    "name": "rita",
+                    "password": PASSWORD,
+                    "csrf_token": csrf_of(html),
+                    "next": target,
+                },
+                allow_redirects=False,
+            )
+            assert response.status == 303, repr(target)
+            assert response.headers["Location"] == location, repr(target)
+
+    run(store, scenario)
+
+
+def test_a_page_asked_for_before_signing_in_is_where_signing_in_leads(store: Store) -> None:
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        response = await client.get("/?status=all&venue=a%26b", allow_redirects=False)
+        assert response.headers["Location"] == "/login?next=/?status%3Dall%26venue%3Da%2526b"
+        html = await (await client.get(response.headers["Location"])).text()
+        assert 'name="next" value="/?status=all&amp;venue=a%26b"' in html
+
+    run(store, scenario)
+
+
 def test_the_session_cookie_is_secure_httponly_and_strict(store: Store) -> None:
     async def scenario(client) -> None:  # type: ignore[no-untyped-def]
         # The test client keeps Secure cookies off plain http: send the form's back by hand.
@@ -304,23 +352,67 @@ def test_an_approver_cannot_approve_their_own_decision(store: Store) -> None:
     assert store.review(review_id).status == "needs_approval"
 
 
-def test_repeated_wrong_passwords_lock_the_account_out(store: Store) -> None:
-    settings = local_settings(login_max_failures=3)
+def test_failures_on_an_account_delay_it_and_never_lock_its_owner_out(tmp_path: Path) -> None:
+    clock = FakeClock()
+    store = make_store(tmp_path, clock)
+    settings = local_settings(login_max_failures=2, login_max_delay_seconds=60)
 
     async def scenario(client) -> None:  # type: ignore[no-untyped-def]
-        for _ in range(3):
+        for _ in range(2):  # a stranger, failing on rita's account
             response = await sign_in(client, "rita", "not the password")
             assert response.status == 401
             assert "Wrong name or password" in await response.text()
-        response = await sign_in(client, "rita", PASSWORD)  # right, but locked out
+        response = await sign_in(client, "rita", PASSWORD)  # right, but too soon
         assert response.status == 429
-        assert "Too many failed sign-ins" in await response.text()
+        assert response.headers["Retry-After"] == "2"
+        assert "Too many failed sign-ins: try again in 2 seconds" in await response.text()
         assert (await sign_in(client, "ann", PASSWORD)).status == 303  # others unaffected
+        clock.now += 2
+        assert (await sign_in(client, "rita", "still not it")).status == 401
+        assert (await sign_in(client, "rita", PASSWORD)).headers["Retry-After"] == "4"
+        clock.now += 4  # once the wait is over, the owner signs in
+        assert (await sign_in(client, "rita", PASSWORD)).status == 303
         metrics = await (await client.get("/metrics")).text()
         assert 'oracle_console_login_failures_total{kind="wrong"} 3.0' in metrics
-        assert 'oracle_console_login_failures_total{kind="locked"} 1.0' in metrics
+        assert 'oracle_console_login_failures_total{kind="delayed"} 2.0' in metrics
 
     run(store, scenario, settings)
+    delayed = [e for e in store.audit_entries() if e["action"] == "console.sign_in_delayed"]
+    assert [(e["subject"], e["details"]["failures"]) for e in delayed] == [("user:rita", 2)]
+
+
+def test_an_address_failing_on_many_accounts_is_refused_behind_a_trusted_proxy(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+    store = make_store(tmp_path, clock)
+    settings = local_settings(
+        login_address_max_failures=3,
+        login_window_seconds=600,
+        trusted_proxies=("127.0.0.1/32",),  # the test client, standing for the proxy
+        client_address_header="X-Forwarded-For",
+    )
+    # The proxy appends the address it saw; whatever the client wrote comes before it.
+    attacker = {"X-Forwarded-For": "198.51.100.7, 203.0.113.9"}
+    colleague = {"X-Forwarded-For": "198.51.100.7, 203.0.113.10"}
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        for name in ("rita", "val", "nobody"):
+            assert (await sign_in(client, name, "guess", attacker)).status == 401
+        response = await sign_in(client, "ann", PASSWORD, attacker)
+        assert response.status == 429
+        assert response.headers["Retry-After"] == "600"
+        assert (await sign_in(client, "ann", PASSWORD, colleague)).status == 303
+        clock.now += 601
+        assert (await sign_in(client, "ann", PASSWORD, attacker)).status == 303
+
+    run(store, scenario, settings)
+    (blocked,) = [
+        e for e in store.audit_entries() if e["action"] == "console.sign_in_address_blocked"
+    ]
+    assert blocked["subject"] == "address:203.0.113.9"
+    with pytest.raises(ValueError, match="name the reverse proxy's addresses"):
+        ConsoleSettings(client_address_header="X-Forwarded-For")
 
 
 def test_a_decision_on_replaced_evidence_is_refused_as_stale(store: Store) -> None:
@@ -374,6 +466,81 @@ def test_console_actions_are_in_a_verifiable_audit_chain(store: Store) -> None:
     assert any("hash does not match" in p for p in store.verify_audit())
 
 
+def test_sign_in_failures_lockouts_sign_outs_and_refusals_are_audited(store: Store) -> None:
+    review_id = escalate(store, "q1")
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        for _ in range(2):
+            assert (await sign_in(client, "rita", "not the password")).status == 401
+        # A password typed into the name field is not kept, not even in the audit log.
+        assert (await sign_in(client, PASSWORD, "x")).status == 401
+        assert (await sign_in(client, "val")).status == 303
+        csrf = await page_csrf(client)
+        response = await client.post(
+            f"/reviews/{review_id}/claim", data={"csrf_token": csrf}, allow_redirects=False
+        )
+        assert response.status == 403
+        response = await client.post(
+            f"/reviews/{review_id}/claim", data={"csrf_token": "forged"}, allow_redirects=False
+        )
+        assert response.status == 403
+        assert (await client.post("/logout", data={"csrf_token": csrf})).status == 200
+
+    run(store, scenario, local_settings(login_max_failures=2))
+    entries = store.audit_entries()
+    seen = [(e["actor"], e["action"], e["subject"]) for e in entries if e["action"] != "user.added"]
+    assert seen == [
+        ("anonymous", "console.sign_in_failed", "user:rita"),
+        ("anonymous", "console.sign_in_failed", "user:rita"),
+        ("console", "console.sign_in_delayed", "user:rita"),
+        ("anonymous", "console.sign_in_failed", "user:?"),
+        ("val", "console.signed_in", "user:val"),
+        ("val", "console.refused", "user:val"),
+        ("val", "console.refused", "user:val"),
+        ("val", "console.signed_out", "user:val"),
+    ]
+    refusals = [e["details"] for e in entries if e["action"] == "console.refused"]
+    assert [(d["path"], d["reason"]) for d in refusals] == [
+        (f"/reviews/{review_id}/claim", "val (viewer) may not decide"),
+        (f"/reviews/{review_id}/claim", "the form's CSRF token is missing or wrong"),
+    ]
+    assert PASSWORD not in str(entries)
+    assert "forged" not in str(entries)
+
+
+def test_the_console_publishes_the_audit_head_in_its_log_and_metrics(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        assert (await sign_in(client, "rita")).status == 303
+        head = await asyncio.to_thread(store.audit_head)
+        metrics = await (await client.get("/metrics")).text()
+        assert f"oracle_console_audit_entries {float(head.entries)}" in metrics
+        assert (
+            f'oracle_console_audit_head_info{{entries="{head.entries}",'
+            f'head_hash="{head.head_hash}"}} 1.0'
+        ) in metrics
+        # Someone cuts the newest entry: the next scrape shows the count drop.
+        await asyncio.to_thread(cut_audit_tail, store, 1)
+        metrics = await (await client.get("/metrics")).text()
+        assert f"oracle_console_audit_entries {float(head.entries - 1)}" in metrics
+        assert head.head_hash not in metrics
+
+    with caplog.at_level(logging.INFO, logger="oracle.console.audit"):
+        run(store, scenario)
+    logged = [
+        (r.event, r.fields)  # type: ignore[attr-defined]
+        for r in caplog.records
+        if getattr(r, "event", "").startswith("console.audit_")
+    ]
+    first = store.audit_entries()[3]  # after the four accounts: the console's start
+    assert logged[0] == ("console.audit_head", {"entries": 4, "head_hash": first["hash"]})
+    signed_in = logged[1][1]
+    assert logged[1][0] == "console.audit_appended"
+    assert (signed_in["entries"], signed_in["action"]) == (5, "console.signed_in")
+    assert PASSWORD not in caplog.text
+
+
 def test_health_and_metrics(store: Store) -> None:
     escalate(store, "q1")
 
@@ -407,6 +574,53 @@ def test_the_queue_streams_its_changes_to_signed_in_people_only(store: Store) ->
         second = await next_event(response)
         assert second == 'event: queue\ndata: {"open": 0, "needs_approval": 1}\n\n'
         response.close()
+
+    run(store, scenario, local_settings(queue_poll_seconds=0.1))
+
+
+async def _stream_ended(response) -> bool:  # type: ignore[no-untyped-def]
+    """Whether the event stream ends (the server finished it) before it says anything
+    more: a `signed_out` event, then nothing."""
+    raw = await asyncio.wait_for(response.content.readuntil(b"\n\n"), timeout=10)
+    assert raw == b"event: signed_out\ndata: {}\n\n", raw
+    rest = await asyncio.wait_for(response.content.read(), timeout=10)
+    return bool(rest == b"")
+
+
+def test_a_disabled_accounts_event_stream_stops_at_once(store: Store) -> None:
+    review_id = escalate(store, "q1")
+    token = store.create_token("ann")
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        await sign_in(client, "val")
+        by_session = await client.get("/events/queue")
+        by_token = await client.get("/events/queue", headers={"Authorization": f"Bearer {token}"})
+        for stream in (by_session, by_token):
+            first = await asyncio.wait_for(stream.content.readuntil(b"\n\n"), timeout=10)
+            assert first.startswith(b"event: queue\n")
+        await asyncio.to_thread(store.disable_user, "val", "adam")
+        await asyncio.to_thread(store.disable_user, "ann", "adam")
+        # The queue changes: a live stream would tell; these only say they are over.
+        await asyncio.to_thread(store.claim_review, review_id, "rita", assignee="rita")
+        assert await _stream_ended(by_session)
+        assert await _stream_ended(by_token)
+
+    run(store, scenario, local_settings(queue_poll_seconds=0.1))
+
+
+def test_signing_out_ends_the_sessions_event_streams(store: Store) -> None:
+    review_id = escalate(store, "q1")
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        await sign_in(client, "rita")
+        stream = await client.get("/events/queue")
+        first = await asyncio.wait_for(stream.content.readuntil(b"\n\n"), timeout=10)
+        assert first.startswith(b"event: queue\n")
+        csrf = await page_csrf(client)
+        response = await client.post("/logout", data={"csrf_token": csrf}, allow_redirects=False)
+        assert response.status == 303
+        await asyncio.to_thread(store.claim_review, review_id, "ann", assignee="ann")
+        assert await _stream_ended(stream)
 
     run(store, scenario, local_settings(queue_poll_seconds=0.1))
 

@@ -14,6 +14,7 @@ from oracle.console.settings import ConsoleSettings
 from oracle.store.repository import Store
 
 from .helpers import local_settings, make_store, run
+from .redirects import HOSTILE_NEXT, LOCAL_NEXT
 
 HEADER = "X-Auth-Request-User"
 
@@ -44,6 +45,20 @@ def test_the_proxys_header_signs_the_account_in_with_its_role(store: Store) -> N
     run(store, scenario, behind("127.0.0.1/32"))  # exactly the test server's address
     (entry,) = [e for e in store.audit_entries() if e["action"] == "console.signed_in"]
     assert (entry["actor"], entry["details"]) == ("ann", {"via": "proxy"})
+
+
+def test_single_sign_on_redirects_only_to_a_path_on_the_console(store: Store) -> None:
+    expected = {**dict.fromkeys(HOSTILE_NEXT, "/"), **LOCAL_NEXT}
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        for target, location in expected.items():
+            response = await client.get(
+                "/login", params={"next": target}, headers={HEADER: "ann"}, allow_redirects=False
+            )
+            assert response.status == 303, repr(target)
+            assert response.headers["Location"] == location, repr(target)
+
+    run(store, scenario, behind("127.0.0.1/32"))
 
 
 def test_an_account_the_console_does_not_know_is_refused(store: Store) -> None:

@@ -5,17 +5,21 @@ evidence shown, four-eyes approval, reopening and sending back."""
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import Engine, text
 
+from oracle.core.audit import AuditHead, anchor_problems, export_differences
 from oracle.core.lifecycle import MarketEvent, MarketState
 from oracle.errors import AccessDenied, IllegalTransition, StaleDecision, StoreError
+from oracle.store.console import SignInLimits
 from oracle.store.engine import make_engine
 from oracle.store.migrate import upgrade
 from oracle.store.repository import Store
 from oracle.store.reviews import Seen
+from tests.console.helpers import cut_audit_tail, rewrite_audit
 from tests.console.scenario import (
     agreeing,
     beside_another_answer,
@@ -109,21 +113,53 @@ def test_sessions_and_tokens_are_stored_hashed_and_expire(
     assert store.session_person(token) is None
 
 
-def test_failed_sign_ins_lock_the_account_and_address_for_a_while(
+def test_failed_sign_ins_delay_an_account_progressively_up_to_a_cap(
     store: Store, clock: FakeClock
 ) -> None:
-    policy = {"max_failures": 3, "window_seconds": 300.0, "lockout_seconds": 600.0}
-    key = "rita|10.0.0.1"
-    assert store.login_failed(key, **policy) == 0.0
-    assert store.login_failed(key, **policy) == 0.0
-    assert store.login_failed(key, **policy) == 1_600.0
-    assert store.login_locked_until(key) == 1_600.0
-    assert store.login_locked_until("rita|10.0.0.2") == 0.0
-    clock.now = 1_601.0
-    assert store.login_locked_until(key) == 0.0
-    store.login_failed(key, **policy)
-    store.login_succeeded(key)
-    assert store.login_failed(key, **policy) == 0.0
+    limits = SignInLimits(
+        free_failures=3, window_seconds=600.0, max_delay_seconds=30.0, address_max_failures=1000
+    )
+    rita, here = "account:user:rita", "address:10.0.0.1"
+    waits = []
+    for _ in range(8):
+        assert store.sign_in_wait(rita, here) == 0.0
+        failure = store.sign_in_failed(rita, here, limits)
+        waits.append(failure.account_wait)
+        clock.now += failure.account_wait  # a patient guesser, waiting each time
+    assert waits == [0.0, 0.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0]
+    assert store.sign_in_wait(rita, here) == 0.0
+    assert store.sign_in_failed(rita, here, limits).account_wait == 30.0
+    clock.now += 10
+    assert store.sign_in_wait(rita, here) == 20.0  # never more than the cap
+    assert store.sign_in_wait(rita, "address:10.0.0.2") == 20.0  # the account, from anywhere
+    assert store.sign_in_wait("account:user:ann", here) == 0.0  # others unaffected
+    clock.now += 20 + 600  # a quiet window after the last wait forgives
+    assert store.sign_in_failed(rita, here, limits).account_failures == 1
+    store.sign_in_failed(rita, here, limits)
+    store.sign_in_succeeded(rita)
+    assert store.sign_in_failed(rita, here, limits).account_failures == 1
+
+
+def test_an_address_failing_on_many_accounts_waits_for_its_window_to_end(
+    store: Store, clock: FakeClock
+) -> None:
+    limits = SignInLimits(
+        free_failures=100, window_seconds=600.0, max_delay_seconds=30.0, address_max_failures=3
+    )
+    there = "address:203.0.113.9"
+    blocked = [
+        store.sign_in_failed(f"account:user:{name}", there, limits).address_blocked
+        for name in ("rita", "ann", "val")
+    ]
+    assert blocked == [False, False, True]
+    clock.now += 100
+    assert store.sign_in_wait("account:user:rita", there) == 500.0
+    assert store.sign_in_wait("account:user:rita", "address:203.0.113.10") == 0.0
+    store.sign_in_succeeded("account:user:rita")  # one account's success resets no address
+    assert store.sign_in_wait("account:user:rita", there) == 500.0
+    clock.now += 501
+    assert store.sign_in_wait("account:user:rita", there) == 0.0
+    assert not store.sign_in_failed("account:user:rita", there, limits).address_blocked
 
 
 def test_the_audit_chain_verifies_and_finds_tampering(store: Store, engine: Engine) -> None:
@@ -145,6 +181,49 @@ def test_the_audit_chain_verifies_and_finds_tampering(store: Store, engine: Engi
     problems = store.verify_audit()
     assert any("gap or reorder" in p for p in problems)
     assert any("prev_hash does not match" in p for p in problems)
+
+
+def append_then_fail(store: Store) -> None:
+    with store._writing() as connection:
+        store._append_audit(connection, "rita", "review.viewed", "market:chain:q2", {})
+        raise RuntimeError("the transaction fails after the append")
+
+
+def test_each_committed_entry_publishes_the_head_and_a_rolled_back_one_does_not(
+    store: Store, caplog: pytest.LogCaptureFixture
+) -> None:
+    heads: list[AuditHead] = []
+    store.audit_head_listeners.append(heads.append)
+    with caplog.at_level(logging.INFO, logger="oracle.console.audit"):
+        store.record("rita", "review.viewed", "market:chain:q1", {"review": 1})
+        with pytest.raises(RuntimeError, match="fails after the append"):
+            append_then_fail(store)
+    head = store.audit_head()
+    assert heads == [head]  # the rolled-back entry was never published
+    assert head == AuditHead(4, store.audit_entries()[-1]["hash"])
+    published = [r for r in caplog.records if getattr(r, "event", "") == "console.audit_appended"]
+    assert [r.fields for r in published] == [  # type: ignore[attr-defined]
+        {"entries": 4, "head_hash": head.head_hash, "action": "review.viewed"}
+    ]
+
+
+def test_a_cut_tail_and_a_rehashed_rewrite_pass_the_chain_but_not_its_anchor(
+    store: Store,
+) -> None:
+    for number in range(3):
+        store.record("rita", "review.viewed", f"market:chain:q{number}", {"review": number})
+    anchor, exported = store.audit_head(), store.audit_entries()
+    rewrite_audit(store, 2, actor="mallory")
+    cut_audit_tail(store, 2)
+    assert store.verify_audit() == []  # the chain alone still holds
+    assert anchor_problems(store.audit_entries(), anchor) == [
+        "the log ends at entry 4 but the anchor counts 6: entries 5..6 were removed "
+        "(the tail was cut)"
+    ]
+    problems = export_differences(store.audit_entries(), exported)
+    assert problems[0] == "entry 2: actor was 'admin', now 'mallory'"
+    assert problems[1].startswith("the log ends at entry 4 but the anchored export has 6")
+    assert [p.split(" (")[0] for p in problems[2:]] == ["entry 5: removed", "entry 6: removed"]
 
 
 def test_a_decision_on_evidence_newer_research_replaced_is_refused(store: Store) -> None:

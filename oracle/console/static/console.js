@@ -12,4 +12,10 @@
     if (active && (active.tagName === "INPUT" || active.tagName === "SELECT")) { return; }
     window.location.reload();
   });
+  // The session ended (signed out elsewhere, or the account disabled): the reload shows
+  // the sign-in page, and the stream is not opened again.
+  events.addEventListener("signed_out", function () {
+    events.close();
+    window.location.reload();
+  });
 })();
