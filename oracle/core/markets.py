@@ -37,7 +37,17 @@ def answer_window(spec: MarketSpec, now: float, params: ScheduleParams) -> Answe
     asked, which dates without a year are read from."""
     if spec.window is not None:
         return spec.window
-    asked_at = min(spec.resolve_after, now)
+    found = text_window(spec, now)
+    return found if found is not None else default_window(asked_at(spec, now), params)
+
+
+def asked_at(spec: MarketSpec, now: float) -> float:
+    """When `spec` was asked, as far as the daemon can tell: its venue's resolution time,
+    or `now` (the venue's clock at discovery) if that is earlier."""
+    return min(spec.resolve_after, now)
+
+
+def text_window(spec: MarketSpec, now: float) -> AnswerWindow | None:
+    """The window `spec`'s question and criteria name (`oracle.core.timetext`), if any."""
     text = f"{spec.question}\n{spec.criteria}" if spec.criteria else spec.question
-    found = read_window(text, asked_at=asked_at, outcomes=spec.outcomes)
-    return found if found is not None else default_window(asked_at, params)
+    return read_window(text, asked_at=asked_at(spec, now), outcomes=spec.outcomes)
