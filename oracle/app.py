@@ -10,7 +10,7 @@ import it only inside themselves; nothing below the command line imports it.
 found wrong before a job runs is, and each problem is a `SetupError` naming the setting to
 fix. In order, nothing created before what it depends on proved usable:
 
-1. the agents build (an agent's key, its recordings);
+1. the agents build (an agent's key, its recordings), and `daemon.window_model`'s model;
 2. `daemon.proofs_dir` can be created and written;
 3. the database (`database.url`) answers, is migrated to the current schema (the daemon
    applies pending migrations itself), and takes writes;
@@ -60,6 +60,7 @@ from oracle.agents.settings import (
     TavilyConfig,
 )
 from oracle.agents.tools import ResearchTools
+from oracle.agents.window import ModelWindowReader
 from oracle.chain.bulletin import BulletinBoard
 from oracle.chain.connect import DEPLOYMENT_FILE, connect
 from oracle.chain.contracts import ADAPTER, ORACLE, AgentOracle, Deployment, error_decoder
@@ -227,6 +228,24 @@ def build_model(config: LlmAgentConfig, where: str) -> ChatModel:
         max_retries=config.max_retries,
         output_token_field=config.output_token_field,
     )
+
+
+def build_window_reader(settings: Settings, metrics: AgentMetrics) -> ModelWindowReader | None:
+    """The reader of answer windows `daemon.window_model` names (its agent's model API,
+    a client of its own), or None when none is configured."""
+    name = settings.daemon.window_model
+    if name is None:
+        return None
+    for config in settings.agents:
+        if isinstance(config, LlmAgentConfig) and config.name == name:
+            return ModelWindowReader(
+                build_model(config, f"agents[{config.name}]"),
+                metrics=metrics,
+                agent=config.name,
+                pricing=config.pricing,
+            )
+    # Settings validation refuses a name that is no llm agent's; this is for a hand-made one.
+    raise ConfigError(f"daemon.window_model: {name!r} is not an llm agent of `agents`")
 
 
 def build_search_provider(
@@ -604,6 +623,17 @@ def prepare_proofs_dir(path: Path) -> None:
         ) from None
 
 
+def _describe_setup(metrics: DaemonMetrics, settings: Settings) -> None:
+    """The build and the configured thresholds, as gauges beside the figures they bound."""
+    metrics.describe_build(
+        __version__, os.environ.get("ORACLE_COMMIT") or "unknown", config_checksum(settings)
+    )
+    metrics.signer_min_balance.set(settings.chain.signer.min_balance_wei)
+    metrics.llm_budget_per_day.set(settings.metrics.llm_budget_usd_per_day)
+    metrics.auto_submitted_accuracy_min.set(settings.metrics.auto_submitted_accuracy_min)
+    metrics.agent_brier_max.set(settings.metrics.agent_brier_max)
+
+
 def assemble(
     settings: Settings,
     *,
@@ -615,14 +645,9 @@ def assemble(
     """The daemon with everything it works with, from the settings, checked in the order
     of this module's docstring; `close()` releases it all."""
     metrics = metrics or DaemonMetrics()
-    metrics.describe_build(
-        __version__, os.environ.get("ORACLE_COMMIT") or "unknown", config_checksum(settings)
-    )
-    metrics.signer_min_balance.set(settings.chain.signer.min_balance_wei)
-    metrics.llm_budget_per_day.set(settings.metrics.llm_budget_usd_per_day)
-    metrics.auto_submitted_accuracy_min.set(settings.metrics.auto_submitted_accuracy_min)
-    metrics.agent_brier_max.set(settings.metrics.agent_brier_max)
+    _describe_setup(metrics, settings)
     agents = build_agents(settings.agents, metrics.agents)
+    window_reader = build_window_reader(settings, metrics.agents)
     prepare_proofs_dir(settings.daemon.proofs_dir)
     store = open_store(settings)
     store.clock = clock
@@ -668,11 +693,14 @@ def assemble(
         resolvers=resolvers,
         metrics=metrics,
         metrics_settings=settings.metrics,
+        window_reader=window_reader,
         clock=clock,
     )
 
     async def close() -> None:
         await pool.aclose()
+        if window_reader is not None:
+            await window_reader.aclose()
         # A chain venue is both a source and a resolver: close each object once.
         closables: list[MarketSource | Resolver] = [*sources, *resolvers.values()]
         for closable in {id(x): x for x in closables}.values():

@@ -15,9 +15,10 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from oracle.agents.settings import AgentConfig
+from oracle.agents.settings import AgentConfig, LlmAgentConfig
 from oracle.chain.settings import ChainSettings
 from oracle.config_sources import (
     SECTIONS,
@@ -106,6 +107,27 @@ class Settings(BaseModel):
         return value
 
     chain: ChainSettings = ChainSettings()
+
+    @model_validator(mode="after")
+    def _window_model_is_an_llm_agent(self) -> Settings:
+        name = self.daemon.window_model
+        llm_agents = [a.name for a in self.agents if isinstance(a, LlmAgentConfig)]
+        if name is None or name in llm_agents:
+            return self
+        problem = PydanticCustomError(
+            "window_model",
+            "must name an llm agent of `agents`: {name} is not one ({known})",
+            {
+                "name": repr(name),
+                "known": f"llm agents: {', '.join(llm_agents)}" if llm_agents else "there are none",
+            },
+        )
+        # Raised as the key's own error, so the message names daemon.window_model (and
+        # its ORACLE__ variable when it came from one), not the whole document.
+        raise ValidationError.from_exception_data(
+            "Settings",
+            [InitErrorDetails(type=problem, loc=("daemon", "window_model"), input=name)],
+        )
 
 
 def load_settings(path: str | Path | None = None) -> Settings:

@@ -172,6 +172,47 @@ def test_one_chain_market_source_at_most(tmp_path: Path) -> None:
         load_settings(path)
 
 
+WINDOW_AGENTS = """
+agents:
+  - {name: recorded, kind: replay, directory: /tmp}
+  - {name: nano, kind: llm, model: gpt-4.1-nano, api_key_env: KEY, search: [{kind: gdelt}]}
+"""
+
+
+def test_the_window_model_names_an_llm_agent(tmp_path: Path) -> None:
+    settings = load_settings(_write(tmp_path, f"daemon:\n  window_model: nano\n{WINDOW_AGENTS}"))
+    assert settings.daemon.window_model == "nano"
+    assert load_settings().daemon.window_model is None
+
+
+@pytest.mark.parametrize(
+    ("name", "llm_agents", "reason"),
+    [
+        ("recorded", WINDOW_AGENTS, "'recorded' is not one (llm agents: nano)"),
+        ("nobody", WINDOW_AGENTS, "'nobody' is not one (llm agents: nano)"),
+        ("nano", "", "'nano' is not one (there are none)"),
+    ],
+)
+def test_a_window_model_that_is_no_llm_agent_is_one_error_naming_the_key(
+    tmp_path: Path, name: str, llm_agents: str, reason: str
+) -> None:
+    with pytest.raises(ConfigError) as error:
+        load_settings(_write(tmp_path, f"daemon:\n  window_model: {name}\n{llm_agents}"))
+    assert str(error.value) == (
+        f"daemon.window_model: must name an llm agent of `agents`: {reason}"
+    )
+
+
+def test_a_window_model_from_the_environment_is_named_with_its_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ORACLE__DAEMON__WINDOW_MODEL", "nobody")
+    with pytest.raises(
+        ConfigError, match=r"^daemon\.window_model \(ORACLE__DAEMON__WINDOW_MODEL\):"
+    ):
+        load_settings()
+
+
 def test_every_problem_is_reported(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as error:
         load_settings(_write(tmp_path, "consensus:\n  threshold: 2\n  min_agents: 0\n"))

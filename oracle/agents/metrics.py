@@ -81,6 +81,13 @@ class AgentMetrics:
         self.model_calls = Counter(
             "oracle_agent_model_calls_total", "Model requests, by agent.", ["agent"], registry=r
         )
+        self.window_reads = Counter(
+            "oracle_window_reads_total",
+            "Answer windows asked of the window model (daemon.window_model), by result "
+            "(read, no_time, model_error, or the refusal's reason).",
+            ["result"],
+            registry=r,
+        )
 
     def record_run(self, stats: RunStats) -> None:
         """Never raises: it runs as a run ends, and an answer must not be lost to it."""

@@ -37,10 +37,10 @@ def answer_window(spec: MarketSpec, now: float, params: ScheduleParams) -> Answe
     asked, which dates without a year are read from."""
     if spec.window is not None:
         return window_that_holds(spec.window, spec.outcomes)
-    asked_at = min(spec.resolve_after, now)
-    text = f"{spec.question}\n{spec.criteria}" if spec.criteria else spec.question
-    found = read_window(text, asked_at=asked_at, outcomes=spec.outcomes)
-    return window_that_holds(found, spec.outcomes) if found else default_window(asked_at, params)
+    found = text_window(spec, now)
+    if found is None:
+        return default_window(asked_at(spec, now), params)
+    return window_that_holds(found, spec.outcomes)
 
 
 def window_that_holds(window: AnswerWindow, outcomes: tuple[str, ...]) -> AnswerWindow:
@@ -50,3 +50,15 @@ def window_that_holds(window: AnswerWindow, outcomes: tuple[str, ...]) -> Answer
     if set(outcomes) <= set(window.early_outcomes):
         return window.model_copy(update={"early_outcomes": ()})
     return window
+
+
+def asked_at(spec: MarketSpec, now: float) -> float:
+    """When `spec` was asked, as far as the daemon can tell: its venue's resolution time,
+    or `now` (the venue's clock at discovery) if that is earlier."""
+    return min(spec.resolve_after, now)
+
+
+def text_window(spec: MarketSpec, now: float) -> AnswerWindow | None:
+    """The window `spec`'s question and criteria name (`oracle.core.timetext`), if any."""
+    text = f"{spec.question}\n{spec.criteria}" if spec.criteria else spec.question
+    return read_window(text, asked_at=asked_at(spec, now), outcomes=spec.outcomes)

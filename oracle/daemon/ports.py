@@ -82,6 +82,15 @@ Contracts:
     A venue whose answers are paid for by a signer's account (a chain): `signer_balance()`
     reads what that account holds now, None while the venue is not connected (reading it
     never connects), ResolverError when it cannot be read. The `housekeep` job reports it.
+
+:class:`WindowReader`
+    Reads a market's answer window where neither its venue nor its words (the
+    deterministic reader, `oracle.core.timetext`) say when it can be answered (a model:
+    `oracle.agents.window.ModelWindowReader`, wired from `daemon.window_model`).
+    `read(question, criteria, outcomes, asked_at, market_id=...)` returns the window
+    (origin `model`), or None when it finds none it can vouch for; it never raises (a
+    failure is None, counted and logged by the reader). The daemon calls it at most once
+    per market, when the market is new, before storing it; `market_id` is for its logs.
 """
 
 from __future__ import annotations
@@ -94,6 +103,7 @@ from typing import Any, Protocol, runtime_checkable
 from oracle.core.decision import ReviewReason
 from oracle.core.markets import MarketSpec
 from oracle.core.scoring import Finality
+from oracle.core.timing import AnswerWindow
 
 
 class ResolutionStatus(StrEnum):
@@ -249,3 +259,15 @@ class Funded(Protocol):
     name: str
 
     async def signer_balance(self) -> SignerBalance | None: ...
+
+
+class WindowReader(Protocol):
+    async def read(
+        self,
+        question: str,
+        criteria: str,
+        outcomes: tuple[str, ...],
+        asked_at: float,
+        *,
+        market_id: str = "",
+    ) -> AnswerWindow | None: ...

@@ -2,7 +2,9 @@
 
 Jobs (scheduled by :mod:`oracle.daemon.runner`, or run in sequence by `--once`):
 
-- `poll`      (singleton) ask every market source for markets; track new ones.
+- `poll`      (singleton) ask every market source for markets; track new ones (the
+              window reader, where configured, reads the answer window of a new
+              one that neither its venue nor its words place in time).
 - `promote`   (singleton) discovered markets whose time has come become due; failed
               ones whose back-off has passed are retried, or handed to a person once
               `daemon.max_attempts` is spent.
@@ -51,7 +53,7 @@ from oracle.core.debate import (
 )
 from oracle.core.decision import timing_record, with_timing, with_venue_reasons
 from oracle.core.lifecycle import MarketEvent, MarketState
-from oracle.core.markets import MarketSpec, answer_window
+from oracle.core.markets import MarketSpec, answer_window, asked_at, text_window
 from oracle.core.models import (
     AgentFailure,
     AgentResult,
@@ -89,6 +91,7 @@ from oracle.daemon.ports import (
     Resolver,
     VenueClock,
     VenueReview,
+    WindowReader,
 )
 from oracle.daemon.research import AgentPool
 from oracle.daemon.settings import DaemonSettings, MetricsSettings
@@ -106,6 +109,8 @@ Clock = Callable[[], float]
 
 S, E = MarketState, MarketEvent
 WORK_STATES = (S.DUE, S.RESEARCHING, S.CONSENSUS, S.REVIEWED, S.SUBMITTING, S.CHALLENGING)
+# Window reads (model requests) at once while a poll stores new markets.
+WINDOW_READS_AT_ONCE = 8
 
 
 @dataclass(frozen=True)
@@ -181,6 +186,7 @@ class Daemon:
         resolvers: Mapping[str, Resolver],
         metrics: DaemonMetrics,
         metrics_settings: MetricsSettings | None = None,
+        window_reader: WindowReader | None = None,
         clock: Clock = time.time,
     ) -> None:
         self.settings = settings
@@ -192,6 +198,7 @@ class Daemon:
         self.resolvers = dict(resolvers)
         self.metrics = metrics
         self.metrics_settings = metrics_settings or MetricsSettings()
+        self.window_reader = window_reader
         self._accuracy_refreshed_at: float | None = None
         self.clock = clock
         self.replica = settings.replica_id or default_replica_id()
@@ -263,6 +270,47 @@ class Daemon:
         }
         return windowed, plans
 
+    async def _read_windows(self, specs: list[MarketSpec], now: float) -> list[MarketSpec]:
+        """`specs`, each new one whose venue and words name no time with the window the
+        window reader found. A market is read once, before it is first stored: a venue
+        lists its markets again on every poll."""
+        reader = self.window_reader
+        unwindowed = [spec for spec in specs if spec.window is None]
+        if reader is None or not unwindowed:
+            return specs
+        known = await self._db(self.store.known_ids, [spec.market_id for spec in unwindowed])
+        found: dict[str, AnswerWindow] = {}
+        to_ask: dict[str, MarketSpec] = {}
+        for spec in unwindowed:
+            if spec.market_id in known or spec.market_id in found or spec.market_id in to_ask:
+                continue
+            in_words = text_window(spec, now)
+            if in_words is not None:
+                found[spec.market_id] = in_words  # `_scheduled` takes it as it is
+            else:
+                to_ask[spec.market_id] = spec
+        gate = asyncio.Semaphore(WINDOW_READS_AT_ONCE)
+
+        async def ask(spec: MarketSpec) -> None:
+            async with gate:
+                window = await reader.read(
+                    spec.question,
+                    spec.criteria,
+                    spec.outcomes,
+                    asked_at(spec, now),
+                    market_id=spec.market_id,
+                )
+            if window is not None:
+                found[spec.market_id] = window
+
+        await asyncio.gather(*(ask(spec) for spec in to_ask.values()))
+        return [
+            replace(spec, window=found[spec.market_id])
+            if spec.window is None and spec.market_id in found
+            else spec
+            for spec in specs
+        ]
+
     async def _db(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return await asyncio.to_thread(function, *args, **kwargs)
 
@@ -280,7 +328,8 @@ class Daemon:
 
             async def deliver(specs: list[MarketSpec], source_name: str = source.name) -> None:
                 nonlocal added
-                specs, plans = self._scheduled(specs, await self._venue_now_to_record(source_name))
+                now = await self._venue_now_to_record(source_name)
+                specs, plans = self._scheduled(await self._read_windows(specs, now), now)
                 new = await self._db(self.store.add_discovered, specs, self.replica, plans)
                 self.metrics.markets_discovered.labels(source_name).inc(len(new))
                 for market_id in new:

@@ -47,6 +47,13 @@ class DaemonSettings(BaseModel):
         default_factory=ScheduleParams,
         description="When a market is researched: after its window, early checks, back-off.",
     )
+    window_model: str | None = Field(
+        None,
+        min_length=1,
+        description="The `llm` agent (of `agents`) whose model reads the answer window of a "
+        "new market whose words the deterministic reader finds no time in: one request per "
+        "such market. None: those markets take the default window.",
+    )
     proofs_dir: Path = Path("data/proofs")
     drain_timeout: Seconds = Field(
         60.0, ge=0, description="On SIGTERM, seconds to let in-flight markets finish."

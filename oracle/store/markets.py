@@ -19,6 +19,7 @@ from oracle.store._transaction import INSERT_AUDIT, MARKET, Transactions
 from oracle.store.tables import AuditRow, MarketRow
 
 _INSERT_MARKET = insert(MARKET)
+_IDS_PER_QUERY = 500
 
 
 class Markets(Transactions):
@@ -114,6 +115,19 @@ class Markets(Transactions):
                 ],
             )
         return [spec.market_id for spec in new]
+
+    def known_ids(self, market_ids: Iterable[str]) -> set[str]:
+        """Which of `market_ids` are tracked already."""
+        ids = list(dict.fromkeys(market_ids))
+        known: set[str] = set()
+        with self._reader.connect() as connection:
+            # A venue re-delivers its whole list on every poll: asked in slices, as one
+            # statement's parameters are bounded (SQLite: 32766).
+            for start in range(0, len(ids), _IDS_PER_QUERY):
+                chunk = ids[start : start + _IDS_PER_QUERY]
+                query = core_select(MARKET.c.id).where(MARKET.c.id.in_(chunk))
+                known.update(connection.execute(query).scalars())
+        return known
 
     def get_market(self, market_id: str) -> MarketRow:
         with self.reading() as session:

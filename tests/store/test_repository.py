@@ -76,6 +76,14 @@ def test_discovery_is_idempotent_and_audited(store: Store) -> None:
     assert store.count_by_state() == {"discovered": 3}
 
 
+def test_known_ids_are_those_tracked_however_many_are_asked(store: Store) -> None:
+    store.add_discovered([spec("q1"), spec("q700")], actor="poller")
+    # More ids than one statement takes: asked in slices, none left out.
+    asked = [f"chain:q{n}" for n in range(1200)] + ["chain:q1", "other:q1"]
+    assert store.known_ids(asked) == {"chain:q1", "chain:q700"}
+    assert store.known_ids([]) == set()
+
+
 def test_transition_is_recorded_with_time_reason_and_actor(store: Store, clock: FakeClock) -> None:
     store.add_discovered([spec("q1")], actor="poller")
     clock.now = 1_234.5
