@@ -10,7 +10,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -21,7 +20,7 @@ from oracle.core.lifecycle import MarketState
 
 from ..anvil import Anvil
 from .test_uma_e2e import UmaWorld, polymarket_question
-from .venue_world import one_pass
+from .venue_world import chain_time, et_deadline, one_pass, warp_to
 
 HOUR, DAY = 3600, 86400
 SAY_NO = [("alpha", "NO", 0.9), ("beta", "NO", 0.85), ("gamma", "NO", 0.8)]
@@ -32,23 +31,6 @@ SCHEDULE = {"settle_margin": 2 * HOUR, "early_checks": 1, "early_check_every": 2
 @pytest.fixture
 def world(anvil: Anvil, tmp_path: Path) -> UmaWorld:
     return UmaWorld(anvil, tmp_path)
-
-
-def chain_time(anvil: Anvil) -> int:
-    return int(anvil.rpc("eth_getBlockByNumber", "latest", False)["timestamp"], 16)
-
-
-def warp_to(anvil: Anvil, moment: float) -> None:
-    anvil.rpc("evm_increaseTime", int(moment) - chain_time(anvil))
-    anvil.mine()
-
-
-def et_deadline(moment: float) -> tuple[str, float]:
-    """The day of `moment` in New York as Polymarket writes a deadline, and its epoch."""
-    new_york = ZoneInfo("America/New_York")
-    day = datetime.fromtimestamp(moment, new_york)
-    end = day.replace(hour=23, minute=59, second=0, microsecond=0)
-    return f"{end:%B} {end.day}, {end.year}, 11:59 PM ET", end.timestamp()
 
 
 def assert_held(settings: Settings, market_id: str) -> None:

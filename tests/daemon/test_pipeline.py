@@ -423,7 +423,7 @@ def test_not_decidable_yet_is_deferred_then_handed_over_as_such(
             await one_pass(within_grace, metrics, now=1_001)
             assert market(within_grace, "venue:later").late_deferrals == 2
             grace_over = with_schedule(base, grace=0)  # as if the grace had passed
-            await one_pass(grace_over, metrics, now=1_002)
+            await one_pass(grace_over, metrics, now=1_010)
             return grace_over
 
     settings = run(scenario)

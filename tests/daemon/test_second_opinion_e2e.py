@@ -15,11 +15,11 @@ from oracle.core.timing import ScheduleParams
 from oracle.daemon.service import SECOND_OPINION
 
 from ..anvil import Anvil
-from .test_answer_timing_e2e import DAY, SAY_YES, SCHEDULE, chain_time, et_deadline
+from .test_answer_timing_e2e import DAY, SAY_YES, SCHEDULE
 from .test_reality_e2e import AGREED as REALITY_AGREED
 from .test_reality_e2e import NO_WORD, RealityWorld
 from .test_uma_e2e import OTHER, UmaWorld, polymarket_question, propose_as_other
-from .venue_world import one_pass
+from .venue_world import chain_time, et_deadline, one_pass
 
 YES_PRICE = 10**18
 SCHEDULE_PARAMS = ScheduleParams.model_validate(SCHEDULE)

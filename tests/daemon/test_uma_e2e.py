@@ -56,6 +56,8 @@ from ..anvil import DEV_ADDRESSES, DEV_KEYS, Anvil
 from ..chain.helpers import manager_for
 from .venue_world import (
     CRASH_DAEMON,
+    chain_time,
+    et_deadline,
     gauge,
     intent_keys,
     kill_once_broadcast,
@@ -76,9 +78,8 @@ CONTESTED = [("alpha", "YES", 0.7), ("beta", "NO", 0.7), ("gamma", "UNDETERMINED
 TOO_SOON = [(agent, "UNDETERMINED", 0.9) for agent in ("alpha", "beta", "gamma")]
 
 
-def polymarket_question(title: str, deadline: str = "June 1, 2025, 11:59 PM ET") -> str:
-    """A question as Polymarket asks it; by default one whose deadline has passed (its
-    outcome final when asked), so the daemon may answer it at once."""
+def polymarket_question(title: str, deadline: str) -> str:
+    """A question as Polymarket asks it, "by `deadline`"."""
     return (
         f'q: title: {title}, description: This market will resolve to "Yes" if it happened '
         f'by {deadline}. Otherwise, this market will resolve to "No". res_data: p1: 0, p2: 1, '
@@ -123,8 +124,11 @@ class UmaWorld:
         question: str | None = None,
     ) -> str:
         """Ask through the requester (`question`, else `title` as Polymarket asks one
-        whose deadline passed), with the agents' recorded answers; the market id."""
-        question = question or polymarket_question(title)
+        whose deadline passed two days ago: its outcome final, the daemon may answer at
+        once), with the agents' recorded answers; the market id."""
+        if question is None:
+            deadline, _ = et_deadline(chain_time(self.anvil) - 2 * 86400)
+            question = polymarket_question(title, deadline)
 
         async def run() -> RequestKey:
             async with manager_for(self.anvil.url, key=ASKER_KEY) as asker:

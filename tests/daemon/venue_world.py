@@ -7,8 +7,10 @@ from __future__ import annotations
 import asyncio
 import signal
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import yaml
 
@@ -106,3 +108,23 @@ def restart_until(
         daemon.send_signal(signal.SIGTERM)
         daemon.wait(timeout=30)
     assert daemon.returncode == 0, log.read_text()[-3000:]
+
+
+# --- the chain's time, as the venues' tests ask and warp it ---------------------------------
+
+
+def chain_time(anvil: Anvil) -> int:
+    return int(anvil.rpc("eth_getBlockByNumber", "latest", False)["timestamp"], 16)
+
+
+def warp_to(anvil: Anvil, moment: float) -> None:
+    anvil.rpc("evm_increaseTime", int(moment) - chain_time(anvil))
+    anvil.mine()
+
+
+def et_deadline(moment: float) -> tuple[str, float]:
+    """The day of `moment` in New York as Polymarket writes a deadline, and its epoch."""
+    new_york = ZoneInfo("America/New_York")
+    day = datetime.fromtimestamp(moment, new_york)
+    end = day.replace(hour=23, minute=59, second=0, microsecond=0)
+    return f"{end:%B} {end.day}, {end.year}, 11:59 PM ET", end.timestamp()
