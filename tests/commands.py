@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from unittest import mock
+
+from oracle.cli import main
 
 # The tree these tests are in: with `cwd` elsewhere, `python -m oracle` would otherwise
 # import whichever tree the virtualenv's editable install points at (another worktree).
@@ -43,3 +49,26 @@ def one_error_line(run: subprocess.CompletedProcess[str]) -> str:
     assert len(lines) == 1, run.stderr[-3000:]
     assert lines[0].startswith("error: "), lines[0]
     return lines[0].removeprefix("error: ")
+
+
+@dataclass
+class Outcome:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def oracle_in_process(*args: str) -> Outcome:
+    """The real entry point, in-process (a subprocess per call would cost seconds)."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    code = 0
+    with (
+        mock.patch.object(sys, "argv", ["oracle", *args]),
+        contextlib.redirect_stdout(stdout),
+        contextlib.redirect_stderr(stderr),
+    ):
+        try:
+            main()
+        except SystemExit as exit_request:
+            code = int(exit_request.code or 0)
+    return Outcome(code, stdout.getvalue(), stderr.getvalue())

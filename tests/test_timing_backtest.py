@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import gzip
-import io
 import json
 import os
-import sys
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
-from unittest import mock
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from oracle.cli import main
 from oracle.core.markets import window_that_holds
 from oracle.core.timing import DAY, HOUR, AnswerWindow, ScheduleParams
 from oracle.errors import ConfigError, InputError
@@ -32,6 +26,8 @@ from oracle.timing_backtest import (
     replay,
     run_timing_backtest,
 )
+
+from .commands import oracle_in_process
 
 ET = ZoneInfo("America/New_York")
 ASKED = datetime(2025, 3, 1, 12, tzinfo=ET)
@@ -327,33 +323,10 @@ def test_real_requests_no_premature_guess(real_report: Any) -> None:
 # --- the command line -----------------------------------------------------------------------
 
 
-@dataclass
-class Outcome:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-def oracle(*args: str) -> Outcome:
-    """The real entry point, in-process."""
-    stdout, stderr = io.StringIO(), io.StringIO()
-    code = 0
-    with (
-        mock.patch.object(sys, "argv", ["oracle", *args]),
-        contextlib.redirect_stdout(stdout),
-        contextlib.redirect_stderr(stderr),
-    ):
-        try:
-            main()
-        except SystemExit as exit_request:
-            code = int(exit_request.code or 0)
-    return Outcome(code, stdout.getvalue(), stderr.getvalue())
-
-
 def test_cli_text_and_json(requests_file: Path, tmp_path: Path) -> None:
     config = tmp_path / "oracle.yaml"
     config.write_text("daemon:\n  schedule:\n    settle_margin: 3600\n")
-    text = oracle("backtest", "--timing", str(requests_file), "--config", str(config))
+    text = oracle_in_process("backtest", "--timing", str(requests_file), "--config", str(config))
     assert text.returncode == 0, text.stderr
     assert "markets: 5 replayed of 5 rows" in text.stdout
     assert "windows: question 2, metadata 1, default 2" in text.stdout
@@ -362,7 +335,7 @@ def test_cli_text_and_json(requests_file: Path, tmp_path: Path) -> None:
     empty = tmp_path / "empty.yaml"
     empty.write_text("")
     options = ("--mode", "known", "--format", "json", "--config", str(empty))
-    as_json = oracle("backtest", "--timing", str(requests_file), *options)
+    as_json = oracle_in_process("backtest", "--timing", str(requests_file), *options)
     assert as_json.returncode == 0, as_json.stderr
     document = json.loads(as_json.stdout)
     assert list(document["modes"]) == ["known"]
@@ -392,7 +365,7 @@ def test_cli_errors_exit_2(requests_file: Path, tmp_path: Path) -> None:
         ): "daemon.schedule.grace",
     }
     for args, message in cases.items():
-        outcome = oracle(*args)
+        outcome = oracle_in_process(*args)
         assert outcome.returncode == 2, args
         assert outcome.stderr.startswith("error: "), args
         assert message in outcome.stderr, (args, outcome.stderr)

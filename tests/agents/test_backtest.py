@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import pytest
 
@@ -21,35 +16,13 @@ from oracle.backtest import (
     run_second_opinion,
     second_opinion_figures,
 )
-from oracle.cli import main
 from oracle.core import ConsensusParams, SourceThresholds
 from oracle.core.consensus import evaluate
 from oracle.core.models import AgentResult
 from oracle.errors import InputError
 from oracle.testing import consensus_document, result, result_dict, source_dicts
 
-
-@dataclass
-class Outcome:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-def oracle(*args: str) -> Outcome:
-    """The real entry point, in-process (a subprocess per call would cost seconds)."""
-    stdout, stderr = io.StringIO(), io.StringIO()
-    code = 0
-    with (
-        mock.patch.object(sys, "argv", ["oracle", *args]),
-        contextlib.redirect_stdout(stdout),
-        contextlib.redirect_stderr(stderr),
-    ):
-        try:
-            main()
-        except SystemExit as exit_request:
-            code = int(exit_request.code or 0)
-    return Outcome(code, stdout.getvalue(), stderr.getvalue())
+from ..commands import oracle_in_process
 
 
 def vote(agent: str, outcome: str, confidence: float, family: str) -> dict[str, Any]:
@@ -153,13 +126,15 @@ def test_bad_recordings_are_named(tmp_path: Path) -> None:
 
 
 def test_cli_text_and_json(recordings: Path) -> None:
-    text = oracle("backtest", str(recordings), "--thresholds", "0.67,1", "--min-confidences", "0.5")
+    text = oracle_in_process(
+        "backtest", str(recordings), "--thresholds", "0.67,1", "--min-confidences", "0.5"
+    )
     assert text.returncode == 0, text.stderr
     assert "coverage 75.0%" in text.stdout
     assert "accuracy of auto-submitted answers: 66.7%  (2 right, 1 wrong)" in text.stdout
     assert "wrong-submission rate: 25.0% of all markets" in text.stdout
     assert "threshold  min_confidence  coverage  accuracy  wrong-submission rate" in text.stdout
-    as_json = oracle("backtest", str(recordings), "--format", "json")
+    as_json = oracle_in_process("backtest", str(recordings), "--format", "json")
     assert as_json.returncode == 0, as_json.stderr
     document = json.loads(as_json.stdout)
     assert document["policy"]["wrong_submission_rate"] == 0.25
@@ -168,10 +143,10 @@ def test_cli_text_and_json(recordings: Path) -> None:
 
 
 def test_cli_errors_exit_2(recordings: Path, tmp_path: Path) -> None:
-    bad = oracle("backtest", str(recordings), "--thresholds", "0.4")
+    bad = oracle_in_process("backtest", str(recordings), "--thresholds", "0.4")
     assert bad.returncode == 2
     assert bad.stderr.startswith("error: sweep: consensus.threshold: must be between 0.5 and 1")
-    missing = oracle("backtest", str(tmp_path / "nope"))
+    missing = oracle_in_process("backtest", str(tmp_path / "nope"))
     assert missing.returncode == 2
     assert "not a directory" in missing.stderr
 
@@ -185,7 +160,7 @@ def test_config_check_warns_about_model_families(tmp_path: Path) -> None:
             for n in ("a", "b", "c")
         )
     )
-    checked = oracle("config", "check", "--config", str(config))
+    checked = oracle_in_process("config", "check", "--config", str(config))
     assert checked.returncode == 0, checked.stderr
     assert checked.stderr == (
         "warning: consensus.min_model_families is 2 but the configured agents come from 1 "
@@ -194,7 +169,7 @@ def test_config_check_warns_about_model_families(tmp_path: Path) -> None:
     config.write_text(
         config.read_text().replace("model_family: gpt}\n", "model_family: claude}\n", 1)
     )
-    assert oracle("config", "check", "--config", str(config)).stderr == ""
+    assert oracle_in_process("config", "check", "--config", str(config)).stderr == ""
 
 
 def write_round(directory: Path, name: str, round_: int, revisions: list[dict[str, Any]]) -> None:
@@ -244,7 +219,7 @@ def contested(tmp_path: Path) -> Path:
 
 
 def test_conflict_modes_compared_through_the_cli(contested: Path) -> None:
-    run = oracle("backtest", str(contested), "--format", "json")
+    run = oracle_in_process("backtest", str(contested), "--format", "json")
     assert run.returncode == 0, run.stderr
     document = json.loads(run.stdout)
     modes = {
@@ -274,7 +249,7 @@ def test_conflict_modes_compared_through_the_cli(contested: Path) -> None:
     assert (everyone["marked_to_right"], everyone["marked_to_wrong"]) == (0, 1)
     assert everyone["review_rate"] == 0.25 < escalate["review_rate"] == 0.75
     assert everyone["wrong_submission_rate"] == 0.25 > escalate["wrong_submission_rate"] == 0
-    text = oracle("backtest", str(contested))
+    text = oracle_in_process("backtest", str(contested))
     assert text.returncode == 0, text.stderr
     assert "conflict resolution (3 of 4 markets conflict; consensus.conflict_resolution):" in (
         text.stdout
@@ -288,7 +263,7 @@ def test_conflict_modes_compared_through_the_cli(contested: Path) -> None:
 
 def test_without_recorded_rounds_a_debate_changes_nothing(recordings: Path) -> None:
     # m4 conflicts; nothing is recorded for a debate, so every agent keeps its answer.
-    run = oracle("backtest", str(recordings), "--format", "json")
+    run = oracle_in_process("backtest", str(recordings), "--format", "json")
     assert run.returncode == 0, run.stderr
     modes = json.loads(run.stdout)["conflict_modes"]
     keys = ("submitted", "wrong", "reviewed", "flips_to_right", "marked_to_wrong")
@@ -341,9 +316,9 @@ def test_second_opinion_uses_the_policy_verdict(tmp_path: Path) -> None:
 
 
 def test_cli_second_opinion_text_and_json(recordings: Path) -> None:
-    plain = oracle("backtest", str(recordings))
+    plain = oracle_in_process("backtest", str(recordings))
     assert "second opinion" not in plain.stdout
-    text = oracle(
+    text = oracle_in_process(
         "backtest",
         str(recordings),
         "--second-opinion",
@@ -361,12 +336,12 @@ def test_cli_second_opinion_text_and_json(recordings: Path) -> None:
         "(2 with the final outcome)" in text.stdout
     )
     assert "        1             0.5             25.0%       25.0%" in text.stdout
-    as_json = oracle("backtest", str(recordings), "--second-opinion", "--format", "json")
+    as_json = oracle_in_process("backtest", str(recordings), "--second-opinion", "--format", "json")
     assert as_json.returncode == 0, as_json.stderr
     opinion = json.loads(as_json.stdout)["second_opinion"]
     assert opinion["policy"]["false_alarm_rate"] == 0.25
     assert opinion["policy"]["catch_rate"] == 0.5
     assert len(opinion["sweep"]) == 30
     assert "second_opinion" not in json.loads(
-        oracle("backtest", str(recordings), "--format", "json").stdout
+        oracle_in_process("backtest", str(recordings), "--format", "json").stdout
     )
