@@ -117,3 +117,34 @@ def test_a_no_is_held_until_its_deadline_and_an_early_yes_is_proposed_when_seen(
     assert datetime.fromtimestamp(chain_time(world.anvil), UTC) > datetime.fromtimestamp(
         deadline, UTC
     )
+
+
+def test_without_early_checks_a_question_is_researched_once_after_its_window_never_before(
+    world: UmaWorld, database_url: str
+) -> None:
+    """Asked days before its deadline: every pass before the window researches nothing,
+    whatever the day; the first pass after it researches once and proposes once."""
+    asked_at = chain_time(world.anvil)
+    words, deadline = et_deadline(asked_at + 4 * DAY)
+    market_id = world.ask(
+        "Will the tunnel open?",
+        SAY_NO,
+        question=polymarket_question("Will the tunnel open?", deadline=words),
+    )
+    schedule = {**SCHEDULE, "early_checks": 0}
+    settings = world.config(database_url, daemon={"schedule": schedule})
+    store = open_store(settings)
+    try:
+        for moment in (asked_at, asked_at + DAY, asked_at + 3 * DAY, deadline + HOUR):
+            warp_to(world.anvil, max(moment, chain_time(world.anvil)))
+            one_pass(settings)
+            waiting = store.get_market(market_id)
+            assert (waiting.state, waiting.attempts) == (MarketState.DISCOVERED, 0)
+            assert world.proposals(market_id) == 0
+        warp_to(world.anvil, deadline + 2 * HOUR + 60)
+        one_pass(settings)
+        answered = store.get_market(market_id)
+        assert (answered.state, answered.attempts) == (MarketState.SUBMITTED, 1)
+        assert world.proposals(market_id) == 1
+    finally:
+        store.engine.dispose()
