@@ -51,7 +51,7 @@ from oracle.core.debate import (
 )
 from oracle.core.decision import timing_record, with_timing, with_venue_reasons
 from oracle.core.lifecycle import MarketEvent, MarketState
-from oracle.core.markets import MarketSpec, answer_window
+from oracle.core.markets import HIDDEN_CHARACTERS, MarketSpec, answer_window, clean_spec
 from oracle.core.models import (
     AgentFailure,
     AgentResult,
@@ -63,6 +63,7 @@ from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.core.proof import build_decision_proof
 from oracle.core.review_rules import confirming
 from oracle.core.scoring import ROLLING_WINDOWS, Finality, RollingFigures, rolling_figures
+from oracle.core.text import clean
 from oracle.core.timing import (
     AnswerWindow,
     Plan,
@@ -243,9 +244,11 @@ class Daemon:
     def _scheduled(
         self, specs: Sequence[MarketSpec], now: float
     ) -> tuple[list[MarketSpec], dict[str, Plan]]:
-        """New markets with their answer windows, and each one's first research."""
+        """New markets, their text cleaned (`clean_spec`: market text enters the daemon
+        here), with their answer windows, and each one's first research."""
         schedule = self.settings.schedule
-        windowed = [replace(spec, window=answer_window(spec, now, schedule)) for spec in specs]
+        cleaned = [clean_spec(spec) for spec in specs]
+        windowed = [replace(spec, window=answer_window(spec, now, schedule)) for spec in cleaned]
         plans = {
             spec.market_id: plan(spec.window, ScheduleEvent.DISCOVERED, now, Progress(), schedule)
             for spec in windowed
@@ -508,8 +511,13 @@ class Daemon:
                 emit(logger, logging.WARNING, "market.refresh_failed", market=row.id, error=error)
                 return await self._fail(row.id, f"reading the market again: {error}"), None
             if current is not None:
-                refreshed = {"criteria": current.criteria, "details": current.details}
-                market = market.model_copy(update={"criteria": current.criteria})
+                criteria = clean(current.criteria)
+                details = dict(current.details)
+                hidden = int(row.details.get(HIDDEN_CHARACTERS, 0)) + criteria.removed
+                if hidden:
+                    details[HIDDEN_CHARACTERS] = hidden
+                refreshed = {"criteria": criteria.text, "details": details}
+                market = market.model_copy(update={"criteria": criteria.text})
         answers = await self.pool.research(market)
         for answer in answers:
             failed = isinstance(answer.answer, AgentFailure)
