@@ -148,8 +148,7 @@ def question_prompt(market: Market, question: ParsedQuestion, now: float, nonce:
     `oracle.agents.question.present`) and the fenced question with its possible answers
     (market text, so inside the block, numbered; see the module docstring)."""
     labels = "\n".join(
-        f"{index}. {_LINE_BREAKS.sub(' ', label)}"
-        for index, label in enumerate(market.outcomes, 1)
+        f"{index}. {_LINE_BREAKS.sub(' ', label)}" for index, label in enumerate(market.outcomes, 1)
     )
     fenced = f"{question.render()}\nPossible answers:\n{labels}"
     return (
