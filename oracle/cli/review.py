@@ -13,6 +13,7 @@ import click
 
 from oracle.cli._common import config_option, fail
 from oracle.core.review_rules import confirming
+from oracle.core.text import visible
 from oracle.errors import SetupError
 
 if TYPE_CHECKING:
@@ -44,6 +45,13 @@ def _review_store(config_path: str | None) -> Iterator[Store]:
         raise SetupError(KEY, f"{redact_url(url)}: {describe(error, url)}") from None
     finally:
         store.engine.dispose()
+
+
+def _shown(line: str = "") -> None:
+    """One line for the terminal: market text and what quotes it is written by strangers,
+    so every control and invisible character in it is shown as its escape (`\\n`,
+    `\\u202e`, `oracle.core.text.visible`): nothing printed starts a line or reorders one."""
+    click.echo(visible(line))
 
 
 def _when(epoch: float | None) -> str:
@@ -84,18 +92,18 @@ def review_list(config_path: str | None, show_all: bool, as_json: bool) -> None:
         click.echo(json.dumps({"reviews": summaries}, indent=2))
         return
     if not summaries:
-        click.echo("no review items" if show_all else "no open review items")
+        _shown("no review items" if show_all else "no open review items")
     for s in summaries:
         decision = s["decision"]
         decided = f" -> {decision['outcome']} by {decision['by']}" if decision else ""
-        click.echo(f"{s['id']:>5}  {s['status']:<14} {s['market_id']}  {s['question']}{decided}")
-        click.echo(
+        _shown(f"{s['id']:>5}  {s['status']:<14} {s['market_id']}  {s['question']}{decided}")
+        _shown(
             f"       venue {s['venue']}, waiting {_age(s['age_seconds'])}, "
             f"resolve after {_when(s['resolve_after'])}"
             + (f", claimed by {s['claimed_by']}" if s["claimed_by"] else "")
         )
         for reason in s["reasons"]:
-            click.echo(f"       - {reason}")
+            _shown(f"       - {reason}")
 
 
 @review.command("show")
@@ -133,79 +141,85 @@ def _answer_window(window: dict[str, Any]) -> str:
 
 def _print_evidence(e: dict[str, Any]) -> None:
     r, m, c = e["review"], e["market"], e["consensus"]
-    click.echo(f"review {r['id']} ({r['status']}) for market {m['id']} on {m['venue']}")
-    click.echo(f"question: {m['question']}")
-    click.echo(f"criteria: {m['criteria'] or '(none)'}")
-    click.echo(f"outcomes: {', '.join(m['outcomes'])}")
-    click.echo(f"waiting {_age(r['age_seconds'])}; resolve after {_when(m['resolve_after'])}")
+    _shown(f"review {r['id']} ({r['status']}) for market {m['id']} on {m['venue']}")
+    _shown(f"question: {m['question']}")
+    _shown(f"criteria: {m['criteria'] or '(none)'}")
+    _shown(f"outcomes: {', '.join(m['outcomes'])}")
+    if hidden := m.get("hidden_characters"):
+        _shown(
+            f"this question contained {hidden} invisible "
+            f"character{'' if hidden == 1 else 's'} (removed before any agent read it)"
+        )
+    _shown(f"waiting {_age(r['age_seconds'])}; resolve after {_when(m['resolve_after'])}")
     if window := m.get("answer_window"):
-        click.echo(_answer_window(window))
+        _shown(_answer_window(window))
     if r["window_left_seconds"] is not None:
-        click.echo(
+        _shown(
             f"venue window ends {_when(r['window_ends_at'])} "
             f"({_age(r['window_left_seconds'])} left)"
         )
     if r["stake"]:
-        click.echo("at stake: " + ", ".join(f"{k} {v}" for k, v in r["stake"].items()))
+        _shown("at stake: " + ", ".join(f"{k} {v}" for k, v in r["stake"].items()))
     if r.get("challenge"):
         ch = r["challenge"]
-        click.echo(
+        _shown(
             f"another's answer stands: {ch['their_outcome']} by {ch['their_account']}; "
             f"our verdict: {ch['our_outcome']}"
         )
-        click.echo(
+        _shown(
             f"  decide {ch['their_outcome']} to leave it standing (nothing is sent); decide "
             f"another outcome to confirm {ch['confirms']}"
         )
-    click.echo("reasons:")
+    _shown("reasons:")
     for reason in r["reasons"]:
-        click.echo(f"  - {reason}")
+        _shown(f"  - {reason}")
     if r["decision"]:
         d = r["decision"]
-        click.echo(f"decided: {d['outcome']} by {d['by']}: {d['reason']}")
+        _shown(f"decided: {d['outcome']} by {d['by']}: {d['reason']}")
         if d["approval_reason"]:
             approved = f"approved by {d['approved_by']}" if d["approved_by"] else "awaiting"
-            click.echo(f"four-eyes: {d['approval_reason']} ({approved})")
+            _shown(f"four-eyes: {d['approval_reason']} ({approved})")
     if c is None:
-        click.echo("consensus: none recorded")
+        _shown("consensus: none recorded")
     else:
         verifies = "verifies" if c["proof_verifies"] else "DOES NOT VERIFY"
-        click.echo(
+        _shown(
             f"consensus {c['id']}: {c['outcome']} (quorum "
             f"{'reached' if c['reached'] else 'not reached'}): {c['explanation']}"
         )
-        click.echo(f"proof checksum: {c['checksum']} ({verifies})")
+        _shown(f"proof checksum: {c['checksum']} ({verifies})")
     for group in e["outcomes"]:
-        click.echo("")
-        click.echo(f"== {group['outcome']}: {len(group['agents'])} agents")
+        _shown("")
+        _shown(f"== {group['outcome']}: {len(group['agents'])} agents")
         for a in group["agents"]:
-            click.echo(
+            _shown(
                 f"-- {a['agent_id']} ({a['provider'] or '?'}, family {a['model_family'] or '?'}, "
                 f"confidence {a['confidence']:.0%}{'' if a['counted'] else ', not counted'})"
             )
-            click.echo(a["reasoning"])
+            for line in a["reasoning"].split("\n"):
+                _shown(line)
         for s in group["sources"]:
             mark = "  [only this side]" if s["only_this_side"] else ""
-            click.echo(
+            _shown(
                 f"   * {s['title'] or s['url']} <{s['url']}> {s['category']}, credibility "
                 f"{s['credibility']:.0%}, cited by {', '.join(s['cited_by'])}{mark}"
             )
             for q in s["quotes"]:
-                click.echo(f'     "{q["quote"]}" ({q["agent_id"]})')
+                _shown(f'     "{q["quote"]}" ({q["agent_id"]})')
     for f in e["failures"]:
-        click.echo(f"failed: {f['agent_id']}: {f['error']}")
+        _shown(f"failed: {f['agent_id']}: {f['error']}")
     if e["debate"]:
         _print_debate(e["debate"])
     if e["majority"]:
         _print_majority(e["majority"])
     for x in e["excluded"]:
-        click.echo(f"excluded: {x}")
-    click.echo("")
-    click.echo("history:")
+        _shown(f"excluded: {x}")
+    _shown("")
+    _shown("history:")
     for h in e["history"]:
-        click.echo(f"  {_when(h['at'])} {h['actor']}: {h['from']} -> {h['to']} ({h['reason']})")
+        _shown(f"  {_when(h['at'])} {h['actor']}: {h['from']} -> {h['to']} ({h['reason']})")
     for h in e["console_history"]:
-        click.echo(f"  {_when(h['at'])} {h['actor']}: {h['action']}")
+        _shown(f"  {_when(h['at'])} {h['actor']}: {h['action']}")
 
 
 # A flip's new sources shown in the terminal; the proof keeps every one.
@@ -214,43 +228,43 @@ _NEW_SOURCES_SHOWN = 5
 
 def _print_debate(debate: dict[str, Any]) -> None:
     """The rounds of the debate that led to the verdict (the answers above came before)."""
-    click.echo("")
+    _shown("")
     strength = debate["strength"]
-    click.echo(
+    _shown(
         f"debate: stopped {debate['stop']} after {len(debate['rounds'])} round(s); "
         f"agreement {strength['before']} -> {strength['after']}"
     )
     positions = ", ".join(f"{a}: {o}" for a, o in debate["initial"].items())
-    click.echo(f"  round 0 (independent): {positions}")
+    _shown(f"  round 0 (independent): {positions}")
     for round_ in debate["rounds"]:
         positions = ", ".join(f"{a}: {o}" for a, o in round_["standing"].items())
-        click.echo(f"  round {round_['round']}: {positions}")
+        _shown(f"  round {round_['round']}: {positions}")
         for flip in round_["flips"]:
             why = (
                 f"counted, {len(flip['new_sources'])} new source(s)"
                 if flip["counted"]
                 else "not counted: no new evidence"
             )
-            click.echo(f"    {flip['agent']} {flip['from']} -> {flip['to']} ({why})")
+            _shown(f"    {flip['agent']} {flip['from']} -> {flip['to']} ({why})")
             shown = flip["new_sources"][:_NEW_SOURCES_SHOWN]
             for url in shown:
-                click.echo(f"      new evidence: {url}")
+                _shown(f"      new evidence: {url}")
             hidden = len(flip["new_sources"]) - len(shown)
             if hidden:
-                click.echo(f"      ... and {hidden} more in the proof")
+                _shown(f"      ... and {hidden} more in the proof")
         for agent, error in round_["failures"].items():
-            click.echo(f"    {agent} failed: {error}")
+            _shown(f"    {agent} failed: {error}")
 
 
 def _print_majority(majority: dict[str, Any]) -> None:
     """`conflict_resolution: majority`: the proposed answer, a suggestion for the reviewer."""
     weights = ", ".join(f"{o}: {w:.3f}" for o, w in majority["weights"].items())
     proposed = majority["proposed"]
-    click.echo("")
+    _shown("")
     if proposed is None:
-        click.echo(f"majority: no proposal, the vote weights tie ({weights})")
+        _shown(f"majority: no proposal, the vote weights tie ({weights})")
     else:
-        click.echo(
+        _shown(
             f"majority: proposes {proposed} ({majority['share']:.0%} of the vote weight: "
             f"{weights}); the decision is yours"
         )

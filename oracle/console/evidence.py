@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from oracle.core.markets import HIDDEN_CHARACTERS
 from oracle.core.proof import verify_proof
 from oracle.core.review_rules import confirming
 from oracle.core.urls import normalize_url
@@ -202,6 +203,8 @@ def build_evidence(  # noqa: PLR0917 (each argument is one record read by gather
             "criteria": market.criteria,
             "outcomes": [*market.outcomes, "INVALID"],
             "details": market.details,
+            # Invisible characters removed from its text where it entered the daemon.
+            "hidden_characters": int(market.details.get(HIDDEN_CHARACTERS, 0)),
             "resolve_after": market.resolve_after,
             "answer_window": market.answer_window,
             "state": market.state,

@@ -20,6 +20,11 @@ UTF-8 text. Polymarket's CTF adapter asks `YES_OR_NO_QUERY` requests laid out as
   who initialised the question, 40 hex digits without 0x), `ooRequester` and
   `childRequester` (addresses the oracle and cross-chain relays stamp), `childChainId`.
 
+The title, description, notes and labels are market text: cleaned
+(`oracle.core.text.clean`: no invisible or bidirectional controls, NFKC), the characters
+removed counted in `hidden`; a label is read for its meaning once cleaned (`Ye\u200bs`
+means YES).
+
 Anything else is an `AncillaryDataError` naming what was wrong and where (a byte offset
 in the text), never a crash and never a guess: a question the daemon cannot read
 exactly goes to a person, not on-chain with a bond. Inputs are bounded
@@ -36,6 +41,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
+from oracle.core.text import clean, clean_labels
 from oracle.errors import AncillaryDataError
 
 ANCILLARY_BYTES_LIMIT = 8192  # OptimisticOracleV2Interface.ancillaryBytesLimit
@@ -92,6 +98,7 @@ class AncillaryQuestion:
     options: tuple[PriceOption, ...]
     res_data: bool  # False: no `res_data:`, the identifier's defaults apply
     appended: tuple[tuple[str, str], ...]  # (key, value) in the order they were written
+    hidden: int = 0  # invisible characters removed from the title, description, notes, labels
 
     @property
     def initializer(self) -> str | None:
@@ -394,13 +401,23 @@ def parse_ancillary(data: bytes, *, limit: int = ANCILLARY_BYTES_LIMIT) -> Ancil
         title = title.strip().removesuffix(",").strip()
     else:
         title, description = stripped, ""
-    title, description = title.strip(), description.strip()
+    cleaned_title, cleaned_description = clean(title.strip()), clean(description.strip())
+    title, description = cleaned_title.text.strip(), cleaned_description.text.strip()
+    hidden = cleaned_title.removed + cleaned_description.removed
     if not title:
         raise _fail("title", "empty")
     if res_at < 0:
-        return AncillaryQuestion(title, description, "", YES_OR_NO_DEFAULTS, False, appended)
+        return AncillaryQuestion(
+            title, description, "", YES_OR_NO_DEFAULTS, False, appended, hidden
+        )
     res_offset = offset + res_at + len("res_data:")
     after = rest[res_at + len("res_data:") :]
     values, used = _values(after, res_offset)
     labels, notes = _labels(after[used:], res_offset + used)
-    return AncillaryQuestion(title, description, notes, _options(values, labels), True, appended)
+    cleaned_labels, from_labels = clean_labels(tuple(labels.values()))
+    cleaned_notes = clean(notes)
+    hidden += from_labels + cleaned_notes.removed
+    options = _options(values, dict(zip(labels, cleaned_labels, strict=True)))
+    return AncillaryQuestion(
+        title, description, cleaned_notes.text.strip(), options, True, appended, hidden
+    )

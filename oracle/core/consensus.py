@@ -153,7 +153,7 @@ def evaluate(
         invalid_reason=invalid_reason,
         agreeing_families=model_families(agreeing),
     )
-    reasons = decision.review_reasons(tally, params)
+    reasons = decision.review_reasons(tally, params) + decision.outcome_reasons(market.outcomes)
     dissent = _dissent(valid, leader)
     return ConsensusResult(
         market_id=market.id,

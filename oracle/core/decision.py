@@ -15,6 +15,7 @@ from typing import Any
 
 from oracle.core.models import INVALID, UNDETERMINED, Action, ConsensusResult
 from oracle.core.params import ConsensusParams
+from oracle.core.text import confusable, visible
 from oracle.core.timing import Timed
 
 
@@ -44,6 +45,7 @@ REVIEW_CODES = (
     "low_confidence",
     "model_families",
     "source_overlap",
+    "confusable_outcomes",
 )
 
 
@@ -124,6 +126,21 @@ def review_reasons(tally: Tally, params: ConsensusParams) -> list[ReviewReason]:
             )
         )
     return reasons
+
+
+def outcome_reasons(outcomes: Sequence[str]) -> list[ReviewReason]:
+    """Reasons in the market's own labels for a person to look, whatever the agents say:
+    labels a reader cannot tell apart (equal once cleaned and case-folded,
+    `oracle.core.text.confusable`: `Yes` and `Ye\\u200bs`), since a verdict naming one
+    could be read as the other, by the venue or by whoever checks it."""
+    return [
+        ReviewReason(
+            "confusable_outcomes",
+            "outcome labels a reader cannot tell apart: "
+            + " and ".join(f'"{visible(label)}"' for label in group),
+        )
+        for group in confusable(outcomes)
+    ]
 
 
 def with_venue_reasons(result: ConsensusResult, reasons: Sequence[ReviewReason]) -> ConsensusResult:

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from oracle.core.text import clean, clean_labels
 from oracle.core.timetext import read_window
 from oracle.core.timing import AnswerWindow, ScheduleParams, default_window
 
@@ -29,6 +30,31 @@ class MarketSpec:
     @property
     def market_id(self) -> str:
         return f"{self.source}:{self.external_id}"
+
+
+# Where a market's details keep how many invisible characters its text held.
+HIDDEN_CHARACTERS = "hidden_characters"
+_EMPTY_QUESTION = "(the question is empty once its invisible characters are removed)"
+
+
+def clean_spec(spec: MarketSpec) -> MarketSpec:
+    """`spec` with its question, criteria and outcome labels cleaned
+    (`oracle.core.text.clean`), the market text's one way into the daemon; the characters
+    removed, with any its venue's parser removed already, are counted in its details'
+    `hidden_characters` (kept out of them when none were)."""
+    question, criteria = clean(spec.question), clean(spec.criteria)
+    outcomes, from_labels = clean_labels(spec.outcomes)
+    removed = question.removed + criteria.removed + from_labels
+    details = spec.details
+    if removed:
+        details = {**details, HIDDEN_CHARACTERS: int(details.get(HIDDEN_CHARACTERS, 0)) + removed}
+    return replace(
+        spec,
+        question=question.text if question.text.strip() else _EMPTY_QUESTION,
+        criteria=criteria.text,
+        outcomes=outcomes,
+        details=details,
+    )
 
 
 def answer_window(spec: MarketSpec, now: float, params: ScheduleParams) -> AnswerWindow:

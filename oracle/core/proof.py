@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import rfc8785
 
+from oracle.core.text import markdown_inline, visible
 from oracle.errors import ProofError
 
 if TYPE_CHECKING:
@@ -265,18 +266,38 @@ def _pct(value: float) -> str:
     return f"{value:.1%}"
 
 
+def _md(text: object) -> str:
+    """Text from the proof as inline Markdown that shows it as written
+    (`oracle.core.text.markdown_inline`)."""
+    return markdown_inline(str(text))
+
+
+def _code(text: object) -> str:
+    """An identifier as inline code: backticks and controls cannot end it early."""
+    return "`" + visible(str(text)).replace("`", "'") + "`"
+
+
+def _url(url: str) -> str:
+    """A link's target inside `<...>`: nothing in it can end the link or the line."""
+    return visible(url).replace("<", "%3C").replace(">", "%3E").replace(" ", "%20")
+
+
 def render_markdown(proof: dict[str, Any]) -> str:
-    """A report for people: verdict, votes, dissent, tensions, blind spots, evidence."""
+    """A report for people: verdict, votes, dissent, tensions, blind spots, evidence.
+    Display only (the JSON is the proof). Market text and what quotes it (the question,
+    criteria, outcome labels, reasoning, reasons, titles) is escaped (`_md`: Markdown's
+    special characters, line breaks and invisible characters), so none of it can start a
+    heading, a section, a table row or a link of its own."""
     if proof.get("kind") == "human_decision":
         decision = proof["decision"]
         return "\n".join(
             [
                 f"# Decision proof `{proof['proof_id']}`",
                 "",
-                f"**Market** `{proof['market']['id']}`: {proof['market']['question']}",
+                f"**Market** {_code(proof['market']['id'])}: {_md(proof['market']['question'])}",
                 "",
-                f"Decided **{decision['outcome']}** by {decision['decided_by']}: "
-                f"{decision['reason']}",
+                f"Decided **{_md(decision['outcome'])}** by {_md(decision['decided_by'])}: "
+                f"{_md(decision['reason'])}",
                 "",
                 f"SHA-256 checksum `{proof['checksum']}`; the consensus it overrides follows.",
                 "",
@@ -287,16 +308,16 @@ def render_markdown(proof: dict[str, Any]) -> str:
     lines = [
         f"# Consensus proof `{proof['proof_id']}`",
         "",
-        f"**Market** `{market['id']}`: {market['question']}",
+        f"**Market** {_code(market['id'])}: {_md(market['question'])}",
     ]
     if market.get("criteria"):
-        lines.append(f"**Criteria**: {market['criteria']}")
+        lines.append(f"**Criteria**: {_md(market['criteria'])}")
     headline = "Consensus reached" if verdict["reached"] else "No consensus"
     lines += [
         "",
         "## Verdict",
         "",
-        f"- {headline}: **{verdict['outcome']}** ({verdict['agreement_level']}, "
+        f"- {headline}: **{_md(verdict['outcome'])}** ({verdict['agreement_level']}, "
         f"strategy `{verdict['strategy']}`)",
         f"- Confidence {_pct(verdict['confidence'])}; "
         f"agreement {_pct(verdict['agreement_ratio'])} of {verdict['valid_agents']} valid agents "
@@ -304,11 +325,11 @@ def render_markdown(proof: dict[str, Any]) -> str:
         f"weighted {_pct(verdict['weighted_ratio'])}; "
         f"tolerates {verdict['fault_tolerance']} faulty",
         f"- Action: **{verdict['action']}**",
-        f"- {verdict['explanation']}",
+        f"- {_md(verdict['explanation'])}",
     ]
     if verdict["review_reasons"]:
         lines += ["", "### Needs human review because", ""]
-        lines += [f"- {reason}" for reason in verdict["review_reasons"]]
+        lines += [f"- {_md(reason)}" for reason in verdict["review_reasons"]]
     lines += [
         "",
         "## Votes",
@@ -317,28 +338,28 @@ def render_markdown(proof: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|",
     ]
     for vote in proof["votes"]:
-        counted = "yes" if vote["counted"] else "no: " + "; ".join(vote["excluded_reasons"])
+        counted = "yes" if vote["counted"] else "no: " + _md("; ".join(vote["excluded_reasons"]))
         lines.append(
-            f"| {vote['agent_id']} | {vote['outcome']} | {vote['confidence']:.2f} | "
+            f"| {_md(vote['agent_id'])} | {_md(vote['outcome'])} | {vote['confidence']:.2f} | "
             f"{vote['weight']:.3f} | {vote['source_count']} | {counted} |"
         )
     if proof["failures"]:
         lines += ["", "## Failed agents", ""]
-        lines += [f"- {f['agent_id']}: {f['error']}" for f in proof["failures"]]
+        lines += [f"- {_md(f['agent_id'])}: {_md(f['error'])}" for f in proof["failures"]]
     if proof["dissent"]:
         lines += ["", "## Dissent", ""]
         for d in proof["dissent"]:
             lines.append(
-                f"- **{d['agent_id']}** ({d['kind']}) voted {d['outcome']} "
-                f"with confidence {d['confidence']:.2f}: {d['reasoning']}"
+                f"- **{_md(d['agent_id'])}** ({d['kind']}) voted {_md(d['outcome'])} "
+                f"with confidence {d['confidence']:.2f}: {_md(d['reasoning'])}"
             )
     if proof["tensions"]:
         lines += ["", "## Unresolved tensions", ""]
         for t in proof["tensions"]:
-            lines.append(f"- {t['description']}; follow-up: {t['suggested_followup']}")
+            lines.append(f"- {_md(t['description'])}; follow-up: {_md(t['suggested_followup'])}")
     if proof["blind_spots"]:
         lines += ["", "## Blind spots", ""]
-        lines += [f"- {spot}" for spot in proof["blind_spots"]]
+        lines += [f"- {_md(spot)}" for spot in proof["blind_spots"]]
     overlap = proof["overlap"]
     lines += [
         "",
@@ -351,8 +372,8 @@ def render_markdown(proof: dict[str, Any]) -> str:
     ]
     shown = proof["sources"][:20]
     lines += [
-        f"- [{s['title'] or s['url']}]({s['url']}) ({s['category']}, credibility "
-        f"{s['credibility_score']:.2f}, cited by {', '.join(s['cited_by'])})"
+        f"- [{_md(s['title'] or s['url'])}](<{_url(s['url'])}>) ({_md(s['category'])}, "
+        f"credibility {s['credibility_score']:.2f}, cited by {_md(', '.join(s['cited_by']))})"
         for s in shown
     ]
     if len(proof["sources"]) > len(shown):

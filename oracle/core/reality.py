@@ -19,6 +19,10 @@ and types, no empty title or outcome, no duplicate outcome, no control or bidire
 formatting characters, no lone surrogate, at most `MAX_OUTCOMES` outcomes and
 `QUESTION_BYTES_LIMIT` bytes. Anything else is a `RealityQuestionError` naming the field:
 a question the daemon cannot read exactly goes to a person, not on-chain with a bond.
+The title and labels are then market text, cleaned (`oracle.core.text.clean`: zero-width,
+tag and other invisible characters removed, NFKC), the characters removed counted in
+`hidden`; every reading of a question cleans it alike, so an answer's label is found
+among the labels the daemon stored (`index_of`).
 
 Answers are bytes32 (`encode_answer`, `decode_answer`): bool 1 = Yes, 0 = No; a
 single-select outcome's index; a multiple-select bitmask (bit i: outcome i); a uint
@@ -48,6 +52,7 @@ from enum import Enum
 
 from eth_utils.crypto import keccak
 
+from oracle.core.text import clean, clean_labels
 from oracle.errors import RealityQuestionError
 
 DELIMITER = "\u241f"
@@ -123,6 +128,7 @@ class RealityQuestion:
     category: str
     language: str
     decimals: int = 0  # uint: the answer is the number times 10**decimals
+    hidden: int = 0  # invisible characters removed from the title and labels
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -228,26 +234,35 @@ def parse_question(
         raise _fail("text", f"does not fill the {kind.value} template's fields exactly")
     if document["type"] != kind.value:
         raise _fail("type", f"expected {kind.value}")
-    title = _clean("title", document["title"], empty=False)
+    cleaned_title = clean(_clean("title", document["title"], empty=False))
+    title, hidden = cleaned_title.text, cleaned_title.removed
+    if not title.strip():
+        raise _fail("title", "empty once its invisible characters are removed")
     category = _clean("category", document["category"], limit=MAX_FIELD_CHARS)
     language = _clean("lang", document["lang"], limit=MAX_FIELD_CHARS)
     outcomes: tuple[str, ...] = ()
     if kind in _SELECTS:
-        listed = document["outcomes"]
-        if not isinstance(listed, list):  # pragma: no cover - the template's brackets
-            raise _fail("outcomes", "not a list")
-        if len(listed) < 2:
-            raise _fail("outcomes", f"{len(listed)} given, at least 2 needed")
-        if len(listed) > MAX_OUTCOMES:
-            raise _fail("outcomes", f"{len(listed)} given, at most {MAX_OUTCOMES}")
-        outcomes = tuple(
-            _clean(f"outcomes: label {i}", label, empty=False) for i, label in enumerate(listed)
-        )
-        if len(set(outcomes)) != len(outcomes):
-            repeated = next(i for i, label in enumerate(outcomes) if outcomes.index(label) != i)
-            raise _fail("outcomes", f"label {repeated} repeats an earlier one")
+        outcomes, from_labels = _outcomes(document["outcomes"])
+        hidden += from_labels
     decimals = int(document["decimals"]) if kind == QuestionKind.UINT else 0
-    return RealityQuestion(template_id, kind, title, outcomes, category, language, decimals)
+    return RealityQuestion(template_id, kind, title, outcomes, category, language, decimals, hidden)
+
+
+def _outcomes(listed: object) -> tuple[tuple[str, ...], int]:
+    """A select's labels, cleaned, and how many characters cleaning removed."""
+    if not isinstance(listed, list):  # pragma: no cover - the template's brackets
+        raise _fail("outcomes", "not a list")
+    if len(listed) < 2:
+        raise _fail("outcomes", f"{len(listed)} given, at least 2 needed")
+    if len(listed) > MAX_OUTCOMES:
+        raise _fail("outcomes", f"{len(listed)} given, at most {MAX_OUTCOMES}")
+    outcomes = tuple(
+        _clean(f"outcomes: label {i}", label, empty=False) for i, label in enumerate(listed)
+    )
+    if len(set(outcomes)) != len(outcomes):
+        repeated = next(i for i, label in enumerate(outcomes) if outcomes.index(label) != i)
+        raise _fail("outcomes", f"label {repeated} repeats an earlier one")
+    return clean_labels(outcomes)
 
 
 def _field_at(parts: list[str], values: list[str], position: int) -> str:

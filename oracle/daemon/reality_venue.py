@@ -93,7 +93,7 @@ from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager
 from oracle.chain.uma import address_topic
-from oracle.core.markets import MarketSpec
+from oracle.core.markets import HIDDEN_CHARACTERS, MarketSpec
 from oracle.core.reality import (
     INVALID,
     NO,
@@ -411,6 +411,8 @@ class RealityVenue(ConnectedVenue[RealityParts]):
                 "created": asked.created,
                 "block_number": asked.block_number,
                 "tx_hash": asked.tx_hash,
+                # Counted on by discovery (`oracle.core.markets.clean_spec`).
+                **({HIDDEN_CHARACTERS: question.hidden} if question.hidden else {}),
             },
             awaits_settlement=self.config.claim,
         )

@@ -53,7 +53,14 @@ from oracle.core.debate import (
 )
 from oracle.core.decision import timing_record, with_timing, with_venue_reasons
 from oracle.core.lifecycle import MarketEvent, MarketState
-from oracle.core.markets import MarketSpec, answer_window, asked_at, text_window
+from oracle.core.markets import (
+    HIDDEN_CHARACTERS,
+    MarketSpec,
+    answer_window,
+    asked_at,
+    clean_spec,
+    text_window,
+)
 from oracle.core.models import (
     AgentFailure,
     AgentResult,
@@ -65,6 +72,7 @@ from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.core.proof import build_decision_proof
 from oracle.core.review_rules import confirming
 from oracle.core.scoring import ROLLING_WINDOWS, Finality, RollingFigures, rolling_figures
+from oracle.core.text import clean
 from oracle.core.timing import (
     AnswerWindow,
     Plan,
@@ -329,7 +337,9 @@ class Daemon:
             async def deliver(specs: list[MarketSpec], source_name: str = source.name) -> None:
                 nonlocal added
                 now = await self._venue_now_to_record(source_name)
-                specs, plans = self._scheduled(await self._read_windows(specs, now), now)
+                # Market text enters the daemon here: cleaned before anything reads it.
+                cleaned = [clean_spec(spec) for spec in specs]
+                specs, plans = self._scheduled(await self._read_windows(cleaned, now), now)
                 new = await self._db(self.store.add_discovered, specs, self.replica, plans)
                 self.metrics.markets_discovered.labels(source_name).inc(len(new))
                 for market_id in new:
@@ -567,8 +577,13 @@ class Daemon:
                 emit(logger, logging.WARNING, "market.refresh_failed", market=row.id, error=error)
                 return await self._fail(row.id, f"reading the market again: {error}"), None
             if current is not None:
-                refreshed = {"criteria": current.criteria, "details": current.details}
-                market = market.model_copy(update={"criteria": current.criteria})
+                criteria = clean(current.criteria)
+                details = dict(current.details)
+                hidden = int(row.details.get(HIDDEN_CHARACTERS, 0)) + criteria.removed
+                if hidden:
+                    details[HIDDEN_CHARACTERS] = hidden
+                refreshed = {"criteria": criteria.text, "details": details}
+                market = market.model_copy(update={"criteria": criteria.text})
         answers = await self.pool.research(market)
         for answer in answers:
             failed = isinstance(answer.answer, AgentFailure)

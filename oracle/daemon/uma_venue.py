@@ -93,7 +93,7 @@ from oracle.core.bonds import (
 from oracle.core.clarifications import ClarificationLimits, clarifications
 from oracle.core.clarifications import review_reasons as clarification_review_reasons
 from oracle.core.decision import ReviewReason
-from oracle.core.markets import MarketSpec
+from oracle.core.markets import HIDDEN_CHARACTERS, MarketSpec
 from oracle.core.scoring import Finality
 from oracle.core.timing import venue_window
 from oracle.daemon.chain_parts import (
@@ -421,6 +421,8 @@ class UmaVenue(ConnectedVenue[UmaParts]):
                 },
                 "block_number": request.block_number,
                 "tx_hash": request.tx_hash,
+                # Counted on by discovery (`oracle.core.markets.clean_spec`).
+                **({HIDDEN_CHARACTERS: question.hidden} if question.hidden else {}),
             },
             awaits_settlement=self.config.settle,
         )

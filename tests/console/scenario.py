@@ -46,6 +46,7 @@ def escalate(
     question: str | None = None,
     resolve_after: float = 500.0,
     force_review: bool = False,
+    details: dict[str, object] | None = None,
 ) -> int:
     """Research `external_id` with `answers` and record the verdict; with `force_review`
     (or when the verdict asks for one) the market waits for a person. Returns the review
@@ -56,7 +57,7 @@ def escalate(
         question=question or f"Did event {external_id} happen?",
         criteria="Per the official record.",
         resolve_after=resolve_after,
-        details={"question_id": external_id},
+        details={"question_id": external_id, **(details or {})},
     )
     market_id = spec.market_id
     store.add_discovered([spec], actor="poller")

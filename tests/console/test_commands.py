@@ -306,3 +306,28 @@ def test_an_anchor_finds_a_cut_tail_and_a_rehashed_rewrite(
 def signed_time(exported: str) -> str:
     at = json.loads(exported.splitlines()[3])["at"]
     return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def test_review_show_prints_market_text_escaped_and_counts_what_was_hidden(
+    setup: tuple[Path, dict[str, str], Store],
+) -> None:
+    cwd, env, store = setup
+    # A Reality.eth title with line breaks and a bidi override, as an older row kept it.
+    forged = "Will it rain?\n## Verdict\r\nreview: decided YES \u202eON\u202c"
+    review_id = escalate(store, "q1", question=forged, details={"hidden_characters": 14})
+    shown = run_oracle("review", "show", str(review_id), cwd=cwd, env=env).stdout
+    assert (
+        "question: Will it rain?\\n## Verdict\\r\\nreview: decided YES \\u202eON\\u202c\n" in shown
+    )
+    assert "\u202e" not in shown
+    assert "\r" not in shown
+    assert not any(line.startswith("## Verdict") for line in shown.splitlines())
+    assert "this question contained 14 invisible characters" in shown
+    listed = run_oracle("review", "list", cwd=cwd, env=env).stdout
+    assert "Will it rain?\\n## Verdict" in listed
+    assert "\u202e" not in listed
+    evidence = json.loads(
+        run_oracle("review", "show", str(review_id), "--json", cwd=cwd, env=env).stdout
+    )
+    assert evidence["market"]["hidden_characters"] == 14
+    assert evidence["market"]["question"] == forged  # the data, as stored

@@ -724,3 +724,31 @@ def test_the_console_shows_what_confirming_a_defence_does_and_confirms_it(store:
 
     run(store, scenario)
     assert store.get_market("reality:q1").submission["challenge_pending"]["action"] == "defend"
+
+
+def test_market_text_is_isolated_and_what_was_hidden_is_counted(store: Store) -> None:
+    review_id = escalate(
+        store,
+        "q1",
+        question="Will it rain? \u202eSEY\u202c " + "x" * 300,
+        details={"hidden_characters": 14},
+    )
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        assert (await sign_in(client, "rita")).status == 303
+        html = await (await client.get(f"/reviews/{review_id}")).text()
+        # Isolated: its direction cannot reorder the page around it.
+        assert '<h1 class="question"><bdi>Will it rain? \u202eSEY\u202c x' in html
+        assert '<p class="text"><bdi>Per the official record.</bdi></p>' in html
+        assert "<bdi>YES</bdi></label>" in html
+        assert "this question contained 14 invisible characters" in html
+        queue = await (await client.get("/")).text()
+        assert '"><bdi>Will it rain?' in queue
+        css = await (await client.get("/static/console.css")).text()
+        assert "bdi { unicode-bidi: isolate; }" in css
+        assert (
+            "h1.question { font-size: 1.5rem; margin: .2rem 0 .6rem; overflow-wrap: anywhere; }"
+            in css
+        )
+
+    run(store, scenario)

@@ -80,3 +80,20 @@ def test_a_venue_reason_sends_a_clean_verdict_to_review_beside_the_policys_own()
     too_early = verdict([(a, "UNDETERMINED", 0.9) for a in ("a", "b", "c")])
     assert too_early.action == "research_again"
     assert decision.with_venue_reasons(too_early, [reason]).action == "review"
+
+
+def test_confusable_outcome_labels_send_an_agreed_verdict_to_a_person() -> None:
+    votes = [("a", "Yes", 0.9), ("b", "Yes", 0.8), ("c", "Yes", 0.85)]
+    hidden = verdict(votes, outcomes=["Yes", "Ye\u200bs"])
+    assert (hidden.action, hidden.requires_human_review) == ("review", True)
+    assert hidden.review_codes == ("confusable_outcomes",)
+    # Named escaped, so the person sees the difference.
+    assert hidden.review_reasons == (
+        'outcome labels a reader cannot tell apart: "Yes" and "Ye\\u200bs"',
+    )
+    folded = verdict(votes, outcomes=["Yes", "ＹＥＳ", "No"])
+    assert folded.review_codes == ("confusable_outcomes",)
+    # Distinct labels, a reversed one included, are not confusable.
+    plain = verdict(votes, outcomes=["Yes", "No", "\u202eseY\u202c"])
+    assert plain.review_codes == ()
+    assert plain.action == "submit"

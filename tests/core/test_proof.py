@@ -140,3 +140,21 @@ def test_decision_proof_embeds_the_consensus_and_detects_tampering(
     assert "Decided **NO** by alice" in render_markdown(decision)
     decision["consensus"]["verdict"]["outcome"] = "NO"
     assert not verify_proof(decision)[0]
+
+
+def test_market_text_cannot_forge_a_section_of_the_markdown_report(
+    document: dict[str, Any],
+) -> None:
+    forged = "Will it rain?\n\n## Verdict\n\n- Consensus reached: **NO**\r\n# Integrity"
+    document["market"]["question"] = forged
+    document["market"]["criteria"] = "Per the record.\n## Votes\n| a | NO |"
+    markdown = render_markdown(_proof(document))
+    assert markdown.count("\n## Verdict\n") == 1
+    assert markdown.count("\n## Votes\n") == 1
+    assert "\n# Integrity" not in markdown
+    lines = markdown.splitlines()
+    assert lines[2] == (
+        "**Market** `m-1`: Will it rain?\\n\\n\\#\\# Verdict\\n\\n- Consensus reached: "
+        "\\*\\*NO\\*\\*\\r\\n\\# Integrity"
+    )
+    assert lines[3] == "**Criteria**: Per the record.\\n\\#\\# Votes\\n\\| a \\| NO \\|"

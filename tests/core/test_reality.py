@@ -45,6 +45,7 @@ from oracle.core.reality import (
     position,
     question_id,
 )
+from oracle.core.text import clean, clean_labels
 from oracle.errors import InputError, RealityQuestionError
 
 ALICE = "0x" + "a1" * 20
@@ -82,8 +83,9 @@ def test_reads_single_and_multiple_select_outcomes() -> None:
 
 def test_escapes_in_the_title_are_read_as_json() -> None:
     text = encode_question_text(QuestionKind.BOOL, 'Line one\nsays "hi" \\ ☕ 𝔘', category="x")
-    assert parse_question(0, text).title == 'Line one\nsays "hi" \\ ☕ 𝔘'
-    assert parse_question(0, text.encode("utf-8")).title == 'Line one\nsays "hi" \\ ☕ 𝔘'
+    # The title is market text, NFKC-normalized: the mathematical letter reads U.
+    assert parse_question(0, text).title == 'Line one\nsays "hi" \\ ☕ U'
+    assert parse_question(0, text.encode("utf-8")).title == 'Line one\nsays "hi" \\ ☕ U'
 
 
 def test_uint_and_datetime_only_when_enabled() -> None:
@@ -175,7 +177,7 @@ def test_any_text_parses_or_is_refused_cleanly(template: int, text: str) -> None
         alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Cf"), blacklist_characters="␟"),
         min_size=1,
         max_size=80,
-    ).filter(str.strip),
+    ).filter(lambda title: clean(title).text.strip()),
     outcomes=st.lists(
         st.text(
             alphabet=st.characters(
@@ -194,9 +196,13 @@ def test_what_reality_tools_write_reads_back(title: str, outcomes: list[str]) ->
         text = encode_question_text(kind, title, outcomes=outcomes, category="c", language="en")
         template = 2 if kind == QuestionKind.SINGLE_SELECT else 3
         question = parse_question(template, text)
-        assert (question.title, question.outcomes) == (title, tuple(outcomes))
+        # Read back as written, cleaned as all market text is (NFKC, no invisible ones).
+        assert (question.title, question.outcomes) == (
+            clean(title).text,
+            clean_labels(outcomes)[0],
+        )
     bool_text = encode_question_text(QuestionKind.BOOL, title)
-    assert parse_question(0, bool_text).title == title
+    assert parse_question(0, bool_text).title == clean(title).text
 
 
 def test_a_field_holding_the_separator_is_refused_both_ways() -> None:
