@@ -179,6 +179,7 @@ class TxManager:
         self._dropped_logged: dict[str, str] = {}
         self._consumed_seen: dict[str, tuple[int, float]] = {}
         self._holds: dict[str, tuple[BondHold, ...]] = {}
+        self._scan_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
 
     def __repr__(self) -> str:
         return f"TxManager({self._signer.address})"
@@ -207,8 +208,9 @@ class TxManager:
 
     @contextmanager
     def bonded(self, key: str, holds: Sequence[BondHold]) -> Iterator[None]:
-        """While the block runs, a new intent under `key` is recorded with `holds`: the
-        store reserves those bonds in the same write, or raises `BondRefused`."""
+        """While the block runs, a new intent under `key` (or naming `key` among its
+        subjects: a batch) is recorded with `holds`: the store reserves those bonds in the
+        same write, or raises `BondRefused`."""
         self._holds[key] = tuple(holds)
         try:
             yield
@@ -220,14 +222,15 @@ class TxManager:
     ) -> BondBook:
         """Run a venue's `scan` of its bonds on chain (by currency) and hand it to the
         bond ledger as `scope`'s figure: the book after it. Without a ledger (a store
-        that keeps none), the scan alone."""
+        that keeps none), the scan alone. Scans of one scope run one at a time."""
         store = self._store
-        if not isinstance(store, BondLedger):
-            alone = dict(await scan())
-            return BondBook(on_chain=alone, mine=dict(alone))
-        started = store.bond_clock()
-        found = await scan()
-        return await store.observe_bonds(self.chain_id, self.address, scope, found, started)
+        async with self._scan_locks[scope]:  # a venue's scanner is read by one at a time
+            if not isinstance(store, BondLedger):
+                alone = dict(await scan())
+                return BondBook(on_chain=alone, mine=dict(alone))
+            started = store.bond_clock()
+            found = await scan()
+            return await store.observe_bonds(self.chain_id, self.address, scope, found, started)
 
     async def submit(self, request: TxRequest) -> Intent:
         """Send (or resume) `request` and wait until it is final."""
@@ -609,7 +612,12 @@ class TxManager:
             nonce = await self._next_nonce(exclude=request.key)
             attempt = await self._sign(draft, nonce, fees)
             intent = draft.model_copy(update={"nonce": nonce, "attempts": (attempt,)})
-            holds = self._holds.get(request.key, ())
+            # Its own bonds, and those of the subjects it carries (claims in one batch).
+            holds = tuple(
+                hold
+                for name in dict.fromkeys((request.key, *request.subjects))
+                for hold in self._holds.get(name, ())
+            )
             try:
                 # Recorded (subjects taken, bonds reserved) before it is sent.
                 if holds:
