@@ -38,6 +38,7 @@ The tree::
         ├── TxError              a transaction could not be built, sent or completed
         │   ├── TxReverted       the call reverts (carries the decoded custom error)
         │   ├── SubjectsHeld     another intent already acts on what this one would
+        │   ├── BondRefused      the bond budget refused the bond an intent would post
         │   ├── BondShortfall    the signer holds less of a bond currency than a bond
         │   │                    needs (names the token, the need and the shortfall)
         │   └── AnswerRefused    a Reality.eth answer not sent: the question is not open
@@ -255,6 +256,18 @@ class SubjectsHeld(TxError):
         super().__init__(f"{key}: already in another transaction: {named}")
         self.key = key
         self.holders = dict(holders)
+
+
+class BondRefused(TxError):
+    """The bond budget (`oracle.core.budget`) refused the bond an intent would post, when
+    the intent was recorded: nothing was recorded, signed for good or sent. `reason` is
+    the refusal's code (a metric label), `detail` its sentence."""
+
+    def __init__(self, key: str, reason: str, detail: str) -> None:
+        super().__init__(f"{key}: bond refused ({reason}): {detail}")
+        self.key = key
+        self.reason = reason
+        self.detail = detail
 
 
 class BondShortfall(TxError):

@@ -38,6 +38,17 @@ contract, which the daemon's database implementation must honour too:
   is not final, ordered by nonce (intents without a nonce last).
 * Keys are unique per store; one `TxManager` per sender and chain writes at a time.
 * Raw signed transactions are public data; no key or password is ever given to a store.
+
+Bonds (`BondLedger`, which the stores here and the daemon's database implement): an
+intent that posts a bond is recorded with its `BondHold`s (`put(intent, holds)`), and the
+store reserves each bond for (chain, signer, currency) in the same atomic write, weighing
+it with `oracle.core.budget.check_budget` against the open reservations and the bonds the
+venues' scans last saw on chain; a refusal raises `BondRefused` and stores nothing. The
+reservation is released when the intent ends without a bond on chain (REVERTED, FAILED,
+SKIPPED: in the same write), or, once CONFIRMED, by the first scan of the bond's venue
+(`observe_bonds` with its `scope`) that started after the confirmation: from then on
+that scan's figure counts the bond, so reserved + outstanding never counts it twice nor
+loses it. A scan older than the last one stored for its scope is ignored.
 """
 
 from __future__ import annotations
@@ -45,17 +56,23 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Collection
+import time
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from oracle.core.budget import OUTSTANDING_CAP, PER_REQUEST_CAP, BudgetCaps, check_budget
 from oracle.core.intents import IntentState
-from oracle.errors import ChainError, SubjectsHeld
+from oracle.errors import BondRefused, ChainError, SubjectsHeld
 
 __all__ = [
     "Attempt",
+    "BondBook",
+    "BondHold",
+    "BondLedger",
     "FileIntentStore",
     "InMemoryIntentStore",
     "Inclusion",
@@ -126,12 +143,92 @@ class Intent(_Frozen):
         return self.state.final
 
 
+NATIVE_CURRENCY = "native"  # the currency of a bond in the chain's own token
+
+
+class BondHold(_Frozen):
+    """One bond an intent posts, with the caps of the venue that posts it.
+
+    `scope` names what scans the bond once on chain (the venue's contract, lower case);
+    `currency` is the token (EIP-55) or `native`; `stake` is what the per-request cap
+    weighs (None: `amount`)."""
+
+    scope: str
+    currency: str
+    amount: int = Field(ge=0)
+    stake: int | None = None
+    max_per_request: int | None = None
+    max_outstanding: int | None = None
+    per_request_reason: str = PER_REQUEST_CAP
+    outstanding_reason: str = OUTSTANDING_CAP
+
+    @property
+    def caps(self) -> BudgetCaps:
+        return BudgetCaps(
+            self.max_per_request,
+            self.max_outstanding,
+            self.per_request_reason,
+            self.outstanding_reason,
+        )
+
+
+@dataclass(frozen=True)
+class BondBook:
+    """A signer's bonds by currency, as the ledger holds them after a scan: `on_chain`
+    (every scope's last scan), `reserved` (open reservations, every scope) and `mine`
+    (this scope's scan plus its open reservations: the venue's bonds at risk)."""
+
+    on_chain: dict[str, int] = field(default_factory=dict)
+    reserved: dict[str, int] = field(default_factory=dict)
+    mine: dict[str, int] = field(default_factory=dict)
+
+    def at_stake(self, currency: str) -> tuple[int, int]:
+        return self.on_chain.get(currency, 0), self.reserved.get(currency, 0)
+
+
+@runtime_checkable
+class BondLedger(Protocol):
+    """The bond budget's side of a store (see the module docstring)."""
+
+    def bond_clock(self) -> float: ...
+
+    async def observe_bonds(
+        self,
+        chain_id: int,
+        sender: str,
+        scope: str,
+        outstanding: Mapping[str, int],
+        started_at: float,
+    ) -> BondBook: ...
+
+
+def weigh_holds(
+    key: str,
+    holds: Sequence[BondHold],
+    on_chain: Mapping[str, int],
+    reserved: Mapping[str, int],
+) -> None:
+    """Raise `BondRefused` unless every hold fits with the ones before it."""
+    added: dict[str, int] = {}
+    for hold in holds:
+        refusal = check_budget(
+            hold.caps,
+            amount=hold.amount,
+            stake=hold.stake,
+            outstanding=on_chain.get(hold.currency, 0),
+            reserved=reserved.get(hold.currency, 0) + added.get(hold.currency, 0),
+        )
+        if refusal is not None:
+            raise BondRefused(key, refusal.reason, refusal.detail)
+        added[hold.currency] = added.get(hold.currency, 0) + hold.amount
+
+
 class IntentStore(Protocol):
     """Durable storage of intents; see the module docstring for the contract."""
 
     async def get(self, key: str) -> Intent | None: ...
 
-    async def put(self, intent: Intent) -> None: ...
+    async def put(self, intent: Intent, holds: Sequence[BondHold] = ()) -> None: ...
 
     async def unfinished(self, chain_id: int, sender: str) -> list[Intent]: ...
 
@@ -148,13 +245,99 @@ class InMemoryIntentStore:
 
     def __init__(self) -> None:
         self._intents: dict[str, Intent] = {}
+        self._reservations: list[_Reservation] = []
+        self._on_chain: dict[tuple[int, str, str], dict[str, tuple[int, float]]] = {}
 
     async def get(self, key: str) -> Intent | None:
         return self._intents.get(key)
 
-    async def put(self, intent: Intent) -> None:
+    async def put(self, intent: Intent, holds: Sequence[BondHold] = ()) -> None:
         self._check_subjects(intent)
+        self._reserve(intent, holds)
         self._intents[intent.key] = intent
+
+    # -- the bond ledger (one process: no await between check and write) ------------------
+
+    def bond_clock(self) -> float:
+        return time.time()
+
+    def _open(self, chain_id: int, sender: str) -> list[_Reservation]:
+        return [
+            r
+            for r in self._reservations
+            if r.released_at is None and r.chain_id == chain_id and r.sender == sender.lower()
+        ]
+
+    def _totals(self, chain_id: int, sender: str) -> tuple[dict[str, int], dict[str, int]]:
+        on_chain: dict[str, int] = {}
+        for (chain, signer, currency), scopes in self._on_chain.items():
+            if chain == chain_id and signer == sender.lower():
+                on_chain[currency] = sum(amount for amount, _ in scopes.values())
+        reserved: dict[str, int] = {}
+        for r in self._open(chain_id, sender):
+            reserved[r.currency] = reserved.get(r.currency, 0) + r.amount
+        return on_chain, reserved
+
+    def _reserve(self, intent: Intent, holds: Sequence[BondHold]) -> None:
+        now = self.bond_clock()
+        mine = [r for r in self._reservations if r.key == intent.key and r.released_at is None]
+        if intent.state in (IntentState.REVERTED, IntentState.FAILED, IntentState.SKIPPED):
+            for r in mine:
+                r.released_at = now
+            return
+        if intent.state == IntentState.CONFIRMED:
+            for r in mine:
+                r.confirmed_at = r.confirmed_at or now
+        if not holds or mine:
+            return
+        on_chain, reserved = self._totals(intent.chain_id, intent.sender)
+        weigh_holds(intent.key, holds, on_chain, reserved)
+        self._reservations.extend(
+            _Reservation(
+                intent.chain_id,
+                intent.sender.lower(),
+                h.scope,
+                h.currency,
+                intent.key,
+                h.amount,
+                now,
+            )
+            for h in holds
+        )
+
+    async def observe_bonds(
+        self,
+        chain_id: int,
+        sender: str,
+        scope: str,
+        outstanding: Mapping[str, int],
+        started_at: float,
+    ) -> BondBook:
+        signer = sender.lower()
+        currencies = {c for (ch, s, c) in self._on_chain if ch == chain_id and s == signer}
+        seen = [
+            scopes[scope][1]
+            for (ch, s, _), scopes in self._on_chain.items()
+            if ch == chain_id and s == signer and scope in scopes
+        ]
+        if max(seen, default=0.0) <= started_at:  # an older scan than the last: ignored
+            for currency in currencies | set(outstanding):
+                self._on_chain.setdefault((chain_id, signer, currency), {})[scope] = (
+                    outstanding.get(currency, 0),
+                    started_at,
+                )
+            for r in self._open(chain_id, signer):
+                if r.scope == scope and r.confirmed_at is not None and r.confirmed_at <= started_at:
+                    r.released_at = started_at
+        on_chain, reserved = self._totals(chain_id, signer)
+        mine: dict[str, int] = {}
+        for (ch, s, currency), scopes in self._on_chain.items():
+            if ch == chain_id and s == signer and scope in scopes:
+                mine[currency] = scopes[scope][0]
+        for r in self._open(chain_id, signer):
+            if r.scope == scope:
+                mine[r.currency] = mine.get(r.currency, 0) + r.amount
+        return BondBook(on_chain, reserved, mine)
 
     def _check_subjects(self, intent: Intent) -> None:
         if not intent.state.holds_subjects:
@@ -192,6 +375,19 @@ class InMemoryIntentStore:
         return sorted(self._intents.values(), key=intent_order)
 
 
+@dataclass
+class _Reservation:
+    chain_id: int
+    sender: str
+    scope: str
+    currency: str
+    key: str
+    amount: int
+    created_at: float
+    confirmed_at: float | None = None
+    released_at: float | None = None
+
+
 class FileIntentStore(InMemoryIntentStore):
     """An `IntentStore` in one JSON file, rewritten atomically and fsynced on every put.
 
@@ -213,9 +409,11 @@ class FileIntentStore(InMemoryIntentStore):
                 ) from None
             self._intents = {i.key: i for i in intents}
 
-    async def put(self, intent: Intent) -> None:
+    async def put(self, intent: Intent, holds: Sequence[BondHold] = ()) -> None:
+        # Its bond reservations live in memory: one process uses a file store.
         async with self._lock:
             self._check_subjects(intent)
+            self._reserve(intent, holds)
             self._intents[intent.key] = intent
             self._write()
 

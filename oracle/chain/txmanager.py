@@ -29,6 +29,11 @@ How (see docs/chain.md for the long version):
   it is sent, and every replacement is recorded before it is sent.
 * Resumed before its first broadcast (recorded, then the process died): if the node
   neither knows nor mined it, the pre-send check runs again before it is sent.
+* Bonds: a caller registers the bonds a key's transaction posts (`bonded(key, holds)`);
+  the store reserves them when it records the intent, in the same write, against the
+  signer's one bond budget (`oracle.chain.intents`, `oracle.core.budget`), or raises
+  `BondRefused` and nothing is sent. `scan_bonds` hands the ledger a venue's scan of its
+  bonds on chain, which releases the confirmed reservations it counts.
 * Monitoring, once per `poll_interval`: a receipt in a canonical block -> MINED, and at
   `confirmations` deep -> CONFIRMED, or REVERTED with the revert decoded; a receipt whose
   block left the chain (reorg) -> back to BROADCAST and sent again; a transaction the
@@ -49,7 +54,8 @@ import asyncio
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -59,7 +65,15 @@ from hexbytes import HexBytes
 from web3.exceptions import BlockNotFound, TransactionNotFound, Web3RPCError
 
 from oracle.chain.fees import FeeChoice, Fees, bump_fees, choose_fees, fee_policy, gas_limit
-from oracle.chain.intents import Attempt, Inclusion, Intent, IntentStore
+from oracle.chain.intents import (
+    Attempt,
+    BondBook,
+    BondHold,
+    BondLedger,
+    Inclusion,
+    Intent,
+    IntentStore,
+)
 from oracle.chain.keys import Signer
 from oracle.chain.nonces import NonceBook, plan_nonce
 from oracle.chain.observer import SILENT, ChainObserver
@@ -80,7 +94,14 @@ from oracle.core.intents import (
     nonce_taken_settled,
     transition,
 )
-from oracle.errors import ChainError, RpcUnavailable, SubjectsHeld, TxError, TxReverted
+from oracle.errors import (
+    BondRefused,
+    ChainError,
+    RpcUnavailable,
+    SubjectsHeld,
+    TxError,
+    TxReverted,
+)
 from oracle.log import emit
 
 logger = logging.getLogger(__name__)
@@ -157,6 +178,8 @@ class TxManager:
         self._cap_logged_at: dict[str, int] = {}
         self._dropped_logged: dict[str, str] = {}
         self._consumed_seen: dict[str, tuple[int, float]] = {}
+        self._holds: dict[str, tuple[BondHold, ...]] = {}
+        self._scan_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
 
     def __repr__(self) -> str:
         return f"TxManager({self._signer.address})"
@@ -182,6 +205,32 @@ class TxManager:
         the store after a restart; register before `recover()`.
         """
         self._prefix_checks[prefix] = check
+
+    @contextmanager
+    def bonded(self, key: str, holds: Sequence[BondHold]) -> Iterator[None]:
+        """While the block runs, a new intent under `key` (or naming `key` among its
+        subjects: a batch) is recorded with `holds`: the store reserves those bonds in the
+        same write, or raises `BondRefused`."""
+        self._holds[key] = tuple(holds)
+        try:
+            yield
+        finally:
+            self._holds.pop(key, None)
+
+    async def scan_bonds(
+        self, scope: str, scan: Callable[[], Awaitable[Mapping[str, int]]]
+    ) -> BondBook:
+        """Run a venue's `scan` of its bonds on chain (by currency) and hand it to the
+        bond ledger as `scope`'s figure: the book after it. Without a ledger (a store
+        that keeps none), the scan alone. Scans of one scope run one at a time."""
+        store = self._store
+        async with self._scan_locks[scope]:  # a venue's scanner is read by one at a time
+            if not isinstance(store, BondLedger):
+                alone = dict(await scan())
+                return BondBook(on_chain=alone, mine=dict(alone))
+            started = store.bond_clock()
+            found = await scan()
+            return await store.observe_bonds(self.chain_id, self.address, scope, found, started)
 
     async def submit(self, request: TxRequest) -> Intent:
         """Send (or resume) `request` and wait until it is final."""
@@ -563,9 +612,19 @@ class TxManager:
             nonce = await self._next_nonce(exclude=request.key)
             attempt = await self._sign(draft, nonce, fees)
             intent = draft.model_copy(update={"nonce": nonce, "attempts": (attempt,)})
+            # Its own bonds, and those of the subjects it carries (claims in one batch).
+            holds = tuple(
+                hold
+                for name in dict.fromkeys((request.key, *request.subjects))
+                for hold in self._holds.get(name, ())
+            )
             try:
-                await self._store.put(intent)  # recorded (subjects taken) before it is sent
-            except SubjectsHeld:
+                # Recorded (subjects taken, bonds reserved) before it is sent.
+                if holds:
+                    await self._store.put(intent, holds)
+                else:
+                    await self._store.put(intent)
+            except (SubjectsHeld, BondRefused):
                 self._book.give_back(nonce)
                 raise
             emit(

@@ -311,8 +311,9 @@ class DaemonMetrics:
         )
         self.bonds_at_risk = Gauge(
             "oracle_bonds_at_risk",
-            "Bonds and final fees the signer posted and has not got back yet, in the "
-            "currency's smallest unit, by venue and token.",
+            "Bonds and final fees the signer posted and has not got back yet, plus those "
+            "reserved for intents recorded and not yet seen on chain, in the currency's "
+            "smallest unit, by venue and token.",
             ["venue", "token"],
             registry=r,
         )

@@ -63,7 +63,6 @@ it. Claims count a revealed commitment as its answer.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -74,7 +73,7 @@ from hexbytes import HexBytes
 from oracle.chain.checkpoint import CheckpointStore, InMemoryCheckpointStore
 from oracle.chain.contracts import load_artifact
 from oracle.chain.events import EventDecoder
-from oracle.chain.intents import Intent, IntentState
+from oracle.chain.intents import BondHold, Intent, IntentState
 from oracle.chain.reality import (
     NATIVE,
     NEW_ANSWER,
@@ -93,6 +92,7 @@ from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager
 from oracle.chain.uma import address_topic
+from oracle.core.bonds import Refusal
 from oracle.core.markets import HIDDEN_CHARACTERS, MarketSpec
 from oracle.core.reality import (
     INVALID,
@@ -131,6 +131,7 @@ from oracle.daemon.ports import (
 from oracle.daemon.settings import RealitySourceConfig
 from oracle.errors import (
     AnswerLost,
+    BondRefused,
     ChainError,
     RealityQuestionError,
     ResolverError,
@@ -329,8 +330,6 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         self._ours: _OurAnswers | None = None
         self._others: _OthersAnswers | None = None
         self._superseded_seen: set[tuple[str, int]] = set()  # (market, bond) reported
-        self._guarding = asyncio.Lock()
-        self._reserved: dict[str, int] = {}  # answer intent key -> bond, while being sent
         self._claims_counted: set[str] = set()
         self._losses_counted: set[str] = set()
 
@@ -342,10 +341,23 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         return {"contract": parts.reality.address, "answerer": parts.manager.address}
 
     async def _report_bonds(self) -> Holdings:
+        """Scan our answers into the signer's bond budget: what is at stake in the native
+        token over every venue of the signer (on chain and reserved), and claimable here.
+        The gauge shows this venue's bonds on chain and reserved."""
         assert self._ours is not None
-        holdings = await self._ours.holdings()
+        assert self._parts is not None
+        ours = self._ours
+        scanned: list[Holdings] = []
+
+        async def scan() -> dict[str, int]:
+            scanned.append(await ours.holdings())
+            return {NATIVE: scanned[-1].at_risk}
+
+        book = await self._parts.manager.scan_bonds(self._parts.reality.address.lower(), scan)
+        on_chain, reserved = book.at_stake(NATIVE)
+        holdings = Holdings(on_chain + reserved, scanned[-1].claimable)
         if self._metrics is not None:
-            self._metrics.bonds_at_risk.labels(self.name, NATIVE).set(holdings.at_risk)
+            self._metrics.bonds_at_risk.labels(self.name, NATIVE).set(book.mine.get(NATIVE, 0))
             self._metrics.bonds_claimable.labels(self.name, NATIVE).set(holdings.claimable)
         return holdings
 
@@ -484,13 +496,14 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             else max(first_bond(self.policy, view.min_bond), view.next_bond)
         )
         key = self._round_key(parts, qid, view.bond)
+        holds = []
         if await parts.manager.intent(key) is None:
-            await self._guard(key, qid, bond, ours)
+            holds.append(await self._guard(parts, qid, bond, ours))
         try:
-            result = await self._send_round(parts, qid, answer, planned=view.bond, bond=bond)
-        finally:
-            # Sent or not, it is settled now: the scan of our answers sees it if it was.
-            self._reserved.pop(key, None)
+            with parts.manager.bonded(key, holds):
+                result = await self._send_round(parts, qid, answer, planned=view.bond, bond=bond)
+        except BondRefused as refused:
+            raise self._refused(refused, qid) from None
         if result.superseded:
             emit(
                 logger,
@@ -603,22 +616,32 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             state=intent.state,
         )
 
-    async def _guard(self, key: str, qid: str, bond: int, ours: int) -> None:
-        """Refuse (ResolverError, retried later) a bond the caps do not allow; else
-        reserve it under `key` until the answer is settled, so that answers being sent at
-        the same time count against the total cap."""
-        async with self._guarding:
-            holdings = await self._report_bonds()
-            refusal = cap_refusal(
-                self.policy,
-                bond=bond,
-                ours_on_question=ours,
-                at_risk=holdings.at_risk + sum(self._reserved.values()),
-            )
-            if refusal is None:
-                self._reserved[key] = bond
-                return
-        raise self._bond_refused(logger, "reality.bond_refused", refusal, question=qid)
+    async def _guard(self, parts: RealityParts, qid: str, bond: int, ours: int) -> BondHold:
+        """Refuse (ResolverError, retried later) a bond the caps do not allow as things
+        stand; else the bond to reserve when its intent is recorded, where the signer's
+        bond budget weighs it again atomically (answers being sent at the same time, by
+        any venue or replica, count against the total cap)."""
+        holdings = await self._report_bonds()
+        refusal = cap_refusal(
+            self.policy, bond=bond, ours_on_question=ours, at_risk=holdings.at_risk
+        )
+        if refusal is not None:
+            raise self._bond_refused(logger, "reality.bond_refused", refusal, question=qid)
+        return BondHold(
+            scope=parts.reality.address.lower(),
+            currency=NATIVE,
+            amount=bond,
+            stake=ours + bond,
+            max_per_request=self.policy.max_per_question,
+            max_outstanding=self.policy.max_total,
+            per_request_reason="per_question_cap",
+            outstanding_reason="total_cap",
+        )
+
+    def _refused(self, refused: BondRefused, qid: str) -> ResolverError:
+        """The bond budget refused the bond when its intent was recorded."""
+        refusal = Refusal(refused.reason, refused.detail)
+        return self._bond_refused(logger, "reality.bond_refused", refusal, question=qid)
 
     async def _standing(
         self,
@@ -723,13 +746,15 @@ class RealityVenue(ConnectedVenue[RealityParts]):
                         ),
                     )
                 bond = view.next_bond
-                await self._guard(key, qid, bond, _ours_on_question(history, us))
+                holds = [await self._guard(parts, qid, bond, _ours_on_question(history, us))]
             else:
                 bond = recorded.value
+                holds = []
             try:
-                result = await self._send_round(parts, qid, answer, planned=planned, bond=bond)
-            finally:
-                self._reserved.pop(key, None)
+                with parts.manager.bonded(key, holds):
+                    result = await self._send_round(parts, qid, answer, planned=planned, bond=bond)
+            except BondRefused as refused:
+                raise self._refused(refused, qid) from None
             if not result.answered and not result.superseded:
                 intent = result.intent
                 raise ResolverError(

@@ -54,7 +54,7 @@ from hexbytes import HexBytes
 from oracle.chain.checkpoint import CheckpointStore
 from oracle.chain.contracts import load_artifact
 from oracle.chain.events import DecodedLog, EventDecoder
-from oracle.chain.intents import IntentState
+from oracle.chain.intents import BondBook, BondHold, Intent, IntentState
 from oracle.chain.rpc import RpcPool
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
@@ -69,7 +69,7 @@ from oracle.chain.uma_v3 import (
     OptimisticOracleV3,
     UmaAsserter,
 )
-from oracle.core.bonds import BondCaps, check_bond, to_units
+from oracle.core.bonds import BondCaps, Refusal, check_bond, to_units
 from oracle.core.claims import assertion_claim, read_claim
 from oracle.core.markets import MarketSpec
 from oracle.core.scoring import Finality
@@ -91,7 +91,7 @@ from oracle.daemon.ports import (
     ResolutionStatus,
 )
 from oracle.daemon.settings import ClaimMarketConfig, UmaV3SourceConfig
-from oracle.errors import ChainError, ResolverError
+from oracle.errors import BondRefused, ChainError, ResolverError
 from oracle.log import emit
 
 logger = logging.getLogger("oracle.daemon.uma_v3")
@@ -118,7 +118,7 @@ class _Batch:
     """Claims to assert in one transaction, and how that ended, for each in order."""
 
     claims: list[Claim]
-    done: asyncio.Future[list[Asserted]]
+    done: asyncio.Future[list[Asserted | BondRefused]]
 
 
 @dataclass(frozen=True)
@@ -191,8 +191,6 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
         self._scanner: LogScanner | None = None
         self._tokens = TokenBonds(metrics, self.name, config.risk.min_bond_balance)
         self._currencies: set[str] = set()
-        self._guarding = asyncio.Lock()
-        self._sending: dict[str, tuple[str, int]] = {}  # claim key -> (currency, bond)
         self._batch: _Batch | None = None  # the batch open to more claims
         opinion = config.second_opinion
         asserters = (opinion.asserters if opinion else None) or ()
@@ -226,11 +224,18 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
             else [],
         )
 
-    async def _report_bonds(self, parts: UmaV3Parts) -> dict[str, int]:
+    async def _report_bonds(self, parts: UmaV3Parts) -> BondBook:
+        """Scan our bonds on this oracle into the signer's bond budget; the gauges show
+        them with the bonds reserved here and not on chain yet."""
         assert self._ours is not None
-        at_risk = await self._ours.at_risk()
-        await self._tokens.report(parts, parts.oracle.address, self._currencies, at_risk)
-        return at_risk
+        book = await parts.manager.scan_bonds(parts.oracle.address.lower(), self._ours.at_risk)
+        await self._tokens.report(parts, parts.oracle.address, self._currencies, book.mine)
+        return book
+
+    def _refused(self, refused: BondRefused, **context: Any) -> ResolverError:
+        """The bond budget refused the bond when its intent was recorded."""
+        refusal = Refusal(refused.reason, refused.detail)
+        return self._bond_refused(logger, "uma.bond_refused", refusal, **context)
 
     async def _dec(self, token: str) -> int:
         assert self._parts is not None
@@ -323,15 +328,14 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
                 return await self._second_opinion(parts, market, outcome)
             claim = await self._claim(parts, market, outcome, proof_checksum)
             key = parts.asserter.assertion_key(claim)
-            async with self._guarding:
-                recorded = await parts.manager.intent(key)
-                if recorded is None and not await parts.asserter.find([claim]):
-                    await self._guard(parts, market, claim.currency, claim.bond)
-                self._sending[key] = (claim.currency, claim.bond)
-            try:
+            recorded = await parts.manager.intent(key)
+            holds: list[BondHold] = []
+            if _new(recorded) and not await parts.asserter.find([claim]):
+                holds.append(await self._guard(parts, market, claim.currency, claim.bond))
+            with parts.manager.bonded(key, holds):
                 asserted, batched = await self._assert(parts, claim)
-            finally:
-                self._sending.pop(key, None)
+        except BondRefused as refused:
+            raise self._refused(refused, market=market.market_id, action="assert") from None
         except ChainError as error:
             raise ResolverError(f"source {self.name}: {error}") from None
         intent, made = asserted.intent, asserted.assertion
@@ -372,8 +376,8 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
         batch = self._batch
         if batch is not None:
             batch.claims.append(claim)
-            results = await asyncio.shield(batch.done)
-            return results[batch.claims.index(claim)], len(batch.claims)
+            ended = await asyncio.shield(batch.done)
+            return _asserted(ended[batch.claims.index(claim)]), len(batch.claims)
         batch = self._batch = _Batch([claim], asyncio.get_running_loop().create_future())
         # Marks a failure as seen: the followers (if any) raise it.
         batch.done.add_done_callback(lambda done: done.cancelled() or done.exception())
@@ -381,12 +385,18 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
             await asyncio.sleep(window)
             self._batch = None  # closed: later claims start the next batch
             claims = batch.claims
+            results: list[Asserted | BondRefused]
             if len(claims) == 1:
                 results = [await parts.asserter.assert_truth(claim)]
             else:
                 keys = sorted(parts.asserter.assertion_key(c) for c in claims)
                 batch_key = HexBytes(keccak("\n".join(keys).encode())).to_0x_hex()
-                results = await parts.asserter.assert_many(claims, batch_key)
+                try:
+                    results = list(await parts.asserter.assert_many(claims, batch_key))
+                except BondRefused:
+                    # The batch's bonds do not fit the budget together: each claim on its
+                    # own, in order, as many as fit (each refusal is its claim's).
+                    results = [await _one(parts.asserter, c) for c in claims]
         except BaseException as error:
             if self._batch is batch:
                 self._batch = None
@@ -395,7 +405,7 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
                 batch.done.set_exception(failure)
             raise
         batch.done.set_result(results)
-        return results[0], len(claims)
+        return _asserted(results[0]), len(claims)
 
     async def _claim(
         self, parts: UmaV3Parts, market: MarketRef, outcome: str, proof_checksum: str
@@ -436,9 +446,10 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
         bond: int,
         *,
         dispute: bool = False,
-    ) -> None:
+    ) -> BondHold:
         """Refuse (ResolverError, retried later) a bond (of an assertion, or of a
-        `dispute`) the risk caps do not allow."""
+        `dispute`) the risk caps do not allow as things stand; else the bond to reserve
+        when its intent is recorded (where the budget weighs it again, atomically)."""
         risk = self.config.risk
         decimals = await self._dec(currency)
         caps = BondCaps(
@@ -450,12 +461,19 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
             else to_units(risk.max_bond_outstanding, decimals),
         )
         self._currencies.add(currency)
-        outstanding = (await self._report_bonds(parts)).get(currency, 0)
-        outstanding += sum(amount for token, amount in self._sending.values() if token == currency)
+        on_chain, reserved = (await self._report_bonds(parts)).at_stake(currency)
         # OOv3 pays no reward and takes no final fee beside the bond.
-        refusal = check_bond(bond=bond, final_fee=0, reward=0, outstanding=outstanding, caps=caps)
+        refusal = check_bond(
+            bond=bond, final_fee=0, reward=0, outstanding=on_chain + reserved, caps=caps
+        )
         if refusal is None:
-            return
+            return BondHold(
+                scope=parts.oracle.address.lower(),
+                currency=currency,
+                amount=bond,
+                max_per_request=caps.max_per_request,
+                max_outstanding=caps.max_outstanding,
+            )
         raise self._bond_refused(
             logger,
             "uma.bond_refused",
@@ -519,24 +537,23 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
             parts = await self._ready()
             us = parts.manager.address
             key = parts.asserter.dispute_key(assertion_id)
-            async with self._guarding:
-                recorded = await parts.manager.intent(key)
-                if recorded is None or recorded.state in (IntentState.REVERTED, IntentState.FAILED):
-                    view = await parts.oracle.get_assertion(assertion_id)
-                    now = await self.now()
-                    moot = _dispute_moot(assertion_id, view, outcome, us, now)
-                    if moot is not None:
-                        emit(
-                            logger, logging.INFO, "uma.dispute_moot", source=self.name, reason=moot
-                        )
-                        return Challenged(None, moot)
+            recorded = await parts.manager.intent(key)
+            holds: list[BondHold] = []
+            if _new(recorded):
+                view = await parts.oracle.get_assertion(assertion_id)
+                now = await self.now()
+                moot = _dispute_moot(assertion_id, view, outcome, us, now)
+                if moot is not None:
+                    emit(logger, logging.INFO, "uma.dispute_moot", source=self.name, reason=moot)
+                    return Challenged(None, moot)
+                holds.append(
                     await self._guard(parts, market, view.currency, view.bond, dispute=True)
-                    self._sending[key] = (view.currency, view.bond)
-            try:
+                )
+            with parts.manager.bonded(key, holds):
                 intent = await parts.asserter.dispute(assertion_id)
-            finally:
-                self._sending.pop(key, None)
             view = await parts.oracle.get_assertion(assertion_id)
+        except BondRefused as refused:
+            raise self._refused(refused, market=market.market_id, action="dispute") from None
         except ChainError as error:
             raise ResolverError(f"source {self.name}: {error}") from None
         if intent.state in (IntentState.REVERTED, IntentState.FAILED):
@@ -634,3 +651,21 @@ def _dispute_moot(
     if outcome == YES:
         return f"assertion {assertion_id}: the decided outcome is YES, its own; nothing was sent"
     return None
+
+
+def _new(recorded: Intent | None) -> bool:
+    """Whether sending under this key makes a new intent (one that posts a new bond)."""
+    return recorded is None or recorded.state in (IntentState.REVERTED, IntentState.FAILED)
+
+
+async def _one(asserter: UmaAsserter, claim: Claim) -> Asserted | BondRefused:
+    try:
+        return await asserter.assert_truth(claim)
+    except BondRefused as refused:
+        return refused
+
+
+def _asserted(result: Asserted | BondRefused) -> Asserted:
+    if isinstance(result, BondRefused):
+        raise result
+    return result

@@ -24,9 +24,13 @@ could not be used sends the verdict to a person (`review_reasons`: code
 
 Answers go through `UmaProposer` (one intent per request, allowance set once, balance
 checked): a verdict's outcome is proposed at the price the ancillary data gives it. Before
-a bond is posted, `oracle.core.bonds.check_bond` weighs it against the venue's risk caps
-(bonds outstanding are this signer's `ProposePrice` events not settled yet); a refusal is
-a `uma.bond_refused` log line, `oracle_bond_refusals_total{venue,reason}` and a retryable
+a bond is posted, `oracle.core.bonds.check_bond` weighs its reward against the venue's
+minimums, and the signer's one bond budget (`oracle.core.budget`) weighs its bond + final
+fee against `max_bond_per_request` and `max_bond_outstanding`: early, then atomically when
+the intent is recorded, where the bond is reserved (bonds outstanding are this signer's
+`ProposePrice` and `DisputePrice` events not settled yet, on every venue sharing the
+signer and currency, plus the bonds reserved and not yet seen there); a refusal is a
+`uma.bond_refused` log line, `oracle_bond_refusals_total{venue,reason}` and a retryable
 delivery failure. A request someone else proposed first is never sent to: the receipt
 records their proposer, price and outcome beside ours, and a `disagreement` when they
 differ (the daemon opens a review item). `state` maps `getState`: PROPOSED stays proposed,
@@ -58,7 +62,7 @@ from oracle.chain.bulletin import BoardUnreadable, BulletinBoard, question_id
 from oracle.chain.checkpoint import CheckpointStore, InMemoryCheckpointStore
 from oracle.chain.contracts import load_artifact
 from oracle.chain.events import DecodedLog, EventDecoder
-from oracle.chain.intents import IntentState
+from oracle.chain.intents import BondBook, BondHold, Intent, IntentState
 from oracle.chain.rpc import RpcPool, Web3
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
@@ -85,6 +89,7 @@ from oracle.core.ancillary import (
 )
 from oracle.core.bonds import (
     BondCaps,
+    Refusal,
     check_bond,
     gas_cost_in_currency,
     reask_review_reasons,
@@ -115,7 +120,13 @@ from oracle.daemon.ports import (
     ResolutionStatus,
 )
 from oracle.daemon.settings import UmaSourceConfig
-from oracle.errors import AncillaryDataError, ChainError, ResolverError, SourceError
+from oracle.errors import (
+    AncillaryDataError,
+    BondRefused,
+    ChainError,
+    ResolverError,
+    SourceError,
+)
 from oracle.log import emit
 
 logger = logging.getLogger("oracle.daemon.uma")
@@ -315,11 +326,13 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         self._others = _OthersProposals(parts)
         return {"oracle": parts.oracle.address, "proposer": parts.manager.address}
 
-    async def _report_bonds(self, parts: UmaParts) -> dict[str, int]:
+    async def _report_bonds(self, parts: UmaParts) -> BondBook:
+        """Scan our bonds on this oracle into the signer's bond budget; the gauges show
+        them with the bonds reserved here and not on chain yet."""
         assert self._bonds is not None
-        at_risk = await self._bonds.at_risk()
-        await self._tokens.report(parts, parts.oracle.address, self._currencies, at_risk)
-        return at_risk
+        book = await parts.manager.scan_bonds(parts.oracle.address.lower(), self._bonds.at_risk)
+        await self._tokens.report(parts, parts.oracle.address, self._currencies, book.mine)
+        return book
 
     # -- MarketSource -------------------------------------------------------------------------
 
@@ -564,20 +577,32 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         try:
             parts = await self._ready()
             proposer = parts.proposer
-            recorded = await parts.manager.intent(proposer.proposal_key(key))
+            intent_key = proposer.proposal_key(key)
+            recorded = await parts.manager.intent(intent_key)
             view = await parts.oracle.get_request(key)
-            if recorded is None and view.state == RequestState.REQUESTED:
-                await self._guard(parts, key, view)
-            proposal = await proposer.propose(key, price)
+            holds: list[BondHold] = []
+            if _new(recorded) and view.state == RequestState.REQUESTED:
+                holds.append(await self._guard(parts, key, view))
+            with parts.manager.bonded(intent_key, holds):
+                proposal = await proposer.propose(key, price)
+        except BondRefused as refused:
+            raise self._refused(refused, request=key.id_hex, action="propose") from None
         except ChainError as error:
             raise ResolverError(f"source {self.name}: {error}") from None
         return self._receipt(parts, key, question, proposal, outcome=outcome, price=price)
 
+    def _refused(self, refused: BondRefused, **context: Any) -> ResolverError:
+        """The bond budget refused the bond when its intent was recorded."""
+        refusal = Refusal(refused.reason, refused.detail)
+        return self._bond_refused(logger, "uma.bond_refused", refusal, **context)
+
     async def _guard(
         self, parts: UmaParts, key: RequestKey, view: RequestView, *, dispute: bool = False
-    ) -> None:
-        """Refuse (ResolverError, retried later) a bond the risk caps do not allow; a
-        dispute (`dispute`) earns no reward, so only the bond caps weigh it."""
+    ) -> BondHold:
+        """Refuse (ResolverError, retried later) a bond the risk caps do not allow, as
+        things stand; else the bond to reserve when its intent is recorded (where the
+        budget weighs it again, atomically). A dispute (`dispute`) earns no reward, so
+        only the bond caps weigh it."""
         assert self._bonds is not None
         risk = self.config.risk
         decimals = await self._currency_decimals(parts, view.currency)
@@ -597,17 +622,23 @@ class UmaVenue(ConnectedVenue[UmaParts]):
                 risk.proposal_gas, gas_price, risk.native_token_price, decimals
             )
         self._currencies.add(view.currency)
-        outstanding = (await self._report_bonds(parts)).get(view.currency, 0)
+        on_chain, reserved = (await self._report_bonds(parts)).at_stake(view.currency)
         refusal = check_bond(
             bond=view.bond,
             final_fee=view.final_fee,
             reward=0 if dispute else view.reward,
-            outstanding=outstanding,
+            outstanding=on_chain + reserved,
             caps=caps,
             gas_cost=gas_cost,
         )
         if refusal is None:
-            return
+            return BondHold(
+                scope=parts.oracle.address.lower(),
+                currency=view.currency,
+                amount=view.total_bond,
+                max_per_request=caps.max_per_request,
+                max_outstanding=caps.max_outstanding,
+            )
         raise self._bond_refused(
             logger,
             "uma.bond_refused",
@@ -695,16 +726,21 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         try:
             parts = await self._ready()
             us = parts.manager.address
-            recorded = await parts.manager.intent(parts.proposer.dispute_key(key))
+            intent_key = parts.proposer.dispute_key(key)
+            recorded = await parts.manager.intent(intent_key)
             view = await parts.oracle.get_request(key)
-            if recorded is None or recorded.state in (IntentState.REVERTED, IntentState.FAILED):
+            holds: list[BondHold] = []
+            if _new(recorded):
                 moot = self._dispute_moot(key, view, price, us)
                 if moot is not None:
                     emit(logger, logging.INFO, "uma.dispute_moot", source=self.name, reason=moot)
                     return Challenged(None, moot)
-                await self._guard(parts, key, view, dispute=True)
-            intent = await parts.proposer.dispute(key)
+                holds.append(await self._guard(parts, key, view, dispute=True))
+            with parts.manager.bonded(intent_key, holds):
+                intent = await parts.proposer.dispute(key)
             view = await parts.oracle.get_request(key)
+        except BondRefused as refused:
+            raise self._refused(refused, request=key.id_hex, action="dispute") from None
         except ChainError as error:
             raise ResolverError(f"source {self.name}: {error}") from None
         if intent.state in (IntentState.REVERTED, IntentState.FAILED):
@@ -792,6 +828,11 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         except ChainError as error:
             raise ResolverError(f"source {self.name}: {error}") from None
         return settled_reference(self.name, intent, f"request {key.id_hex} is not settleable yet")
+
+
+def _new(recorded: Intent | None) -> bool:
+    """Whether sending under this key makes a new intent (one that posts a new bond)."""
+    return recorded is None or recorded.state in (IntentState.REVERTED, IntentState.FAILED)
 
 
 async def _gas_price(w3: Web3) -> int:

@@ -7,6 +7,13 @@ the same transaction as the intent, so two replicas can never both record an int
 the same subject (PostgreSQL: the second insert waits for the first to commit, then
 conflicts; SQLite: write transactions run one at a time).
 
+It is the chain layer's `BondLedger` too: an intent recorded with `BondHold`s reserves
+them (`bond_reservation` rows) in the same transaction, after locking the signer's
+`bond_budget` row of each currency (PostgreSQL: SELECT ... FOR UPDATE, so two replicas
+weigh their bonds one after the other; SQLite: the intent's write already holds the
+database's one writer lock), and the sum of the open reservations and the scans' figures
+is weighed against the caps there (`oracle.chain.intents.weigh_holds`).
+
 `PendingTransactions` (part of `Store`) summarizes the unfinished intents of every signer
 for the daemon's gauges.
 """
@@ -14,16 +21,18 @@ for the daemon's gauges.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, col, delete, select
+from sqlmodel import Session, col, delete, select, update
 
-from oracle.chain.intents import Intent, intent_order
+from oracle.chain.intents import BondBook, BondHold, Intent, IntentState, intent_order, weigh_holds
 from oracle.errors import SubjectsHeld
 from oracle.store._transaction import Transactions
-from oracle.store.tables import TxIntentRow, TxSubjectRow
+from oracle.store.tables import BondBudgetRow, BondReservationRow, TxIntentRow, TxSubjectRow
+
+_NO_BOND_ON_CHAIN = (IntentState.REVERTED, IntentState.FAILED, IntentState.SKIPPED)
 
 if TYPE_CHECKING:  # the repository composes `PendingTransactions` from this module
     from oracle.store.repository import Store
@@ -49,8 +58,23 @@ class DatabaseIntentStore:
     async def get(self, key: str) -> Intent | None:
         return await asyncio.to_thread(self._get, key)
 
-    async def put(self, intent: Intent) -> None:
-        await asyncio.to_thread(self._put, intent)
+    async def put(self, intent: Intent, holds: Sequence[BondHold] = ()) -> None:
+        await asyncio.to_thread(self._put, intent, holds)
+
+    def bond_clock(self) -> float:
+        return self._store.clock()
+
+    async def observe_bonds(
+        self,
+        chain_id: int,
+        sender: str,
+        scope: str,
+        outstanding: Mapping[str, int],
+        started_at: float,
+    ) -> BondBook:
+        return await asyncio.to_thread(
+            self._observe_bonds, chain_id, sender.lower(), scope, dict(outstanding), started_at
+        )
 
     async def unfinished(self, chain_id: int, sender: str) -> list[Intent]:
         return await asyncio.to_thread(self._unfinished, chain_id, sender)
@@ -63,7 +87,7 @@ class DatabaseIntentStore:
             row = session.get(TxIntentRow, key)
             return Intent.model_validate(row.data) if row is not None else None
 
-    def _put(self, intent: Intent) -> None:
+    def _put(self, intent: Intent, holds: Sequence[BondHold] = ()) -> None:
         try:
             with self._store.session() as session:
                 row = session.get(TxIntentRow, intent.key) or TxIntentRow(
@@ -83,6 +107,7 @@ class DatabaseIntentStore:
                 session.add(row)
                 session.flush()  # the intent row exists before subject rows refer to it
                 self._write_subjects(session, intent)
+                self._write_bonds(session, intent, holds)
         except IntegrityError:
             # Another process inserted a subject row between our check and our insert.
             taken = {
@@ -111,6 +136,164 @@ class DatabaseIntentStore:
             for subject in intent.subjects
             if subject not in mine
         )
+
+    # -- the bond budget ------------------------------------------------------------------
+
+    def _write_bonds(self, session: Session, intent: Intent, holds: Sequence[BondHold]) -> None:
+        """Release, mark confirmed, or reserve the intent's bonds (see the module
+        docstring); raises BondRefused, which rolls the whole put back."""
+        now = self._store.clock()
+        mine = (
+            update(BondReservationRow)
+            .where(col(BondReservationRow.intent_key) == intent.key)
+            .where(col(BondReservationRow.released_at).is_(None))
+        )
+        if intent.state in _NO_BOND_ON_CHAIN:
+            session.exec(mine.values(released_at=now))
+            return
+        if intent.state == IntentState.CONFIRMED:
+            session.exec(
+                mine.where(col(BondReservationRow.confirmed_at).is_(None)).values(confirmed_at=now)
+            )
+        if not holds:
+            return
+        signer = intent.sender.lower()
+        budgets = self._lock_budgets(
+            session, intent.chain_id, signer, {h.currency for h in holds}, now
+        )
+        if any(r.intent_key == intent.key for r in self._open(session, intent.chain_id, signer)):
+            return  # reserved when it was first recorded
+        on_chain, reserved = self._totals(session, budgets.values(), intent.chain_id, signer)
+        weigh_holds(intent.key, holds, on_chain, reserved)
+        session.add_all(
+            BondReservationRow(
+                chain_id=intent.chain_id,
+                signer=signer,
+                currency=hold.currency,
+                scope=hold.scope,
+                intent_key=intent.key,
+                amount=str(hold.amount),
+                created_at=now,
+            )
+            for hold in holds
+        )
+
+    @staticmethod
+    def _lock_budgets(
+        session: Session, chain_id: int, signer: str, currencies: Iterable[str], now: float
+    ) -> dict[str, BondBudgetRow]:
+        """The signer's budget rows of `currencies` (made if missing), locked until the
+        transaction ends; with them, every other budget row of the signer, read."""
+        wanted = sorted(set(currencies))  # one order everywhere: no deadlock between two
+        for currency in wanted:
+            exists = session.exec(
+                select(BondBudgetRow.currency)
+                .where(col(BondBudgetRow.chain_id) == chain_id)
+                .where(col(BondBudgetRow.signer) == signer)
+                .where(col(BondBudgetRow.currency) == currency)
+            ).first()
+            if exists is not None:
+                continue
+            try:
+                with session.begin_nested():
+                    session.add(
+                        BondBudgetRow(
+                            chain_id=chain_id,
+                            signer=signer,
+                            currency=currency,
+                            on_chain={},
+                            updated_at=now,
+                        )
+                    )
+            except IntegrityError:
+                pass  # another replica made it meanwhile; locked below
+        rows = session.exec(
+            select(BondBudgetRow)
+            .where(col(BondBudgetRow.chain_id) == chain_id)
+            .where(col(BondBudgetRow.signer) == signer)
+            .where(col(BondBudgetRow.currency).in_(wanted))
+            .order_by(col(BondBudgetRow.currency))
+            .with_for_update()
+        ).all()
+        return {row.currency: row for row in rows}
+
+    @staticmethod
+    def _open(session: Session, chain_id: int, signer: str) -> Sequence[BondReservationRow]:
+        return session.exec(
+            select(BondReservationRow)
+            .where(col(BondReservationRow.chain_id) == chain_id)
+            .where(col(BondReservationRow.signer) == signer)
+            .where(col(BondReservationRow.released_at).is_(None))
+        ).all()
+
+    def _totals(
+        self,
+        session: Session,
+        budgets: Iterable[BondBudgetRow],
+        chain_id: int,
+        signer: str,
+    ) -> tuple[dict[str, int], dict[str, int]]:
+        on_chain = {
+            row.currency: sum(int(seen["amount"]) for seen in row.on_chain.values())
+            for row in budgets
+        }
+        reserved: dict[str, int] = {}
+        for row in self._open(session, chain_id, signer):
+            reserved[row.currency] = reserved.get(row.currency, 0) + int(row.amount)
+        return on_chain, reserved
+
+    def _observe_bonds(
+        self,
+        chain_id: int,
+        signer: str,
+        scope: str,
+        outstanding: dict[str, int],
+        started_at: float,
+    ) -> BondBook:
+        with self._store.session() as session:
+            known = session.exec(
+                select(BondBudgetRow.currency)
+                .where(col(BondBudgetRow.chain_id) == chain_id)
+                .where(col(BondBudgetRow.signer) == signer)
+            ).all()
+            now = self._store.clock()
+            budgets = self._lock_budgets(
+                session, chain_id, signer, set(known) | set(outstanding), now
+            )
+            last = max(
+                (
+                    float(row.on_chain[scope]["seen_from"])
+                    for row in budgets.values()
+                    if scope in row.on_chain
+                ),
+                default=0.0,
+            )
+            if last <= started_at:  # a scan older than the last one stored: ignored
+                for currency, row in budgets.items():
+                    figure = {"amount": str(outstanding.get(currency, 0)), "seen_from": started_at}
+                    row.on_chain = {**row.on_chain, scope: figure}
+                    row.updated_at = now
+                    session.add(row)
+                session.exec(
+                    update(BondReservationRow)
+                    .where(col(BondReservationRow.chain_id) == chain_id)
+                    .where(col(BondReservationRow.signer) == signer)
+                    .where(col(BondReservationRow.scope) == scope)
+                    .where(col(BondReservationRow.released_at).is_(None))
+                    .where(col(BondReservationRow.confirmed_at) <= started_at)
+                    .values(released_at=now)
+                )
+                session.flush()
+            on_chain, reserved = self._totals(session, budgets.values(), chain_id, signer)
+            mine = {
+                currency: int(row.on_chain[scope]["amount"])
+                for currency, row in budgets.items()
+                if scope in row.on_chain
+            }
+            for res in self._open(session, chain_id, signer):
+                if res.scope == scope:
+                    mine[res.currency] = mine.get(res.currency, 0) + int(res.amount)
+            return BondBook(on_chain, reserved, mine)
 
     def _unfinished(self, chain_id: int, sender: str) -> list[Intent]:
         with self._store.reading() as session:

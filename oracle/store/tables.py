@@ -190,6 +190,41 @@ class TxSubjectRow(SQLModel, table=True):
     intent_key: str = Field(foreign_key="tx_intent.key", index=True, max_length=200)
 
 
+class BondBudgetRow(SQLModel, table=True):
+    """One signer's bond budget in one currency on one chain: the row every reservation
+    locks (PostgreSQL: SELECT ... FOR UPDATE), and what each scope's last scan of our
+    bonds on chain found (`on_chain`: scope -> {"amount": str, "seen_from": float};
+    amounts are strings, a wei figure outgrows a 64-bit integer)."""
+
+    __tablename__ = "bond_budget"
+
+    chain_id: int = Field(primary_key=True)
+    signer: str = Field(primary_key=True, max_length=42)
+    currency: str = Field(primary_key=True, max_length=42)
+    on_chain: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    updated_at: float
+
+
+class BondReservationRow(SQLModel, table=True):
+    """A bond an intent posts, reserved when the intent was recorded (same transaction),
+    released once it ended without a bond on chain or a scan counts it
+    (oracle.chain.intents). `amount` is a decimal string."""
+
+    __tablename__ = "bond_reservation"
+    __table_args__ = (Index("ix_bond_reservation_open", "chain_id", "signer", "released_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    chain_id: int
+    signer: str = Field(max_length=42)
+    currency: str = Field(max_length=42)
+    scope: str = Field(max_length=200)
+    intent_key: str = Field(index=True, max_length=200)
+    amount: str = Field(max_length=80)
+    created_at: float
+    confirmed_at: float | None = None
+    released_at: float | None = None
+
+
 class ReplicaRow(SQLModel, table=True):
     """A replica that asked for work lately, and how many markets it had in flight then:
     due work is shared among the live ones by load."""

@@ -736,3 +736,34 @@ def test_a_daemon_killed_between_broadcasting_a_dispute_and_its_confirmation_dis
     assert len([k for k in intent_keys(store) if k.startswith(DISPUTE_PREFIX)]) == 1
     assert world.reverted() == []
     store.engine.dispose()
+
+
+def test_three_bonds_of_105_under_an_outstanding_cap_of_150_post_one_and_refuse_two(
+    world: UmaWorld, database_url: str
+) -> None:
+    """Issue 22: three requests each needing bond + final fee of 105, delivered at the
+    default concurrency, `max_bond_outstanding: 150`: one proposal, two refusals."""
+    markets = [world.ask(f"Did event number {n} happen?", AGREED) for n in range(3)]
+    settings = world.config(database_url, max_bond_outstanding=150)
+    before = world.balance(OURS)
+    metrics = DaemonMetrics()
+
+    one_pass(settings, metrics)
+
+    store = open_store(settings)
+    proposed = [m for m in markets if world.view(m).state == RequestState.PROPOSED]
+    assert len(proposed) == 1
+    assert world.balance(OURS) == before - BOND - FINAL_FEE
+    refused = [m for m in markets if m not in proposed]
+    for market_id in refused:
+        assert store.get_market(market_id).state == MarketState.FAILED_RETRY
+        assert "bond refused (outstanding_cap)" in store.audit(market_id)[-1].reason
+    counted = gauge(metrics, "oracle_bond_refusals_total", venue="uma", reason="outstanding_cap")
+    assert counted == 2
+    labels = {"venue": "uma", "token": world.stack.currency}
+    assert gauge(metrics, "oracle_bonds_at_risk", **labels) == BOND + FINAL_FEE
+    # A second pass refuses them again: the bond on chain still counts.
+    one_pass(settings, metrics)
+    assert [m for m in markets if world.view(m).state == RequestState.PROPOSED] == proposed
+    assert world.balance(OURS) == before - BOND - FINAL_FEE
+    store.engine.dispose()
