@@ -17,7 +17,7 @@ from oracle.core import ConsensusParams, SourceThresholds, evaluate
 from oracle.core.debate import StopReason, Topology
 from oracle.daemon.debate import DebateOutcome, run_debate
 from oracle.daemon.research import AgentPool
-from tests.agents.test_backtest import oracle
+from tests.commands import oracle_in_process
 
 ROOT = Path(__file__).resolve().parents[2]
 SET = ROOT / "oracle" / "examples" / "backtest"
@@ -56,10 +56,10 @@ def test_the_set_is_package_data() -> None:
 
 
 def test_oracle_backtest_runs_on_the_bundled_set() -> None:
-    text = oracle("backtest", str(SET))
+    text = oracle_in_process("backtest", str(SET))
     assert text.returncode == 0, text.stderr
     assert text.stdout.startswith("markets: 50  (threshold 0.67, min_confidence 0.5)\n")
-    as_json = oracle("backtest", str(SET), "--format", "json")
+    as_json = oracle_in_process("backtest", str(SET), "--format", "json")
     assert as_json.returncode == 0, as_json.stderr
     report = json.loads(as_json.stdout)
     families = {f["name"]: f for f in report["families"]}
@@ -108,7 +108,7 @@ def test_each_failure_mode_does_what_it_is_there_for() -> None:
 
 
 def test_the_docs_show_the_current_report_and_sweep() -> None:
-    shown = oracle(
+    shown = oracle_in_process(
         "backtest",
         str(SET),
         "--thresholds",
@@ -122,7 +122,7 @@ def test_the_docs_show_the_current_report_and_sweep() -> None:
 
 
 def test_reputation_weights_are_measured_against_plain_weights() -> None:
-    run = oracle("backtest", str(SET), "--reputation", "--format", "json")
+    run = oracle_in_process("backtest", str(SET), "--reputation", "--format", "json")
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout)
     assert report["reputation_policy"]["markets"] == 50
@@ -132,9 +132,9 @@ def test_reputation_weights_are_measured_against_plain_weights() -> None:
     assert all(0.5 <= m <= 1.5 for m in multipliers.values())
     # The confidently wrong agent ends with the lowest weight.
     assert min(multipliers, key=multipliers.__getitem__) == "llama-researcher"
-    plain = oracle("backtest", str(SET), "--format", "json")
+    plain = oracle_in_process("backtest", str(SET), "--format", "json")
     assert json.loads(plain.stdout)["reputation_policy"] is None
-    shown = oracle(
+    shown = oracle_in_process(
         "backtest",
         str(SET),
         "--reputation",
