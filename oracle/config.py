@@ -38,6 +38,7 @@ from oracle.daemon.settings import (
     UmaSourceConfig,
     UmaV3SourceConfig,
 )
+from oracle.errors import SetupError
 from oracle.store.settings import DatabaseSettings
 
 __all__ = [
@@ -137,6 +138,30 @@ def load_settings(path: str | Path | None = None) -> Settings:
         return Settings(**data)
     except ValidationError as error:
         raise validation_error(error) from None
+
+
+_IDLE = {
+    "agents": "no agent to research markets with",
+    "market_sources": "no market source to find markets in",
+}
+
+
+def nothing_to_do(settings: Settings) -> SetupError | None:
+    """The daemon would have nothing to do: no `agents`, or no `market_sources` (the
+    error names the empty sections); None when both are set. `oracle run` refuses to
+    start with it, `oracle config check` warns."""
+    empty = [
+        key
+        for key, value in (("agents", settings.agents), ("market_sources", settings.market_sources))
+        if not value
+    ]
+    if not empty:
+        return None
+    why = " and ".join(_IDLE[key] for key in empty)
+    return SetupError(
+        ", ".join(empty),
+        f"none configured: the daemon would have nothing to do ({why}; see config.yaml)",
+    )
 
 
 def _redact_urls(value: Any) -> Any:

@@ -7,8 +7,11 @@ import io
 import os
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 from oracle.cli import main
@@ -72,3 +75,36 @@ def oracle_in_process(*args: str) -> Outcome:
         except SystemExit as exit_request:
             code = int(exit_request.code or 0)
     return Outcome(code, stdout.getvalue(), stderr.getvalue())
+
+
+class _NoMarkets(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = b"[]"
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+_quiet: list[ThreadingHTTPServer] = []
+
+
+def quiet_venue() -> dict[str, Any]:
+    """A `market_sources[]` entry of kind http whose venue lists no markets (served on
+    127.0.0.1 for the rest of this process): for a daemon under test that needs a source
+    but no markets (`oracle run` refuses to start without any)."""
+    if not _quiet:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _NoMarkets)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        _quiet.append(server)
+    url = f"http://127.0.0.1:{_quiet[0].server_address[1]}"
+    return {
+        "name": "quiet",
+        "kind": "http",
+        "url": f"{url}/markets",
+        "result_url": f"{url}/results",
+    }

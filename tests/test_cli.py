@@ -300,6 +300,33 @@ def test_config_check_masks_credentials_in_every_url(tmp_path: Path) -> None:
     ]
 
 
+def test_config_check_warns_when_the_daemon_would_have_nothing_to_do(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    agent = {"name": "a", "kind": "replay", "directory": str(tmp_path)}
+    source = {
+        "kind": "http",
+        "name": "v",
+        "url": "https://v.example/m",
+        "result_url": "https://v.example/r",
+    }
+    cases = {
+        "agents": ({"market_sources": [source]}, "no agent to research markets with"),
+        "market_sources": ({"agents": [agent]}, "no market source to find markets in"),
+    }
+    for missing, (document, why) in cases.items():
+        config.write_text(yaml.safe_dump(document))
+        run = oracle("config", "check", "--config", str(config))
+        assert run.returncode == 0, run.stderr
+        assert yaml.safe_load(run.stdout)[missing] == []  # the configuration is still shown
+        assert run.stderr.splitlines() == [
+            f"warning: {missing}: none configured: the daemon would have nothing to do ({why}; "
+            "see config.yaml); `oracle run` refuses to start"
+        ]
+    config.write_text(yaml.safe_dump({"agents": [agent], "market_sources": [source]}))
+    run = oracle("config", "check", "--config", str(config))
+    assert (run.returncode, "none configured" in run.stderr) == (0, False)
+
+
 def test_config_check_rejects_a_duplicate_key(tmp_path: Path) -> None:
     config = tmp_path / "c.yaml"
     config.write_text("consensus:\n  threshold: 0.7\n  min_agents: 3\n  threshold: 0.9\n")

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
+from pydantic import SecretStr
 
 from oracle.config import SECTIONS, Settings, config_key, effective_config, load_settings
 from oracle.config_sources import load_section
@@ -59,6 +63,48 @@ def test_defaults_match_the_documented_keys() -> None:
 
 def test_shipped_config_yaml_is_the_defaults() -> None:
     assert load_settings(ROOT / "config.yaml") == load_settings()
+
+
+# Lists of entries (venues, agents): commented examples in config.yaml, empty by default.
+EXAMPLES_ONLY = {"agents", "market_sources"}
+
+
+def _keys(document: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Every key path of `document` ('daemon.schedule.grace') with its value; a mapping's
+    own path too, so a nested section is named when it is missing as a whole."""
+    keys: dict[str, Any] = {}
+    for key, value in document.items():
+        path = f"{prefix}{key}"
+        keys[path] = value
+        if isinstance(value, dict):
+            keys.update(_keys(value, f"{path}."))
+    return keys
+
+
+def test_config_yaml_lists_every_setting_with_its_default() -> None:
+    """The documented default configuration shows every key of every section, nested ones
+    too (daemon.schedule.*), with its default value; lists of entries stay examples."""
+    shipped = yaml.safe_load((ROOT / "config.yaml").read_text(encoding="utf-8"))
+    defaults = json.loads(
+        json.dumps(
+            Settings().model_dump(),
+            default=lambda v: v.get_secret_value() if isinstance(v, SecretStr) else str(v),
+        )
+    )  # as written in YAML: secrets shown, paths as text
+    for section in EXAMPLES_ONLY:
+        assert defaults.pop(section) == []
+        assert section not in shipped, f"{section}: commented examples only"
+    written = _keys(shipped)
+    missing = [path for path in _keys(defaults) if path not in written]
+    assert missing == [], f"config.yaml lacks {missing}"
+    different = {
+        path: (written[path], value)
+        for path, value in _keys(defaults).items()
+        if not isinstance(value, dict) and written[path] != value
+    }
+    assert different == {}, "config.yaml (shown, default)"
+    unknown = [path for path in written if path not in _keys(defaults)]
+    assert unknown == []
 
 
 def test_partial_file_keeps_other_defaults(tmp_path: Path) -> None:

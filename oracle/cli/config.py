@@ -19,9 +19,15 @@ def config_check(config_path: str | None) -> None:
     import yaml
 
     from oracle.agents.diversity import config_warnings
-    from oracle.config import effective_config, load_settings
+    from oracle.config import config_key, effective_config, load_settings, nothing_to_do
 
     settings = load_settings(config_path)
     click.echo(yaml.safe_dump(effective_config(settings), sort_keys=False), nl=False)
+    idle = nothing_to_do(settings)
+    if idle is not None:
+        click.echo(
+            f"warning: {config_key(idle.key)}: {idle.problem}; `oracle run` refuses to start",
+            err=True,
+        )
     for warning in config_warnings(settings.agents, settings.consensus):
         click.echo(f"warning: {warning}", err=True)

@@ -24,11 +24,14 @@ def run(config_path: str | None, once: bool) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     from oracle.app import assemble
-    from oracle.config import load_settings
+    from oracle.config import load_settings, nothing_to_do
     from oracle.daemon.runner import listen, run_forever
     from oracle.log import HeldLogs, configure_logging
 
     settings = load_settings(config_path)
+    idle = nothing_to_do(settings)
+    if idle is not None:
+        raise idle
     configure_logging(settings.log.level, settings.log.format)
     # The checks' records are written once the setup passed; a refused setup ends in the
     # one line that names the problem.

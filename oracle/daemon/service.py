@@ -11,8 +11,10 @@ Jobs (scheduled by :mod:`oracle.daemon.runner`, or run in sequence by `--once`):
 - `dispatch`  (every replica) lease due or abandoned work up to the free capacity and
               drive each market as far as it goes: research, consensus, submission,
               and a challenge a person confirmed (a dispute, a counter-answer).
-- `watch`     (singleton) submitted answers whose window has passed become final, or
-              disputed; final answers with a waiting callback are settled.
+- `watch`     (singleton) submitted answers are read at every pass, their window
+              running or over: a dispute moves the market to disputed at once, a
+              window passed undisputed to final; final answers with a waiting
+              callback are settled.
 - `housekeep` (every replica) refresh the state gauges: markets by state, the review
               queue and its oldest item's age, the pending transactions and the
               oldest one's age (from the shared database), the balance of
@@ -1000,16 +1002,13 @@ class Daemon:
         if not await self._db(self.store.try_acquire_job, "watch", self.replica, self._job_lease()):
             return 0
         changed = 0
-        now = self.clock()
-        venue_times = await self._venue_times()
+        # Every submitted answer is read at every pass, its window running or over: a
+        # dispute is known within a watch interval, not once the window ends.
+        unreadable = [name for name, at in (await self._venue_times()).items() if at is None]
         after, page = "", 500
         while True:
             rows = await self._db(
-                self.store.markets_to_watch,
-                now,
-                venue_times=venue_times,
-                after=after,
-                limit=page,
+                self.store.markets_to_watch, unreadable=unreadable, after=after, limit=page
             )
             for row in rows:
                 changed += await self._watch_one(row)

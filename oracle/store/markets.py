@@ -3,7 +3,7 @@ trail, and the queries that find the markets each stage of the daemon works on."
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import ColumnElement, func, insert, or_, update
@@ -294,26 +294,24 @@ class Markets(Transactions):
 
     def markets_to_watch(
         self,
-        now: float,
         *,
-        venue_times: Mapping[str, float | None] | None = None,
+        unreadable: Collection[str] = (),
         after: str = "",
         limit: int = 500,
     ) -> list[MarketRow]:
-        """Disputed markets, and submitted ones whose challenge window is over by their
-        venue's clock (as in `promote_due`), by id after `after`: a page of at most
-        `limit`; the caller pages on until a short one, so none is ever left out."""
-        over = _time_has_come(MARKET.c.window_ends_at, now, venue_times)
+        """Disputed markets, and every submitted one, its challenge window running or over
+        (a dispute inside the window is seen at the next watch, not once it ends), except
+        the submitted ones of the venues in `unreadable` (their clock cannot be read now:
+        their state would not be either); by id after `after`: a page of at most `limit`;
+        the caller pages on until a short one, so none is ever left out."""
+        submitted = col(MarketRow.state) == MarketState.SUBMITTED
+        if unreadable:
+            submitted = submitted & MARKET.c.source.not_in(list(unreadable))
         with self.reading() as session:
             return list(
                 session.exec(
                     select(MarketRow)
-                    .where(
-                        or_(
-                            col(MarketRow.state) == MarketState.DISPUTED,
-                            (col(MarketRow.state) == MarketState.SUBMITTED) & over,
-                        )
-                    )
+                    .where(or_(col(MarketRow.state) == MarketState.DISPUTED, submitted))
                     .where(col(MarketRow.id) > after)
                     .order_by(col(MarketRow.id))
                     .limit(limit)

@@ -16,6 +16,8 @@ import yaml
 from oracle.devchain import free_port
 from oracle.testing import consensus_document, result_dict
 
+from ..commands import one_error_line, quiet_venue, run_oracle
+
 
 def get(url: str) -> tuple[int, str]:
     try:
@@ -36,6 +38,7 @@ def write_config(tmp_path: Path, port: int) -> Path:
         "daemon": {"proofs_dir": str(tmp_path / "proofs"), "drain_timeout": 5},
         "metrics": {"port": port, "llm_budget_usd_per_day": 25},
         "agents": [{"name": "a", "kind": "replay", "directory": str(replays)}],
+        "market_sources": [quiet_venue()],
         "log": {"format": "json"},
     }
     path = tmp_path / "config.yaml"
@@ -125,3 +128,24 @@ def test_bad_config_exits_2_naming_the_key(tmp_path: Path) -> None:
     assert run.returncode == 2
     assert run.stderr.startswith("error: agents[0]")
     assert "telepathy" in run.stderr
+
+
+def test_nothing_to_do_exits_2_with_one_line_naming_the_missing_section(tmp_path: Path) -> None:
+    config = write_config(tmp_path, free_port())
+    data = yaml.safe_load(config.read_text())
+    expected = {
+        "market_sources": "market_sources: none configured: the daemon would have nothing to "
+        "do (no market source to find markets in; see config.yaml)",
+        "agents": "agents: none configured: the daemon would have nothing to do (no agent to "
+        "research markets with; see config.yaml)",
+    }
+    for missing, line in expected.items():
+        config.write_text(yaml.safe_dump({**data, missing: []}))
+        for once in ((), ("--once",)):
+            refused = run_oracle("run", "--config", str(config), *once, timeout=60)
+            assert one_error_line(refused) == line
+    config.write_text(yaml.safe_dump({**data, "agents": [], "market_sources": []}))
+    assert one_error_line(run_oracle("run", "--config", str(config))).startswith(
+        "agents, market_sources: none configured"
+    )
+    assert not (tmp_path / "oracle.db").exists()  # refused before anything was made

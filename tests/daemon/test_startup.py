@@ -39,7 +39,7 @@ from oracle.errors import SourceError
 from oracle.testing import consensus_document, result_dict
 
 from ..anvil import Anvil, AnvilFactory
-from ..commands import one_error_line, run_oracle
+from ..commands import one_error_line, quiet_venue, run_oracle
 from ..conftest import empty_postgres_database
 from ..proxy import TcpProxy
 from .chain_world import build_world, daemon_config
@@ -59,6 +59,7 @@ def replay_config(tmp_path: Path, **sections: Any) -> Path:
         "daemon": {"proofs_dir": str(tmp_path / "proofs"), "drain_timeout": 5},
         "metrics": {"port": free_port()},
         "agents": [{"name": "a", "kind": "replay", "directory": str(replays)}],
+        "market_sources": [quiet_venue()],
         "log": {"format": "json"},
         **sections,
     }

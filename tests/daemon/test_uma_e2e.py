@@ -662,6 +662,64 @@ def test_a_dispute_moves_the_market_to_disputed_and_the_reask_is_followed(
     store.engine.dispose()
 
 
+def test_a_dispute_inside_the_window_is_seen_by_the_next_watch_pass(
+    world: UmaWorld, database_url: str
+) -> None:
+    """Two answers disputed at once, an hour and more before their windows end: the next
+    pass moves both to `disputed` (the alert's attention series shows them), no clock
+    warped past the window; a third, undisputed, stays `submitted`."""
+    disputed = [world.ask(f"Will dispute {n} be seen at once?", AGREED) for n in (1, 2)]
+    quiet = world.ask("Will the undisputed answer wait for its window?", AGREED)
+    settings = world.config(database_url)
+    one_pass(settings)
+    store = open_store(settings)
+    assert {store.get_market(m).state for m in (*disputed, quiet)} == {MarketState.SUBMITTED}
+
+    async def dispute() -> int:
+        async with manager_for(world.anvil.url, key=DEV_KEYS[0]) as disputer:
+            oo = world.stack.optimistic_oracle
+            await call(disputer, TESTNET_ERC20, world.stack.currency, "approve", oo, MAX_UINT256)
+            for market_id in disputed:
+                # Each re-ask needs a timestamp of its own (blocks can share a second).
+                world.anvil.rpc("evm_increaseTime", 2)
+                key = world.keys[market_id]
+                intent = await disputer.submit(
+                    TxRequest(
+                        key=f"dispute:{key.id_hex}",
+                        to=oo,
+                        data=encode_call(OPTIMISTIC_ORACLE_V2, "disputePrice", *key.args),
+                    )
+                )
+                assert intent.state == IntentState.CONFIRMED, intent.error
+            block = await disputer.pool.call(
+                "eth_getBlockByNumber", lambda w3: w3.eth.get_block("latest")
+            )
+            return int(block["timestamp"])
+
+    now = asyncio.run(dispute())
+    assert [world.view(m).state for m in disputed] == [RequestState.DISPUTED] * 2
+    windows_end = min(store.get_market(m).window_ends_at or 0 for m in (*disputed, quiet))
+    assert windows_end - now > 3600  # well inside the window
+
+    metrics = DaemonMetrics()
+    one_pass(settings, metrics)
+
+    for market_id in disputed:
+        market = store.get_market(market_id)
+        assert market.state == MarketState.DISPUTED
+        assert [a.event for a in store.audit(market_id)][-1] == "disputed"
+    assert store.get_market(quiet).state == MarketState.SUBMITTED
+    shown = [
+        sample.labels["market"]
+        for family in metrics.registry.collect()
+        if family.name == "oracle_market_attention_timestamp_seconds"
+        for sample in family.samples
+        if sample.labels["reason"] == "disputed"
+    ]
+    assert sorted(shown) == sorted(disputed)
+    store.engine.dispose()
+
+
 def test_a_uma_venue_that_cannot_work_stops_the_start_naming_its_setting(
     anvil: Anvil, tmp_path: Path
 ) -> None:

@@ -29,9 +29,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from packaging.utils import canonicalize_name
 
-from tests.deploy.helpers import DEPLOY, REPO
+from tests.commands import quiet_venue
+from tests.deploy.helpers import DEPLOY, DEPLOY_CONFIG, REPO
 from tests.test_lock import linux_environment, pins
 
 STANDIN_IMAGE = "localhost/oracle-test-base:python3.11-bookworm"
@@ -209,6 +211,18 @@ def test_any_oracle_command_runs_through_the_entry_point(image: str, data_dir: P
     assert (data_dir / "oracle.db").stat().st_uid == UID
 
 
+def test_the_shipped_configuration_refuses_to_run_until_it_has_agents_and_sources(
+    image: str, data_dir: Path
+) -> None:
+    refused = container(image, data_dir)
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.strip().splitlines() == [
+        "error: agents, market_sources: none configured: the daemon would have nothing to do "
+        "(no agent to research markets with and no market source to find markets in; see "
+        "config.yaml)"
+    ]
+
+
 def in_image(image: str, program: str, *args: str) -> subprocess.CompletedProcess[str]:
     """`program` run in the image in place of its entry point."""
     return run(
@@ -265,9 +279,26 @@ def free_port() -> int:
         return port
 
 
+def working_config(directory: Path, data: Path) -> Path:
+    """deploy/config.yaml with what `oracle run` needs to start (it refuses without agents
+    or market sources): a replay agent and a venue without markets, on this machine."""
+    (data / "recordings").mkdir()
+    os.chown(data / "recordings", UID, UID)
+    config = yaml.safe_load(DEPLOY_CONFIG.read_text(encoding="utf-8"))
+    config["agents"] = [
+        {"name": "a", "kind": "replay", "directory": "/var/lib/oracle/data/recordings"}
+    ]
+    config["market_sources"] = [quiet_venue()]
+    path = directory / "config.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    path.chmod(0o644)
+    return path
+
+
 @pytest.fixture
-def daemon(image: str, data_dir: Path) -> Iterator[tuple[str, int]]:
+def daemon(image: str, data_dir: Path, tmp_path: Path) -> Iterator[tuple[str, int]]:
     assert container(image, data_dir, "db", "upgrade").returncode == 0
+    config = working_config(tmp_path, data_dir)
     port = free_port()
     name = f"oracle-test-{port}"
     started = run(
@@ -284,6 +315,8 @@ def daemon(image: str, data_dir: Path) -> Iterator[tuple[str, int]]:
             f"ORACLE__METRICS__PORT={port}",
             "-v",
             f"{data_dir}:/var/lib/oracle/data",
+            "-v",
+            f"{config}:/etc/oracle/config.yaml:ro",
             image,
         ],
         timeout=120,

@@ -555,6 +555,32 @@ def test_dockerfile_builds_a_non_root_oracle_run_image() -> None:
     assert "/healthz" in routes()
 
 
+def test_the_health_check_holds_whichever_way_the_image_is_built() -> None:
+    """An OCI image (podman's and buildah's default format) drops the HEALTHCHECK: every
+    documented podman build asks for Docker's format, and compose states the same check."""
+    healthcheck = dict(stages()[-1])["HEALTHCHECK"]
+    options, _, command = healthcheck.partition(" CMD ")
+    timings = dict(option.removeprefix("--").split("=") for option in options.split())
+    service = compose()["services"]["oracle"]["healthcheck"]
+    assert service["test"] == ["CMD", *json.loads(command)]
+    assert {
+        "interval": service["interval"],
+        "timeout": service["timeout"],
+        "start-period": service["start_period"],
+        "retries": str(service["retries"]),
+    } == timings
+    texts = [DEPLOY / "README.md", DEPLOY / "Dockerfile", REPO / "README.md"]
+    builds = [
+        line
+        for path in texts
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if re.match(r"[#\s]*(podman|buildah) (build|bud) ", line)
+    ]
+    assert builds, "the podman build is documented"
+    for line in builds:
+        assert "--format docker" in line, line
+
+
 def test_dockerfile_copies_files_that_exist_and_the_build_context_sends() -> None:
     ignore = (DEPLOY / "Dockerfile.dockerignore").read_text(encoding="utf-8").splitlines()
     allowed = {line[1:].rstrip("/") for line in ignore if line.startswith("!")}
