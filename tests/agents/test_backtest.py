@@ -154,6 +154,9 @@ def test_cli_errors_exit_2(recordings: Path, tmp_path: Path) -> None:
 def test_config_check_warns_about_model_families(tmp_path: Path) -> None:
     config = tmp_path / "oracle.yaml"
     config.write_text(
+        # A source too, so that the families are the one thing to warn about.
+        "market_sources:\n  - {name: v, kind: http, url: 'http://127.0.0.1:9/markets', "
+        "result_url: 'http://127.0.0.1:9/results'}\n"
         "agents:\n"
         + "".join(
             f"  - {{name: {n}, kind: replay, directory: {tmp_path}, model_family: gpt}}\n"

@@ -305,7 +305,8 @@ def test_a_debate_that_does_not_converge_goes_to_a_person(
             html = await (await client.get("/reviews/1")).text()
             for flip in first["flips"]:
                 (url,) = flip["new_sources"]
-                assert f'<a href="{url}" rel="noopener noreferrer nofollow">{url}</a>' in html
+                link = f'<a href="{url}" rel="noopener noreferrer nofollow"><bdi>{url}</bdi></a>'
+                assert link in html
 
         run_console(store, page)
     finally:

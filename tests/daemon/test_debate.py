@@ -155,7 +155,9 @@ def test_a_flip_without_new_evidence_is_marked_and_goes_to_a_person(tmp_path: Pa
             assert (await sign_in(client, "rita")).status == 303
             html = await (await client.get("/reviews/1")).text()
             assert "<h2>Debate</h2>" in html
-            assert "gamma NO &rarr; YES (not counted: no new evidence)" in html
+            assert (
+                "gamma <bdi>NO</bdi> &rarr; <bdi>YES</bdi> (not counted: no new evidence)" in html
+            )
             assert "Changed their answer without new evidence (not counted):\n    gamma" in html
 
         run_console(store, page)
@@ -215,7 +217,7 @@ def test_majority_proposes_the_weighted_plurality_to_a_person(tmp_path: Path) ->
             assert (await sign_in(client, "rita")).status == 303
             html = await (await client.get("/reviews/1")).text()
             assert "<h2>Majority</h2>" in html
-            assert "proposes\n    <strong>YES</strong>" in html
+            assert "proposes\n    <strong><bdi>YES</bdi></strong>" in html
 
         run_console(store, page)
     finally:
