@@ -25,7 +25,7 @@ def config_warnings(agents: Sequence[AgentConfig], params: ConsensusParams) -> l
         unknown = sum(configured_family(a) is None for a in agents)
         families = len(known) + unknown  # an agent without a family is a family of its own
         if families < params.min_model_families:
-            listed = ", ".join(known) + (f" and {unknown} unrecorded" if unknown else "")
+            listed = ", ".join([*known, *([f"{unknown} unrecorded"] if unknown else [])])
             warnings.append(
                 f"consensus.min_model_families is {params.min_model_families} but the configured "
                 f"agents come from {families} model "
