@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
-from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from oracle.agents.settings import AgentConfig, LlmAgentConfig
 from oracle.chain.settings import ChainSettings
@@ -115,19 +114,20 @@ class Settings(BaseModel):
         llm_agents = [a.name for a in self.agents if isinstance(a, LlmAgentConfig)]
         if name is None or name in llm_agents:
             return self
-        problem = PydanticCustomError(
-            "window_model",
-            "must name an llm agent of `agents`: {name} is not one ({known})",
-            {
-                "name": repr(name),
-                "known": f"llm agents: {', '.join(llm_agents)}" if llm_agents else "there are none",
-            },
-        )
+        known = f"llm agents: {', '.join(llm_agents)}" if llm_agents else "there are none"
+        problem = ValueError(f"must name an llm agent of `agents`: {name!r} is not one ({known})")
         # Raised as the key's own error, so the message names daemon.window_model (and
         # its ORACLE__ variable when it came from one), not the whole document.
         raise ValidationError.from_exception_data(
             "Settings",
-            [InitErrorDetails(type=problem, loc=("daemon", "window_model"), input=name)],
+            [
+                {
+                    "type": "value_error",
+                    "loc": ("daemon", "window_model"),
+                    "input": name,
+                    "ctx": {"error": problem},
+                }
+            ],
         )
 
 

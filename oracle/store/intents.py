@@ -32,8 +32,6 @@ from oracle.errors import SubjectsHeld
 from oracle.store._transaction import Transactions
 from oracle.store.tables import BondBudgetRow, BondReservationRow, TxIntentRow, TxSubjectRow
 
-_NO_BOND_ON_CHAIN = (IntentState.REVERTED, IntentState.FAILED, IntentState.SKIPPED)
-
 if TYPE_CHECKING:  # the repository composes `PendingTransactions` from this module
     from oracle.store.repository import Store
 
@@ -148,7 +146,8 @@ class DatabaseIntentStore:
             .where(col(BondReservationRow.intent_key) == intent.key)
             .where(col(BondReservationRow.released_at).is_(None))
         )
-        if intent.state in _NO_BOND_ON_CHAIN:
+        # An intent that will never be mined (reverted, skipped, failed) holds no bond.
+        if not intent.state.holds_subjects:
             session.exec(mine.values(released_at=now))
             return
         if intent.state == IntentState.CONFIRMED:

@@ -42,7 +42,7 @@ from .test_uma_e2e import (
     UmaWorld,
     world,
 )
-from .venue_world import gauge, one_pass
+from .venue_world import chain_time, gauge, one_pass, warp_to
 
 __all__ = ["world"]  # the fixture, shared with test_uma_e2e
 
@@ -224,8 +224,8 @@ def test_an_update_posted_after_discovery_is_seen_by_the_next_research(
     post(world, ASKER_KEY, board, market_id, CREATORS_NOTE)
     settings = with_board(
         world,
-        # Researched again as soon as the chain's clock moves (a block: the next post).
-        world.config(database_url, daemon={"schedule": {"backoff_first": 0.001}}),
+        # Researched again as soon as the chain's clock moves.
+        world.config(database_url, daemon={"schedule": {"backoff_first": 1}}),
         address=board,
     )
 
@@ -238,6 +238,8 @@ def test_an_update_posted_after_discovery_is_seen_by_the_next_research(
     # The creator posts again after discovery; the agents can answer at the next research.
     post(world, ASKER_KEY, board, market_id, LATER_NOTE)
     answer_next(world, market_id, AGREED)
+    # The back-off over on the chain's clock (a block in the same second keeps its time).
+    warp_to(world.anvil, chain_time(world.anvil) + 60)
 
     one_pass(settings)  # researched again, the board read again first
 
