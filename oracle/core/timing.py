@@ -18,7 +18,8 @@ The window comes with its `origin` (venue, question text, venue metadata, a mode
 default when nothing named a time) and its `evidence` (the words or field it came from),
 which the proof, `oracle review show` and the console show.
 
-The schedule: the first research at `closes_at + settle_margin`; before that, where some
+The schedule: the first research at `closes_at + settle_margin` (at `closes_at` for a
+venue's own time, which the venue has settled); before that, where some
 outcome is early, at most `early_checks` checks, `early_check_every` apart; after a verdict
 that cannot be submitted yet (the agents agree it is undetermined, or they name an outcome
 that can still change), the next check per the table below; another party's answer on the
@@ -278,6 +279,8 @@ def timed_action(
 ) -> Timed:
     """The decision policy's action on a verdict of `outcome` at `now`, with time applied.
 
+    - A definite outcome on a window nothing named (`default`) goes to a person, who
+      confirms it can no longer change (`window_unknown`).
     - A definite outcome that is final goes as the policy says (submitted, or reviewed).
     - Before the window closes anything else waits, whatever the agents say: an outcome
       that can still change (`hold_reason`), the agents' "not yet", a verdict with no
