@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from decimal import Decimal
@@ -26,6 +27,9 @@ from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import SignerBalance
 from oracle.errors import ChainError, ResolverError, SetupError, SourceError
 from oracle.log import emit
+
+CLOCK_FRESH = 0.25
+"""Seconds a chain clock read is reused for (see `ChainConnection.now`)."""
 
 
 class Connected(Protocol):
@@ -69,6 +73,8 @@ class ChainConnection(Generic[P]):
         self._lock = asyncio.Lock()
         self.parts: P | None = None
         self._start_problem: str | None = None
+        self._clock_read: asyncio.Task[float] | None = None
+        self._clock_value: tuple[float, float] | None = None  # (read at, monotonic; time)
 
     async def start(self) -> None:
         """Connect (`open_chain`: the deployment on the expected chain, the signer
@@ -111,13 +117,29 @@ class ChainConnection(Generic[P]):
 
     async def now(self) -> float:
         """The chain's clock: its latest block's timestamp, which the contract's time
-        checks compare with before the next block is made."""
+        checks compare with before the next block is made.
+
+        Callers at once share one read, and a read younger than `CLOCK_FRESH` seconds is
+        reused: a block time read a moment ago is earlier than the chain's, so a time it
+        says has come has come (a market is never judged early by it), and a pass over
+        many markets costs one request rather than one each."""
+        cached = self._clock_value
+        if cached is not None and time.monotonic() - cached[0] < CLOCK_FRESH:
+            return cached[1]
+        if self._clock_read is None or self._clock_read.done():
+            self._clock_read = asyncio.ensure_future(self._read_clock())
+        # Shielded: one caller cancelled must not cancel the read the others wait for.
+        return await asyncio.shield(self._clock_read)
+
+    async def _read_clock(self) -> float:
         try:
             parts = await self.ready()
             block = await parts.pool.call("eth_getBlockByNumber", latest_block)
         except ChainError as error:
             raise ResolverError(f"source {self.source}: chain clock: {error}") from None
-        return float(block["timestamp"])
+        value = float(block["timestamp"])
+        self._clock_value = (time.monotonic(), value)
+        return value
 
     def health(self) -> str | None:
         """None while the venue can reach the chain; else why not (`/readyz`, metrics)."""

@@ -4,12 +4,19 @@ is what the contract compares a question's earliest time and a challenge window 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
 
 from oracle.app import assemble, open_store
 from oracle.config import load_settings
 from oracle.core.lifecycle import MarketState
+from oracle.daemon.chain_parts import CLOCK_FRESH, ChainConnection
+from oracle.errors import ChainError, ResolverError
 
 from ..anvil import Anvil
 from .chain_world import ask_questions, build_world, daemon_config
@@ -48,3 +55,61 @@ def test_a_question_is_due_when_the_chain_says_so_not_the_wall_clock(
     assert store.get_market(f"chain:{question}").state == MarketState.SUBMITTED
     assert world.proposals() == {question: 1}
     store.engine.dispose()
+
+
+class _CountingPool:
+    """An RPC pool whose latest block is `timestamp`, counting the reads; `fail` makes the
+    next read fail as a node would."""
+
+    chain_id = 31337
+
+    def __init__(self) -> None:
+        self.reads = 0
+        self.timestamp = 1_000
+        self.fail = False
+
+    async def call(self, method: str, *params: object) -> dict[str, int]:
+        assert method == "eth_getBlockByNumber"
+        self.reads += 1
+        await asyncio.sleep(0.01)
+        if self.fail:
+            raise ChainError("node down")
+        return {"timestamp": self.timestamp}
+
+
+async def _nothing() -> None:
+    return None
+
+
+def _connection(pool: _CountingPool) -> ChainConnection[Any]:
+    parts = SimpleNamespace(pool=pool, manager=SimpleNamespace(resume=_nothing))
+
+    async def open_chain() -> Any:
+        return parts
+
+    return ChainConnection("test", open_chain, logging.getLogger("test"), "test", lambda _: {})
+
+
+def test_the_chain_clock_is_read_once_for_callers_at_once_and_afresh_after() -> None:
+    async def run() -> None:
+        pool = _CountingPool()
+        connection = _connection(pool)
+        times = await asyncio.gather(*(connection.now() for _ in range(50)))
+        assert set(times) == {1_000.0}
+        assert pool.reads == 1
+
+        pool.timestamp = 2_000
+        assert await connection.now() == 1_000.0, "a read a moment ago is reused"
+        await asyncio.sleep(CLOCK_FRESH)
+        assert await connection.now() == 2_000.0
+        assert pool.reads == 2
+
+        await asyncio.sleep(CLOCK_FRESH)
+        pool.fail = True
+        with pytest.raises(ResolverError, match="chain clock: node down"):
+            await connection.now()
+        pool.fail = False
+        assert await connection.now() == 2_000.0, "a failed read is not kept"
+        assert pool.reads == 4
+
+    asyncio.run(run())
