@@ -30,13 +30,31 @@ def question_key(question: str) -> str:
     return " ".join(question.lower().split())
 
 
+@dataclass(frozen=True)
+class _Failed:
+    error: str
+
+
+# What one recording holds for one agent: its answer, its failure, or nothing (it did not
+# answer in that recording). Only that is kept: a daemon replaying N agents over many
+# recordings would otherwise hold every recording N times.
+_Entry = AgentResult | _Failed | None
+
+
 @dataclass
 class _Recordings:
-    by_id: dict[str, ConsensusInput] = field(default_factory=dict)
-    by_question: dict[str, ConsensusInput] = field(default_factory=dict)
+    by_id: dict[str, _Entry] = field(default_factory=dict)
+    by_question: dict[str, _Entry] = field(default_factory=dict)
 
-    def find(self, market: Market) -> ConsensusInput | None:
-        return self.by_id.get(market.id) or self.by_question.get(question_key(market.question))
+    def find(self, market: Market) -> tuple[bool, _Entry]:
+        """Whether a recording matches `market`, and this agent's entry in it."""
+        for table, key in (
+            (self.by_id, market.id),
+            (self.by_question, question_key(market.question)),
+        ):
+            if key in table:
+                return True, table[key]
+        return False, None
 
 
 class ReplayAgent:
@@ -77,9 +95,16 @@ class ReplayAgent:
             except (InputError, JsonError, OSError) as error:
                 where = shown_as + path.name
                 raise AgentError(f"replay agent {self.name}: {where}: {error}") from None
-            recordings.by_id[recording.market.id] = recording
-            recordings.by_question[question_key(recording.market.question)] = recording
+            entry = self._entry(recording)
+            recordings.by_id[recording.market.id] = entry
+            recordings.by_question[question_key(recording.market.question)] = entry
         return recordings
+
+    def _entry(self, recording: ConsensusInput) -> _Entry:
+        for failure in recording.failures:
+            if failure.agent_id == self._replay_as:
+                return _Failed(failure.error)
+        return next((r for r in recording.results if r.agent_id == self._replay_as), None)
 
     async def _take_time(self) -> None:
         if self._latency or self._jitter:
@@ -87,37 +112,33 @@ class ReplayAgent:
 
     async def research(self, market: Market) -> AgentResult:
         await self._take_time()
-        recording = self._recordings.find(market)
-        if recording is None:
+        found, entry = self._recordings.find(market)
+        if not found:
             raise AgentError(f"no recording for market {market.id!r}")
-        return self._replayed(market, recording)
+        if entry is None:
+            raise AgentError(
+                f"the recording for {market.id!r} has no answer from {self._replay_as}"
+            )
+        return self._replayed(entry)
 
     async def revise(
         self, market: Market, own: AgentResult, shown: Sequence[AgentResult], round_: int
     ) -> AgentResult:
         await self._take_time()  # a recorded agent takes as long to answer again
         recordings = self._rounds.get(round_)
-        recording = recordings.find(market) if recordings is not None else None
-        answered = {r.agent_id for r in recording.results} if recording is not None else set()
-        failed = {f.agent_id for f in recording.failures} if recording is not None else set()
-        if recording is None or self._replay_as not in answered | failed:
-            return own
-        return self._replayed(market, recording)
+        entry = recordings.find(market)[1] if recordings is not None else None
+        return own if entry is None else self._replayed(entry)
 
-    def _replayed(self, market: Market, recording: ConsensusInput) -> AgentResult:
-        for failure in recording.failures:
-            if failure.agent_id == self._replay_as:
-                raise AgentError(failure.error)
-        for result in recording.results:
-            if result.agent_id == self._replay_as:
-                return result.model_copy(
-                    update={
-                        "agent_id": self.name,
-                        "provider": self.provider or result.provider,
-                        "model_family": self.model_family or result.model_family,
-                    }
-                )
-        raise AgentError(f"the recording for {market.id!r} has no answer from {self._replay_as}")
+    def _replayed(self, entry: AgentResult | _Failed) -> AgentResult:
+        if isinstance(entry, _Failed):
+            raise AgentError(entry.error)
+        return entry.model_copy(
+            update={
+                "agent_id": self.name,
+                "provider": self.provider or entry.provider,
+                "model_family": self.model_family or entry.model_family,
+            }
+        )
 
     async def aclose(self) -> None:
         return None
