@@ -164,6 +164,13 @@ class ChainVenue(ConnectedVenue[ChainParts]):
             await parts.scanner.poll(handle)
         return []
 
+    async def answered_by_others(self) -> list[str]:
+        """The questions someone disputed since the last call (`AnsweredByOthers`): on
+        this contract only reporters answer, so a dispute is the others' word."""
+        with self._source_failure():
+            parts = await self._ready()
+            return await parts.scanner.disputed(parts.manager.address)
+
     # -- Resolver -----------------------------------------------------------------------------
 
     async def propose(self, market: MarketRef, outcome: str, proof_checksum: str) -> Receipt:

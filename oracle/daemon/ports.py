@@ -64,15 +64,19 @@ Contracts:
     Venues without one are judged by the daemon's clock.
 
 :class:`AnsweredByOthers`
-    A venue where other parties answer too (a UMA proposer): `answered_by_others()` returns
-    the external ids of its markets on which someone other than this daemon's signer
-    proposed or answered since the last call (each reported once, in any order; ids of
-    markets the daemon does not track may be among them; a crash between the call and
-    their use may lose some: the market is then researched at its scheduled time, never
-    lost). It never sends anything. The daemon calls it after each poll of the source and
-    researches those markets still waiting for their research at once (the second
-    opinion: `oracle.core.timing.ScheduleEvent.OTHER_ANSWERED`). A transport failure
-    raises :class:`SourceError`; the daemon counts it like a failed poll.
+    A venue where other parties answer and dispute too (a UMA proposer, a Reality.eth
+    answerer): `answered_by_others()` returns the external ids of its markets on which
+    someone other than this daemon's signer proposed, answered, disputed or asked for
+    arbitration since the last call, from the venue's events (each reported once, in any
+    order; ids of markets the daemon does not track may be among them). It never sends
+    anything. The daemon calls it after each poll of the source: it researches those
+    markets still waiting for their research at once (the second opinion:
+    `oracle.core.timing.ScheduleEvent.OTHER_ANSWERED`) and reads the state of those it
+    answered at once (a dispute is known within a poll), and it reads such a venue's
+    answers otherwise only once their challenge window is over. A crash between the call
+    and its use may lose a report: the market is then researched at its scheduled time,
+    or its dispute seen when its window ends, never lost. A transport failure raises
+    :class:`SourceError`; the daemon counts it like a failed poll.
 
 :class:`Monitored`
     A source or resolver that can tell, without I/O, whether it reaches its venue now:

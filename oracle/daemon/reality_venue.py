@@ -75,6 +75,7 @@ from oracle.chain.contracts import load_artifact
 from oracle.chain.events import EventDecoder
 from oracle.chain.intents import BondHold, Intent, IntentState
 from oracle.chain.reality import (
+    ARBITRATION_REQUEST,
     NATIVE,
     NEW_ANSWER,
     REALITY_ETH,
@@ -219,19 +220,30 @@ class Holdings:
 
 
 class _OthersAnswers:
-    """The questions someone other than this signer answered: the contract's `LogNewAnswer`
-    events (of every question: the node cannot filter by asker), ours dropped, scanned
-    behind the confirmation depth from a checkpoint in the daemon's database."""
+    """The questions someone other than this signer answered or sent to arbitration: the
+    contract's `LogNewAnswer` and `LogNotifyOfArbitrationRequest` events (of every
+    question: the node cannot filter by asker), ours dropped, scanned behind the
+    confirmation depth from checkpoints in the daemon's database."""
 
     def __init__(self, parts: RealityParts) -> None:
         self._us = parts.manager.address.lower()
+        name = parts.source.scanner.name
         self._source = AnswerSource(
             parts.pool,
             parts.reality.address,
             parts.checkpoints,
             parts.scanner_settings,
             start_block=parts.start_block,
-            name=f"{parts.source.scanner.name}:others-answers",
+            name=f"{name}:others-answers",
+        )
+        self._arbitration = LogScanner(
+            parts.pool,
+            address=parts.reality.address,
+            decoder=EventDecoder(load_artifact(REALITY_ETH).abi, ARBITRATION_REQUEST),
+            checkpoints=parts.checkpoints,
+            name=f"{name}:arbitration-requests",
+            settings=parts.scanner_settings,
+            start_block=parts.start_block,
         )
 
     async def poll(self) -> list[str]:
@@ -240,6 +252,9 @@ class _OthersAnswers:
             for answer in await self._source.poll()
             if answer.entry.answerer.lower() != self._us
         }
+        for log in await self._arbitration.poll():
+            if str(log.args["user"]).lower() != self._us:
+                found[HexBytes(log.args["question_id"]).to_0x_hex()] = None
         return list(found)
 
 

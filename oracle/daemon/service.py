@@ -393,6 +393,10 @@ class Daemon:
         )
         for market_id in moved:
             emit(logger, logging.INFO, "market.second_opinion", market=market_id)
+        # Ours among them was disputed or answered back: its state is read now, not when
+        # the watch reaches it once its window is over (`watch`).
+        for row in await self._db(self.store.answered_markets, name, external_ids):
+            await self._watch_one(row)
         return len(moved)
 
     def _replica_liveness(self) -> float:
@@ -1002,13 +1006,27 @@ class Daemon:
         if not await self._db(self.store.try_acquire_job, "watch", self.replica, self._job_lease()):
             return 0
         changed = 0
-        # Every submitted answer is read at every pass, its window running or over: a
-        # dispute is known within a watch interval, not once the window ends.
-        unreadable = [name for name, at in (await self._venue_times()).items() if at is None]
+        # A venue whose events report disputes and answers back (`AnsweredByOthers`: read
+        # after each poll, see `_second_opinion`) has its submitted answers read here once
+        # their window is over; any other venue's at every pass, window running or over:
+        # either way a dispute is known within a poll or a watch interval, not once the
+        # window ends.
+        times = await self._venue_times()
+        unreadable = [name for name, at in times.items() if at is None]
+        fed = {
+            source.name: at
+            for source in self.sources
+            if isinstance(source, AnsweredByOthers)
+            and (at := times.get(source.name, self.clock())) is not None
+        }
         after, page = "", 500
         while True:
             rows = await self._db(
-                self.store.markets_to_watch, unreadable=unreadable, after=after, limit=page
+                self.store.markets_to_watch,
+                unreadable=unreadable,
+                fed=fed,
+                after=after,
+                limit=page,
             )
             for row in rows:
                 changed += await self._watch_one(row)

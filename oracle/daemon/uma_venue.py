@@ -266,34 +266,45 @@ class _OurBonds:
 
 
 class _OthersProposals:
-    """The requests someone other than this signer proposed on: the oracle's
-    `ProposePrice` events of the configured requesters (any proposer, ours dropped),
-    scanned behind the confirmation depth from a checkpoint in the daemon's database."""
+    """The requests someone other than this signer proposed on or disputed: the oracle's
+    `ProposePrice` and `DisputePrice` events of the configured requesters (ours dropped),
+    scanned behind the confirmation depth from checkpoints in the daemon's database."""
 
     def __init__(self, parts: UmaParts) -> None:
         self._us = parts.manager.address.lower()
         requesters = parts.source.requesters
-        self._scanner = LogScanner(
-            parts.pool,
-            address=parts.oracle.address,
-            decoder=EventDecoder(load_artifact(OPTIMISTIC_ORACLE_V2).abi, "ProposePrice"),
-            checkpoints=parts.checkpoints,
-            name=f"{parts.source.scanner.name}:others-proposals",
-            settings=parts.scanner_settings,
-            start_block=parts.start_block,
-            topics=[] if requesters is None else [[address_topic(r) for r in requesters]],
-        )
+        abi = load_artifact(OPTIMISTIC_ORACLE_V2).abi
+        self._scanners = [
+            (
+                LogScanner(
+                    parts.pool,
+                    address=parts.oracle.address,
+                    decoder=EventDecoder(abi, event),
+                    checkpoints=parts.checkpoints,
+                    name=f"{parts.source.scanner.name}:{checkpoint}",
+                    settings=parts.scanner_settings,
+                    start_block=parts.start_block,
+                    topics=[] if requesters is None else [[address_topic(r) for r in requesters]],
+                ),
+                party,
+            )
+            for event, checkpoint, party in (
+                ("ProposePrice", "others-proposals", "proposer"),
+                ("DisputePrice", "disputes", "disputer"),
+            )
+        ]
 
     async def poll(self) -> list[str]:
         found: dict[str, None] = {}
-        for log in await self._scanner.poll():
-            args = log.args
-            if str(args["proposer"]).lower() == self._us:
-                continue
-            key = RequestKey(
-                args["requester"], args["identifier"], args["timestamp"], args["ancillaryData"]
-            )
-            found[key.id_hex] = None
+        for scanner, party in self._scanners:
+            for log in await scanner.poll():
+                args = log.args
+                if str(args[party]).lower() == self._us:
+                    continue
+                key = RequestKey(
+                    args["requester"], args["identifier"], args["timestamp"], args["ancillaryData"]
+                )
+                found[key.id_hex] = None
         return list(found)
 
 

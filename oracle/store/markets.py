@@ -296,17 +296,26 @@ class Markets(Transactions):
         self,
         *,
         unreadable: Collection[str] = (),
+        fed: Mapping[str, float] | None = None,
         after: str = "",
         limit: int = 500,
     ) -> list[MarketRow]:
-        """Disputed markets, and every submitted one, its challenge window running or over
-        (a dispute inside the window is seen at the next watch, not once it ends), except
-        the submitted ones of the venues in `unreadable` (their clock cannot be read now:
-        their state would not be either); by id after `after`: a page of at most `limit`;
-        the caller pages on until a short one, so none is ever left out."""
+        """Disputed markets, and every submitted one, except the submitted ones of the
+        venues in `unreadable` (their clock cannot be read now: their state would not be
+        either), and of the venues in `fed` (source -> the venue's now: its events tell
+        the daemon of a dispute at once) those whose challenge window is still running;
+        by id after `after`: a page of at most `limit`; the caller pages on until a short
+        one, so none is ever left out."""
         submitted = col(MarketRow.state) == MarketState.SUBMITTED
         if unreadable:
             submitted = submitted & MARKET.c.source.not_in(list(unreadable))
+        if fed:
+            window_over = [
+                (MARKET.c.source == source)
+                & (MARKET.c.window_ends_at.is_(None) | (MARKET.c.window_ends_at <= at))
+                for source, at in fed.items()
+            ]
+            submitted = submitted & or_(MARKET.c.source.not_in(list(fed)), *window_over)
         with self.reading() as session:
             return list(
                 session.exec(
@@ -315,6 +324,21 @@ class Markets(Transactions):
                     .where(col(MarketRow.id) > after)
                     .order_by(col(MarketRow.id))
                     .limit(limit)
+                ).all()
+            )
+
+    def answered_markets(self, source: str, external_ids: Sequence[str]) -> list[MarketRow]:
+        """The submitted and disputed markets of `source` among `external_ids`."""
+        if not external_ids:
+            return []
+        with self.reading() as session:
+            return list(
+                session.exec(
+                    select(MarketRow)
+                    .where(MARKET.c.source == source)
+                    .where(MARKET.c.external_id.in_(list(external_ids)))
+                    .where(col(MarketRow.state).in_([MarketState.SUBMITTED, MarketState.DISPUTED]))
+                    .order_by(col(MarketRow.id))
                 ).all()
             )
 

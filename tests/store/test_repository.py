@@ -547,6 +547,14 @@ def test_every_submitted_market_is_watched_its_window_running_or_over(store: Sto
     assert found == [s.market_id for s in specs[:1002]]
     dark = store.markets_to_watch(unreadable=["chain"])
     assert [m.id for m in dark] == [specs[1001].market_id]
+    # A venue whose events report disputes: only the windows over (and the disputed) are read.
+    assert [m.id for m in store.markets_to_watch(fed={"chain": 1600})] == [
+        specs[1000].market_id,
+        specs[1001].market_id,
+    ]
+    assert len(store.markets_to_watch(fed={"other": 1600}, limit=2000)) == 1002
+    answered = store.answered_markets("chain", [specs[0].external_id, specs[1002].external_id])
+    assert [m.id for m in answered] == [specs[0].market_id], "final markets are not read again"
 
 
 def test_a_moved_market_reads_in_a_process_that_ran_no_orm_query(
