@@ -836,6 +836,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             "bond_seen": view.bond,
             "ours_on_question": _ours_on_question(history, us),
             "finalize_ts": view.finalize_ts,
+            "signer": us,  # who answers (or would have): the track record's signer
         }
 
     @staticmethod

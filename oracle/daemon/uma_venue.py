@@ -686,6 +686,7 @@ class UmaVenue(ConnectedVenue[UmaParts]):
             "request_id": key.id_hex,
             "proposer": view.proposer,
             "price": str(view.proposed_price),
+            "signer": us,  # who would have proposed: the track record's signer
         }
         if proposal.ours(us):
             assert self._bonds is not None
