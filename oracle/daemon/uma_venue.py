@@ -101,7 +101,7 @@ from oracle.core.clarifications import ClarificationLimits, clarifications
 from oracle.core.clarifications import review_reasons as clarification_review_reasons
 from oracle.core.decision import ReviewReason
 from oracle.core.markets import HIDDEN_CHARACTERS, MarketSpec
-from oracle.core.outcomes import InvalidPolicy
+from oracle.core.outcomes import INVALID, InvalidPolicy
 from oracle.core.scoring import Finality
 from oracle.core.timing import venue_window
 from oracle.daemon.chain_parts import (
@@ -133,8 +133,6 @@ from oracle.errors import (
 from oracle.log import emit
 
 logger = logging.getLogger("oracle.daemon.uma")
-
-INVALID = "INVALID"  # the daemon's verdict for a question that cannot be answered Yes or No
 
 
 def outcome_name(meaning: str | None, label: str) -> str:
