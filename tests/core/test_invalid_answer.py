@@ -11,6 +11,7 @@ from oracle.core import ConsensusParams, SourceThresholds, evaluate
 from oracle.core import models as core_models
 from oracle.core import outcomes as shared
 from oracle.core import timing as core_timing
+from oracle.core.decision import invalid_reasons
 from oracle.core.models import INVALID, ConsensusInput, Market
 from oracle.core.outcomes import InvalidPolicy
 from oracle.core.timing import AnswerWindow, Progress, ScheduleParams, timed_action
@@ -104,3 +105,14 @@ def test_an_agreed_invalid_waits_for_the_window_then_is_submitted() -> None:
     assert _timed(INVALID, "review", 500.0) == "wait:too_soon"
     default = AnswerWindow(closes_at=1000.0, origin="default", evidence="no time found")
     assert _timed(INVALID, "submit", 2000.0, default) == "review:window_unknown"
+
+
+def test_the_venue_rule_on_its_own() -> None:
+    assert invalid_reasons("YES", None, "review") == []  # not INVALID: nothing to say
+    assert invalid_reasons(INVALID, None, "propose") == []
+    assert [r.code for r in invalid_reasons(INVALID, None, "review")] == ["invalid_answer"]
+    # The consensus's own INVALID has its reason already (code `invalid`): not repeated.
+    assert invalid_reasons(INVALID, "only 1 valid agent", "review") == []
+    # An INVALID on a venue that takes none (only a document could say so) is looked at.
+    [taken_by_none] = invalid_reasons(INVALID, None, None)
+    assert taken_by_none.message == "INVALID is not an answer this venue takes"
