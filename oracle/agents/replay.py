@@ -4,8 +4,10 @@ A recording is a consensus input document (`{"market": ..., "results": [...],
 "failures": [...]}`, the format `oracle consensus` reads), one per file, in `directory`.
 A market is matched by its id, else by its question text (case and spacing ignored).
 The agent answers with the recorded result whose `agent_id` is its `replay_as` (default:
-its own name); a recorded failure for that agent is replayed as a failure. Used for the
-demo, for tests, and for backtests.
+its own name); a recorded failure for that agent is replayed as a failure. A recorded
+INVALID is replayed whether or not the recording's market says its venue takes it; the
+daemon refuses it where the live market's venue does not. Used for the demo, for tests,
+and for backtests.
 
 Debates are replayed from `directory/debate/round-<n>/`, recordings of the same format
 holding each agent's answer in round n; an agent with no answer recorded for a round
@@ -39,6 +41,19 @@ class _Failed:
 # answer in that recording). Only that is kept: a daemon replaying N agents over many
 # recordings would otherwise hold every recording N times.
 _Entry = AgentResult | _Failed | None
+
+
+def _taking_invalid(document: object) -> object:
+    """A recording whose market does not say whether its venue takes INVALID is read as
+    one that does: its market is only matched, never judged, so a recorded INVALID (a
+    canceled game) is replayed, and the daemon checks it against the live market
+    (`Market.answerable`: refused there where the venue takes no INVALID)."""
+    if not isinstance(document, dict):
+        return document
+    market = document.get("market")
+    if not isinstance(market, dict) or "invalid" in market:
+        return document
+    return {**document, "market": {**market, "invalid": "review"}}
 
 
 @dataclass
@@ -91,7 +106,7 @@ class ReplayAgent:
         recordings = _Recordings()
         for path in sorted(directory.glob("*.json")):
             try:
-                recording = parse_consensus_input(loads(path.read_bytes()))
+                recording = parse_consensus_input(_taking_invalid(loads(path.read_bytes())))
             except (InputError, JsonError, OSError) as error:
                 where = shown_as + path.name
                 raise AgentError(f"replay agent {self.name}: {where}: {error}") from None

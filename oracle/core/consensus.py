@@ -4,6 +4,10 @@ Steps: de-duplicate each agent's sources; exclude agents whose evidence falls sh
 (with every reason); weigh the rest; stop at INVALID when too few remain; otherwise let
 the configured strategy find the leading outcome; then apply the decision policy.
 
+Where the venue takes INVALID (`Market.invalid`), it is an outcome the agents may vote
+for like any other, needing the same evidence and the same quorum; an agreed INVALID
+then goes as the venue's setting says (`oracle.core.decision.invalid_reasons`).
+
 When every agent (at least `consensus.min_agents` of them) says the event cannot be
 decided yet, that is the verdict, UNDETERMINED, whatever their sources: "not yet" needs
 no evidence (there is none to cite for an event still to come), so no answer is excluded
@@ -153,7 +157,11 @@ def evaluate(
         invalid_reason=invalid_reason,
         agreeing_families=model_families(agreeing),
     )
-    reasons = decision.review_reasons(tally, params) + decision.outcome_reasons(market.outcomes)
+    reasons = (
+        decision.review_reasons(tally, params)
+        + decision.invalid_reasons(outcome, invalid_reason, market.invalid)
+        + decision.outcome_reasons(market.outcomes)
+    )
     dissent = _dissent(valid, leader)
     return ConsensusResult(
         market_id=market.id,

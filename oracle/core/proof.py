@@ -211,12 +211,14 @@ def build_proof(
     body: dict[str, Any] = _canonical_values(
         {
             "version": PROOF_VERSION,
-            # A market's window and research time appear when it has them (proofs before
-            # them keep their checksums).
+            # A market's window, research time and INVALID policy appear when it has them
+            # (proofs before them keep their checksums).
             "market": consensus_input.market.model_dump(
                 mode="json",
                 exclude={
-                    k for k in ("window", "now") if getattr(consensus_input.market, k) is None
+                    k
+                    for k in ("window", "now", "invalid")
+                    if getattr(consensus_input.market, k) is None
                 },
             ),
             "verdict": verdict,

@@ -52,6 +52,7 @@ from enum import Enum
 
 from eth_utils.crypto import keccak
 
+from oracle.core import outcomes as _shared
 from oracle.core.text import clean, clean_labels
 from oracle.errors import RealityQuestionError
 
@@ -65,10 +66,10 @@ TOO_SOON_ANSWER = b"\xff" * 31 + b"\xfe"  # RealityETH_v3_0.UNRESOLVED_ANSWER
 NULL_HASH = b"\x00" * 32
 BOND_CLAIM_FEE_PROPORTION = 40  # 1/40 of each claimed bond but the last stays in the contract
 
-# The daemon's names for the answers that are not an outcome.
-YES = "YES"
-NO = "NO"
-INVALID = "INVALID"
+# The daemon's names for the answers (the shared ones from `oracle.core.outcomes`).
+YES = _shared.YES
+NO = _shared.NO
+INVALID = _shared.INVALID
 TOO_EARLY = "TOO_EARLY"  # Reality.eth's "answered too soon"
 
 

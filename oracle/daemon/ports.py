@@ -58,6 +58,15 @@ Contracts:
     submitted on the daemon's own; they show in the review item and the proof, and count
     in `oracle_review_reasons_total` under their code. A person's decision still goes out.
 
+:class:`InvalidAnswers`
+    A venue that takes INVALID as an answer (UMA's 50-50 price where the question offers
+    it, Reality.eth's `0xff…ff`): `invalid_policy(market)` says, from the market's
+    details and the source's `invalid` setting alone (pure, no I/O), whether the agents
+    may answer INVALID on it (None: they may not) and what an agreed INVALID does there
+    (`propose` it as any verdict the policy lets through, or `review`: a person first).
+    The daemon puts it in the market the agents research and the consensus judges
+    (`oracle.core.models.Market.invalid`), so the agents' prompts and the proof carry it.
+
 :class:`VenueClock`
     A venue whose rules run on a clock of its own (a chain's block time) says what that
     clock shows now; the daemon judges a market due, and a challenge window over, by it.
@@ -106,6 +115,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from oracle.core.decision import ReviewReason
 from oracle.core.markets import MarketSpec
+from oracle.core.outcomes import InvalidPolicy
 from oracle.core.scoring import Finality
 from oracle.core.timing import AnswerWindow
 
@@ -233,6 +243,11 @@ class Refreshing(Protocol):
 @runtime_checkable
 class VenueReview(Protocol):
     def review_reasons(self, market: MarketRef) -> list[ReviewReason]: ...
+
+
+@runtime_checkable
+class InvalidAnswers(Protocol):
+    def invalid_policy(self, market: MarketRef) -> InvalidPolicy | None: ...
 
 
 @runtime_checkable

@@ -5,8 +5,9 @@ Markets come from `LogNewQuestion` events (the chain layer's `QuestionSource`: c
 askers, arbitrators and templates, checkpoint in the daemon's database, reorg rewind).
 Each question becomes a market whose external id is the question id, whose question is
 its title, whose outcomes are YES and NO for a bool question or the labels of a
-single-select one (INVALID is always open to the agents; TOO_EARLY, Reality.eth's
-"answered too soon", only with `allow_unresolved`), due at its `opening_ts` (before it
+single-select one (INVALID, `0xff…ff`, is open to the agents on every question, and an
+agreed one goes as `invalid` says: answered with a bond, or to a person; TOO_EARLY,
+Reality.eth's "answered too soon", only with `allow_unresolved`), due at its `opening_ts` (before it
 nobody can answer). A question the daemon cannot read exactly is skipped with a line.
 
 `propose` answers through `RealityAnswerer` (one intent per round, `max_previous` the
@@ -95,6 +96,7 @@ from oracle.chain.txmanager import TxManager
 from oracle.chain.uma import address_topic
 from oracle.core.bonds import Refusal
 from oracle.core.markets import HIDDEN_CHARACTERS, MarketSpec
+from oracle.core.outcomes import InvalidPolicy
 from oracle.core.reality import (
     INVALID,
     NO,
@@ -144,7 +146,8 @@ logger = logging.getLogger("oracle.daemon.reality")
 
 
 def market_outcomes(question: RealityQuestion, *, allow_unresolved: bool) -> tuple[str, ...]:
-    """What the agents may answer (INVALID is always open to them, so not listed). A label
+    """The market's outcomes (INVALID is reserved, so not listed: it is open to the agents
+    through `RealityVenue.invalid_policy`). A label
     that reads as a reserved answer is refused: its verdict could not be told apart."""
     if question.kind == QuestionKind.BOOL:
         names: tuple[str, ...] = (YES, NO)
@@ -395,6 +398,11 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         with self._source_failure():
             await parts.source.poll(handle)
         return skipped
+
+    def invalid_policy(self, market: MarketRef) -> InvalidPolicy | None:
+        """The port's `InvalidAnswers`: every question this venue answers takes Invalid
+        (`0xff…ff`); an agreed INVALID goes as the source's `invalid` says."""
+        return self.config.invalid
 
     async def answered_by_others(self) -> list[str]:
         """The questions others answered since the last call (`AnsweredByOthers`)."""
@@ -843,6 +851,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             "bond_seen": view.bond,
             "ours_on_question": _ours_on_question(history, us),
             "finalize_ts": view.finalize_ts,
+            "signer": us,  # who answers (or would have): the track record's signer
         }
 
     @staticmethod

@@ -70,6 +70,7 @@ from oracle.core.models import (
     ConsensusResult,
     Market,
 )
+from oracle.core.outcomes import InvalidPolicy
 from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.core.proof import build_decision_proof
 from oracle.core.review_rules import confirming
@@ -92,6 +93,7 @@ from oracle.daemon.ports import (
     Challenger,
     ChallengeSent,
     Funded,
+    InvalidAnswers,
     MarketRef,
     MarketSource,
     Receipt,
@@ -167,8 +169,11 @@ def _window(row: MarketRow) -> AnswerWindow:
     )
 
 
-def _core_market(row: MarketRow, now: float | None = None) -> Market:
-    """The market as the core judges it; `now`: the venue's clock for this research."""
+def _core_market(
+    row: MarketRow, now: float | None = None, invalid: InvalidPolicy | None = None
+) -> Market:
+    """The market as the core judges it; `now`: the venue's clock for this research;
+    `invalid`: the venue's word on INVALID for it (`InvalidAnswers`)."""
     return Market(
         id=row.id,
         question=row.question,
@@ -177,6 +182,7 @@ def _core_market(row: MarketRow, now: float | None = None) -> Market:
         resolve_after=row.resolve_after,
         window=_window(row),
         now=now,
+        invalid=invalid,
     )
 
 
@@ -572,9 +578,9 @@ class Daemon:
             now = await self._venue_now(row.source)
         except ResolverError as error:
             return await self._fail(row.id, f"reading the venue's clock: {error}"), None
-        market = _core_market(row, now)
-        refreshed: dict[str, Any] | None = None
         source = self._sources_by_name.get(row.source)
+        market = _core_market(row, now, self._invalid_policy(row))
+        refreshed: dict[str, Any] | None = None
         if isinstance(source, Refreshing):
             try:
                 current = await source.refresh(_market_ref(row))
@@ -614,6 +620,13 @@ class Daemon:
             tuple(a.answer for a in answers if isinstance(a.answer, AgentFailure)),
         )
 
+    def _invalid_policy(self, row: MarketRow) -> InvalidPolicy | None:
+        """Whether the market's venue takes INVALID, and what an agreed one does there."""
+        source = self._sources_by_name.get(row.source)
+        if isinstance(source, InvalidAnswers):
+            return source.invalid_policy(_market_ref(row))
+        return None
+
     async def _decide(self, row: MarketRow, researched: Researched | None) -> MarketRow:
         """Judge the research this replica just did, or, when resuming, the stored run."""
         if researched is None:
@@ -627,7 +640,9 @@ class Daemon:
         except ResolverError as error:
             return await self._fail(row.id, f"reading the venue's clock: {error}")
         consensus_input = ConsensusInput(
-            market=_core_market(row, now), results=researched.results, failures=researched.failures
+            market=_core_market(row, now, self._invalid_policy(row)),
+            results=researched.results,
+            failures=researched.failures,
         )
         params, thresholds = self.judgement.params, self.judgement.thresholds
         result = evaluate(consensus_input, params, thresholds)

@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from oracle.core.outcomes import InvalidPolicy
 from oracle.core.timing import ScheduleParams
 from oracle.core.urls import is_http_url
 
@@ -253,6 +254,12 @@ class UmaSourceConfig(BaseModel):
     )
     allow_too_early: bool = Field(
         False, description="Propose UMA's too-early price when the verdict is TOO_EARLY."
+    )
+    invalid: InvalidPolicy = Field(
+        "propose",
+        description="The agents' agreed INVALID (a canceled game: UMA's 50-50 price, where "
+        "the question offers it): propose (as Polymarket's proposers do: the 50-50 price, "
+        "0.5e18 for YES_OR_NO_QUERY) or review (a person first).",
     )
     settle: bool = Field(True, description="Settle requests once their liveness is over.")
     dispute: Literal["never", "after_review"] = Field(
@@ -576,6 +583,11 @@ class RealitySourceConfig(BaseModel):
         False,
         description="Answer Reality.eth's 'answered too soon' (0xff..fe) when the verdict "
         "is TOO_EARLY.",
+    )
+    invalid: InvalidPolicy = Field(
+        "propose",
+        description="The agents' agreed INVALID (0xff..ff): propose (answered with a bond, "
+        "as Reality.eth's answerers answer Invalid) or review (a person first).",
     )
     claim: bool = Field(
         True, description="Claim winnings and withdraw them once a question is finalized."

@@ -5,7 +5,9 @@ requesters and identifiers, checkpoint in the daemon's database, reorg rewind). 
 request becomes a market whose external id is the request id, whose question is the
 ancillary data's title and description (`oracle.core.ancillary`), and whose outcomes are
 the prices it offers: `NO`, `YES` (or the question's own labels); the 50-50 price is the
-verdict `INVALID`; UMA's too-early price is an outcome only with `allow_too_early`.
+verdict `INVALID`, which the agents may answer where the question offers it (a canceled
+game; `invalid: propose` proposes an agreed one at that price, `review` hands it to a
+person); UMA's too-early price is an outcome only with `allow_too_early`.
 
 A re-ask (Polymarket's adapter asks again, with a new timestamp and the same ancillary
 data, from its dispute callback) is a new request and a new market; its details name the
@@ -99,6 +101,7 @@ from oracle.core.clarifications import ClarificationLimits, clarifications
 from oracle.core.clarifications import review_reasons as clarification_review_reasons
 from oracle.core.decision import ReviewReason
 from oracle.core.markets import HIDDEN_CHARACTERS, MarketSpec
+from oracle.core.outcomes import INVALID, InvalidPolicy
 from oracle.core.scoring import Finality
 from oracle.core.timing import venue_window
 from oracle.daemon.chain_parts import (
@@ -131,8 +134,6 @@ from oracle.log import emit
 
 logger = logging.getLogger("oracle.daemon.uma")
 
-INVALID = "INVALID"  # the daemon's verdict for a question that cannot be answered Yes or No
-
 
 def outcome_name(meaning: str | None, label: str) -> str:
     """The daemon's outcome for a price option: YES, NO, INVALID (50-50), TOO_EARLY, or
@@ -143,7 +144,8 @@ def outcome_name(meaning: str | None, label: str) -> str:
 
 
 def market_outcomes(question: AncillaryQuestion, *, allow_too_early: bool) -> tuple[str, ...]:
-    """What the agents may answer (INVALID is always open to them, so not listed)."""
+    """The market's outcomes (INVALID, the 50-50 price, is reserved, so not listed: it is
+    open to the agents through `UmaVenue.invalid_policy`)."""
     names = []
     for option in question.options:
         name = outcome_name(option.meaning, option.label)
@@ -469,6 +471,16 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         criteria, record = clarified[key.id_hex]
         return Refreshed(criteria, {**market.details, "clarifications": record})
 
+    def invalid_policy(self, market: MarketRef) -> InvalidPolicy | None:
+        """The port's `InvalidAnswers`: where the question offers the 50-50 price (UNKNOWN,
+        Polymarket's `p3: 0.5`), the agents may answer INVALID, and an agreed one goes as
+        `invalid` says; where it offers none, INVALID is no answer here."""
+        try:
+            option = request_key(market.details).question().option(INVALID)
+        except (AncillaryDataError, KeyError, TypeError, ValueError):
+            return None
+        return self.config.invalid if option is not None and option.meaning == UNKNOWN else None
+
     def review_reasons(self, market: MarketRef) -> list[ReviewReason]:
         """A person must look (the port's `VenueReview`) when the board's answer for the
         question could not be used (`oracle.core.clarifications.review_reasons`), or when
@@ -683,6 +695,7 @@ class UmaVenue(ConnectedVenue[UmaParts]):
             "request_id": key.id_hex,
             "proposer": view.proposer,
             "price": str(view.proposed_price),
+            "signer": us,  # who would have proposed: the track record's signer
         }
         if proposal.ours(us):
             assert self._bonds is not None
