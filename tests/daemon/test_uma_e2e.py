@@ -419,9 +419,9 @@ UNREADABLE = (
 )
 
 
-def test_a_request_that_cannot_be_read_goes_to_a_person_with_its_raw_text_and_nothing_is_sent(
-    world: UmaWorld, database_url: str, tmp_path: Path
-) -> None:
+def ask_unreadable(world: UmaWorld) -> RequestKey:
+    """Ask `UNREADABLE` as Polymarket's adapter asks; its request."""
+
     async def ask() -> RequestKey:
         async with manager_for(world.anvil.url, key=ASKER_KEY) as asker:
             asked = await ask_like_polymarket(
@@ -435,8 +435,15 @@ def test_a_request_that_cannot_be_read_goes_to_a_person_with_its_raw_text_and_no
         )
 
     key = asyncio.run(ask())
+    world.keys[f"uma:{key.id_hex}"] = key
+    return key
+
+
+def test_a_request_that_cannot_be_read_goes_to_a_person_with_its_raw_text_and_nothing_is_sent(
+    world: UmaWorld, database_url: str, tmp_path: Path
+) -> None:
+    key = ask_unreadable(world)
     market_id = f"uma:{key.id_hex}"
-    world.keys[market_id] = key
     with pytest.raises(AncillaryDataError, match="res_data p2: named at offset"):
         parse_ancillary(key.ancillary_data)
     settings = world.config(database_url)
@@ -476,6 +483,11 @@ def test_a_request_that_cannot_be_read_goes_to_a_person_with_its_raw_text_and_no
     assert (shown["id"], shown["market_id"], shown["status"]) == (item.id, market_id, "open")
     assert shown["question"] == escaped
     assert shown["reasons"] == [reason]
+    evidence = gather(store, item.id)  # what `review show` and the console show
+    assert evidence["market"]["question"] == escaped
+    assert evidence["market"]["details"]["unreadable"]["error"] == reason.removeprefix(
+        "unreadable: "
+    )
     text = oracle_in_process("review", "list", "--config", str(tmp_path / "config.yaml")).stdout
     assert "\u202e" not in text
     assert "named at offset" in text
