@@ -347,11 +347,24 @@ class Daemon:
                 now = await self._venue_now_to_record(source_name)
                 # Market text enters the daemon here: cleaned before anything reads it.
                 cleaned = [clean_spec(spec) for spec in specs]
-                specs, plans = self._scheduled(await self._read_windows(cleaned, now), now)
+                # One the venue cannot read goes to a person as it is: no window, no plan.
+                unreadable = {s.market_id: s for s in cleaned if s.unreadable is not None}
+                readable = [s for s in cleaned if s.unreadable is None]
+                specs, plans = self._scheduled(await self._read_windows(readable, now), now)
+                specs = [*specs, *unreadable.values()]
                 new = await self._db(self.store.add_discovered, specs, self.replica, plans)
                 self.metrics.markets_discovered.labels(source_name).inc(len(new))
                 for market_id in new:
                     emit(logger, logging.INFO, "market.discovered", market=market_id)
+                    if market_id in unreadable:
+                        self.metrics.review_reasons.labels("unreadable").inc()
+                        emit(
+                            logger,
+                            logging.WARNING,
+                            "market.unreadable",
+                            market=market_id,
+                            reason=unreadable[market_id].unreadable,
+                        )
                 added += len(new)
                 if new and start_due:
                     self._promote_soon()

@@ -8,6 +8,10 @@ the prices it offers: `NO`, `YES` (or the question's own labels); the 50-50 pric
 verdict `INVALID`, which the agents may answer where the question offers it (a canceled
 game; `invalid: propose` proposes an agreed one at that price, `review` hands it to a
 person); UMA's too-early price is an outcome only with `allow_too_early`.
+A request whose ancillary data cannot be read exactly is a market all the same, one that
+goes straight to a person (`MarketSpec.unreadable`): a review item showing the raw text,
+escaped, and why it was refused; it has no outcome, is never researched, and no decision
+sends anything for it (no bond, no transaction).
 
 A re-ask (Polymarket's adapter asks again, with a new timestamp and the same ancillary
 data, from its dispute callback) is a new request and a new market; its details name the
@@ -103,6 +107,7 @@ from oracle.core.decision import ReviewReason
 from oracle.core.markets import HIDDEN_CHARACTERS, MarketSpec
 from oracle.core.outcomes import INVALID, InvalidPolicy
 from oracle.core.scoring import Finality
+from oracle.core.text import visible
 from oracle.core.timing import venue_window
 from oracle.daemon.chain_parts import (
     ChainConnection,
@@ -352,7 +357,6 @@ class UmaVenue(ConnectedVenue[UmaParts]):
     async def poll(self, deliver: Deliver) -> list[str]:
         with self._source_failure():
             parts = await self._ready()
-        skipped: list[str] = []
 
         async def handle(requests: list[PriceRequest]) -> None:
             disputed = await self._disputed_in(parts, {r.tx_hash for r in requests})
@@ -373,12 +377,12 @@ class UmaVenue(ConnectedVenue[UmaParts]):
                         )
                     specs.append(spec)
                 except AncillaryDataError as error:
-                    skipped.append(f"request {request.key.id_hex}: {error}")
+                    specs.append(self._unreadable(request, view, error))
             await deliver(specs)
 
         with self._source_failure():
             await parts.source.poll(handle)
-        return skipped
+        return []  # a request that cannot be read is a market for a person, not a line
 
     async def answered_by_others(self) -> list[str]:
         """The requests others proposed on since the last call (`AnsweredByOthers`)."""
@@ -451,6 +455,42 @@ class UmaVenue(ConnectedVenue[UmaParts]):
                 **({HIDDEN_CHARACTERS: question.hidden} if question.hidden else {}),
             },
             awaits_settlement=self.config.settle,
+        )
+
+    def _unreadable(
+        self, request: PriceRequest, view: RequestView, error: AncillaryDataError
+    ) -> MarketSpec:
+        """A request whose ancillary data cannot be read exactly, as a market that goes
+        straight to a person (`MarketSpec.unreadable`): its question is the raw text,
+        escaped (`oracle.core.text.visible`), its review item says why it was refused; it
+        has no outcome, is never researched, and nothing is sent for it."""
+        key = request.key
+        raw = visible(key.ancillary_data.decode("utf-8", errors="backslashreplace"))
+        reason = visible(str(error))
+        self._currencies.add(request.currency)
+        return MarketSpec(
+            source=self.name,
+            external_id=key.id_hex,
+            question=raw or "(empty ancillary data)",
+            resolve_after=float(key.timestamp),
+            outcomes=(),
+            details={
+                "oracle": self._oracle_address(),
+                "request_id": key.id_hex,
+                "requester": key.requester,
+                "identifier": key.identifier_name,
+                "timestamp": key.timestamp,
+                "ancillary_data": HexBytes(key.ancillary_data).to_0x_hex(),
+                "currency": request.currency,
+                "reward": str(request.reward),
+                "bond": str(view.bond),
+                "final_fee": str(request.final_fee),
+                "question_key": question_key(key),
+                "block_number": request.block_number,
+                "tx_hash": request.tx_hash,
+                "unreadable": {"error": reason, "ancillary_text": raw},
+            },
+            unreadable=f"unreadable: {reason}",
         )
 
     async def refresh(self, market: MarketRef) -> Refreshed | None:

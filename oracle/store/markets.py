@@ -16,6 +16,7 @@ from oracle.core.markets import MarketSpec
 from oracle.core.timing import Plan
 from oracle.errors import StoreError
 from oracle.store._transaction import INSERT_AUDIT, MARKET, Transactions
+from oracle.store.reviews import insert_review
 from oracle.store.tables import AuditRow, MarketRow
 
 _INSERT_MARKET = insert(MARKET)
@@ -75,7 +76,7 @@ class Markets(Transactions):
                         "outcomes": list(spec.outcomes),
                         "details": dict(spec.details),
                         "resolve_after": spec.resolve_after,
-                        "state": MarketState.DISCOVERED.value,
+                        "state": _first_state(spec).value,
                         "state_changed_at": now,
                         "attempts": 0,
                         "failures": 0,
@@ -107,13 +108,16 @@ class Markets(Transactions):
                         "at": now,
                         "from_state": None,
                         "event": "discovered",
-                        "to_state": MarketState.DISCOVERED.value,
+                        "to_state": _first_state(spec).value,
                         "reason": _discovered_reason(spec, plans.get(spec.market_id)),
                         "actor": actor,
                     }
                     for spec in new
                 ],
             )
+            for spec in new:
+                if spec.unreadable is not None:  # straight to a person, in this transaction
+                    insert_review(connection, spec.market_id, None, [spec.unreadable], now)
         return [spec.market_id for spec in new]
 
     def known_ids(self, market_ids: Iterable[str]) -> set[str]:
@@ -366,8 +370,16 @@ def _early_checks(plan: Plan | None) -> int:
     return 0 if plan is None else plan.progress.early_checks
 
 
+def _first_state(spec: MarketSpec) -> MarketState:
+    """Where a new market starts: discovered, or, when its venue cannot read it exactly,
+    awaiting a person (`MarketSpec.unreadable`)."""
+    return MarketState.DISCOVERED if spec.unreadable is None else MarketState.NEEDS_REVIEW
+
+
 def _discovered_reason(spec: MarketSpec, plan: Plan | None) -> str:
     reason = f"reported by source {spec.source}"
+    if spec.unreadable is not None:
+        return f"{reason}; {spec.unreadable}: to a person, never researched, nothing sent"
     if spec.window is not None:
         reason += f"; answerable: {spec.window.origin} ({spec.window.evidence})"
     if plan is not None:
