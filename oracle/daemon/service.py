@@ -809,7 +809,7 @@ class Daemon:
                 market=row.id,
                 kind=kind.value,
                 attempt=row.delivery_failures + 1,
-                error=error,
+                error=quoted(str(error)),
             )
             return await self._fail(row.id, str(error), kind)
         self.metrics.submissions.labels("confirmed").inc()
@@ -893,7 +893,7 @@ class Daemon:
                 market=row.id,
                 kind=kind.value,
                 attempt=row.delivery_failures + 1,
-                error=error,
+                error=quoted(str(error)),
             )
             return await self._fail(row.id, str(error), kind)
         sent = result.sent.value if result.sent is not None else "moot"
