@@ -16,11 +16,16 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from sqlalchemy import text
 
 from oracle.app import assemble, open_store
+from oracle.chain.intents import Intent, IntentState
 from oracle.config import Settings
 from oracle.core.lifecycle import MarketEvent, MarketState
+from oracle.daemon.chain_parts import chain_failure, intent_failure
 from oracle.daemon.metrics import DaemonMetrics
+from oracle.daemon.ports import MarketRef, Receipt, Resolution, ResolutionStatus
+from oracle.errors import ChainError, ResolverError, RpcUnavailable, TxReverted
 from oracle.store.tables import ReviewItemRow
 from tests.daemon.test_pipeline import market, one_pass, record, run
 
@@ -232,3 +237,126 @@ def test_a_transient_failure_backs_off_longer_each_time_then_reaches_a_person(
         )
         == 1
     )
+
+
+@dataclass
+class SettleRefusingVenue:
+    """Accepts answers, says they are final, and fails every settle with `error`."""
+
+    error: ResolverError
+    settles: int = 0
+
+    async def start(self) -> None:
+        return None
+
+    async def propose(self, market: MarketRef, outcome: str, proof_checksum: str) -> Receipt:
+        return Receipt(reference=f"tx-{market.market_id}", final_after=0.0)
+
+    async def state(self, market: MarketRef) -> Resolution:
+        return Resolution(ResolutionStatus.FINAL, "YES")
+
+    async def settle(self, market: MarketRef) -> str | None:
+        self.settles += 1
+        raise self.error
+
+    async def aclose(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("retryable", [False, True])
+def test_a_settle_refused_for_good_is_not_tried_at_every_watch(
+    database_url: str, tmp_path: Path, retryable: bool
+) -> None:
+    metrics = DaemonMetrics()
+    side = SettleRefusingVenue(
+        ResolverError(
+            "source venue: settle reverted: AccessControlUnauthorizedAccount(...)", retryable
+        )
+    )
+
+    async def scenario() -> Settings:
+        async with serve(Venue(200)) as venue:
+            settings = settings_for(database_url, tmp_path, venue)
+            assembly = assemble(
+                settings, metrics=metrics, extra_resolvers={"venue": side}, clock=lambda: 1_000.0
+            )
+            daemon = assembly.daemon
+            try:
+                await daemon.run_once()
+                assert daemon.store.get_market(MARKET).state == MarketState.FINAL
+                with daemon.store.engine.begin() as connection:  # someone waits for it
+                    connection.execute(
+                        text("UPDATE market SET awaits_settlement = true WHERE id = :id"),
+                        {"id": MARKET},
+                    )
+                for _ in range(3):
+                    await daemon.watch()
+            finally:
+                await assembly.close()
+            return settings
+
+    settings = run(scenario)
+    row = market(settings, MARKET)
+    kind = "transient" if retryable else "permanent"
+    settled = metrics.registry.get_sample_value(
+        "oracle_delivery_failures_total", {"venue": "venue", "action": "settle", "kind": kind}
+    )
+    if retryable:  # may pass: tried again at the next watch
+        assert side.settles == 3
+        assert row.awaits_settlement
+        assert "settle_refused" not in row.submission
+        assert settled == 3
+    else:  # refused for good: once, recorded, never again
+        assert side.settles == 1
+        assert not row.awaits_settlement
+        assert "AccessControlUnauthorizedAccount" in row.submission["settle_refused"]
+        assert settled == 1
+
+
+def _intent(state: IntentState, error: str | None, name: str | None) -> Intent:
+    return Intent(
+        key="uma-propose:1:0xoracle:0xrequest",
+        chain_id=1,
+        sender="0x" + "11" * 20,
+        to="0x" + "22" * 20,
+        state=state,
+        error=error,
+        error_name=name,
+        created_at=0.0,
+        updated_at=0.0,
+    )
+
+
+@pytest.mark.parametrize(
+    ("error", "retryable"),
+    [
+        (TxReverted("k", "ProposerNotWhitelisted()", "ProposerNotWhitelisted"), False),
+        (TxReverted("k", "Error('proposePriceFor: Requested')", "Error"), False),
+        (TxReverted("k", "an unknown error (selector 0xdeadbeef)", "Unknown"), True),
+        (TxReverted("k", "TooEarly(questionId=0x01, earliestTime=5)", "TooEarly"), True),
+        (RpcUnavailable("no node answered"), True),
+    ],
+)
+def test_a_chain_failure_is_retryable_unless_its_revert_is_permanent(
+    error: ChainError, retryable: bool
+) -> None:
+    failure = chain_failure("polymarket", error)
+    assert failure.retryable is retryable
+    assert str(failure) == f"source polymarket: {error}"
+
+
+@pytest.mark.parametrize(
+    ("state", "error", "name", "retryable"),
+    [
+        (IntentState.REVERTED, "SenderNotWhitelisted()", "SenderNotWhitelisted", False),
+        (IntentState.REVERTED, "a revert without data", "Empty", True),
+        # A node refusing the transaction is no revert: retried.
+        (IntentState.FAILED, "node refused it: nonce too low", None, True),
+    ],
+)
+def test_an_intent_that_ended_undone_is_retryable_unless_it_reverted_for_good(
+    state: IntentState, error: str, name: str | None, retryable: bool
+) -> None:
+    failure = intent_failure("polymarket", "proposal", _intent(state, error, name))
+    assert failure.retryable is retryable
+    assert str(failure) == f"source polymarket: proposal {state.value}: {error}"
