@@ -24,7 +24,7 @@ from oracle.config import Settings
 from oracle.core.lifecycle import MarketEvent, MarketState
 from oracle.daemon.chain_parts import chain_failure, intent_failure
 from oracle.daemon.metrics import DaemonMetrics
-from oracle.daemon.ports import MarketRef, Receipt, Resolution, ResolutionStatus
+from oracle.daemon.ports import Challenged, MarketRef, Receipt, Resolution, ResolutionStatus
 from oracle.errors import ChainError, ResolverError, RpcUnavailable, TxReverted
 from oracle.store.tables import ReviewItemRow
 from tests.daemon.test_pipeline import market, one_pass, record, run
@@ -360,3 +360,93 @@ def test_an_intent_that_ended_undone_is_retryable_unless_it_reverted_for_good(
     failure = intent_failure("polymarket", "proposal", _intent(state, error, name))
     assert failure.retryable is retryable
     assert str(failure) == f"source polymarket: proposal {state.value}: {error}"
+
+
+@dataclass
+class DisputingVenue:
+    """Someone else proposed NO first (a dispute is offered); every dispute fails with
+    `error`."""
+
+    error: ResolverError
+    challenges: int = 0
+
+    async def start(self) -> None:
+        return None
+
+    async def propose(self, market: MarketRef, outcome: str, proof_checksum: str) -> Receipt:
+        return Receipt(
+            reference="proposed-by:0xother",
+            final_after=10**9,
+            details={"proposed_by_other": True, "their_outcome": "NO", "agrees": False},
+            disagreement="0xother proposed NO before us; our verdict is YES",
+            challenge="dispute",
+        )
+
+    async def state(self, market: MarketRef) -> Resolution:
+        return Resolution(ResolutionStatus.PROPOSED)
+
+    async def challenge(self, market: MarketRef, outcome: str) -> Challenged:
+        self.challenges += 1
+        raise self.error
+
+    async def settle(self, market: MarketRef) -> str | None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("retryable", [False, True])
+def test_a_confirmed_challenge_failing_reaches_a_person_never_a_constant_loop(
+    database_url: str, tmp_path: Path, retryable: bool
+) -> None:
+    metrics = DaemonMetrics()
+    side = DisputingVenue(ResolverError("source venue: dispute reverted: Nope()", retryable))
+    clock = [1_000.0]
+
+    async def scenario() -> tuple[Settings, list[float]]:
+        async with serve(Venue(200)) as venue:
+            settings = settings_for(database_url, tmp_path, venue)
+            assembly = assemble(
+                settings, metrics=metrics, extra_resolvers={"venue": side}, clock=lambda: clock[0]
+            )
+            daemon, store = assembly.daemon, assembly.daemon.store
+            retries = []
+            try:
+                await daemon.run_once()
+                [item] = store.reviews()
+                store.decide_review(item.id, "YES", "theirs is wrong", "alice")
+                assert store.get_market(MARKET).state == MarketState.CHALLENGING
+                for _ in range(10):
+                    await daemon.run_once()
+                    row = store.get_market(MARKET)
+                    if row.state != MarketState.FAILED_RETRY:
+                        break
+                    retries.append(row.next_attempt_at - clock[0])
+                    clock[0] = row.next_attempt_at
+            finally:
+                await assembly.close()
+            return settings, retries
+
+    settings, retries = run(scenario)
+    row = market(settings, MARKET)
+    assert row.state == MarketState.NEEDS_REVIEW
+    assert "challenge_pending" not in row.submission  # over: the person decides anew
+    open_items = [r for r in reviews(settings) if r.status == "open"]
+    [item] = open_items
+    [reason] = item.reasons
+    assert "the confirmed dispute" in reason
+    assert "dispute reverted: Nope()" in reason
+    kind = "transient" if retryable else "permanent"
+    counted = metrics.registry.get_sample_value(
+        "oracle_delivery_failures_total", {"venue": "venue", "action": "challenge", "kind": kind}
+    )
+    if retryable:
+        assert side.challenges == 4  # daemon.max_attempts
+        assert retries == [10.0, 20.0, 40.0]
+        assert "failed 4 times in a row" in reason
+    else:
+        assert side.challenges == 1
+        assert retries == []
+        assert "was refused" in reason
+    assert counted == side.challenges
