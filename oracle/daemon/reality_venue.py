@@ -117,7 +117,12 @@ from oracle.core.reality_policy import (
 )
 from oracle.core.scoring import Finality
 from oracle.core.timing import venue_window
-from oracle.daemon.chain_parts import ChainConnection, ConnectedVenue, chain_failure
+from oracle.daemon.chain_parts import (
+    ChainConnection,
+    ConnectedVenue,
+    chain_failure,
+    intent_failure,
+)
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
     Challenged,
@@ -1011,10 +1016,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
                     IntentState.CONFIRMED,
                     IntentState.SKIPPED,
                 ):
-                    raise ResolverError(
-                        f"source {self.name}: {intent.key} {intent.state.value}: "
-                        f"{intent.error or 'no reason'}"
-                    )
+                    raise intent_failure(self.name, intent.key, intent)
             if (
                 claimed.claim is not None
                 and claimed.claim.state == IntentState.CONFIRMED
