@@ -23,9 +23,10 @@ from oracle.chain.rpc import RpcPool, Web3
 from oracle.chain.txmanager import TxManager
 from oracle.chain.uma import Erc20
 from oracle.core.bonds import Refusal, to_units
+from oracle.core.failures import FailureKind, classify_revert
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import SignerBalance
-from oracle.errors import ChainError, ResolverError, SetupError, SourceError
+from oracle.errors import ChainError, ResolverError, SetupError, SourceError, TxReverted
 from oracle.log import emit
 
 CLOCK_FRESH = 0.25
@@ -268,6 +269,33 @@ class TokenBonds:
             metrics.bonds_at_risk.labels(source, token).set(at_risk.get(token, 0))
 
 
+def chain_failure(source: str, error: ChainError) -> ResolverError:
+    """A chain failure while answering, disputing or settling, as the daemon's
+    ResolverError: not retryable when the call reverts with an error that names a
+    standing condition (`oracle.core.failures.classify_revert`: off a proposer whitelist,
+    a missing role, a request in another state), retryable otherwise."""
+    permanent = (
+        isinstance(error, TxReverted)
+        and classify_revert(error.name, error.error) is FailureKind.PERMANENT
+    )
+    return ResolverError(f"source {source}: {error}", retryable=not permanent)
+
+
+def intent_failure(source: str, what: str, intent: Intent) -> ResolverError:
+    """An intent that ended without doing its work (`what`: "proposal", "dispute",
+    "settle"), as the daemon's ResolverError: a mined transaction that reverted with an
+    error that names a standing condition is not retryable; any other (a node refused
+    it, a revert nobody knows) is."""
+    permanent = (
+        intent.state == IntentState.REVERTED
+        and classify_revert(intent.error_name or "", intent.error or "") is FailureKind.PERMANENT
+    )
+    return ResolverError(
+        f"source {source}: {what} {intent.state.value}: {intent.error or 'no reason'}",
+        retryable=not permanent,
+    )
+
+
 def settled_reference(source: str, intent: Intent | None, not_yet: str) -> str | None:
     """What a venue's `settle` reports for its settle intent: the transaction once
     confirmed, None when the pre-send check found it settled already (by someone else);
@@ -278,9 +306,7 @@ def settled_reference(source: str, intent: Intent | None, not_yet: str) -> str |
     if intent.state == IntentState.SKIPPED:
         return None
     if intent.state != IntentState.CONFIRMED:
-        raise ResolverError(
-            f"source {source}: settle {intent.state.value}: {intent.error or 'no reason'}"
-        )
+        raise intent_failure(source, "settle", intent)
     return intent.inclusion.tx_hash if intent.inclusion is not None else None
 
 

@@ -39,7 +39,12 @@ from oracle.chain.submitter import Answer, ProposalSubmitter
 from oracle.chain.txmanager import TxManager
 from oracle.core.markets import MarketSpec
 from oracle.core.timing import venue_window
-from oracle.daemon.chain_parts import ChainConnection, ConnectedVenue
+from oracle.daemon.chain_parts import (
+    ChainConnection,
+    ConnectedVenue,
+    chain_failure,
+    intent_failure,
+)
 from oracle.daemon.ports import (
     Deliver,
     MarketRef,
@@ -190,13 +195,12 @@ class ChainVenue(ConnectedVenue[ChainParts]):
                     gas_used=self._gas_share(carrier),
                     details={"question_id": market.details["question_id"], "round": view.round},
                 )
-        except (ChainError, ValueError) as error:
+        except ChainError as error:
+            raise chain_failure(self.name, error) from None
+        except ValueError as error:
             raise ResolverError(f"source {self.name}: {error}") from None
         if carrier is not None and carrier.state in (IntentState.REVERTED, IntentState.FAILED):
-            raise ResolverError(
-                f"source {self.name}: proposal {carrier.state.value}: "
-                f"{carrier.error or 'no reason'}"
-            )
+            raise intent_failure(self.name, "proposal", carrier)
         if view.status in _ANSWERED:
             # Someone (another reporter) answered first; ours cannot be placed this round.
             raise ResolverError(
@@ -284,7 +288,7 @@ class ChainVenue(ConnectedVenue[ChainParts]):
                 adapter = ConditionalTokensAdapter(parts.pool, adapter_address)
                 await parts.submitter.report_payouts(adapter, qid)
         except ChainError as error:
-            raise ResolverError(f"source {self.name}: {error}") from None
+            raise chain_failure(self.name, error) from None
         if settlement is None:
             return None
         intent = settlement.intent

@@ -120,7 +120,12 @@ from oracle.core.reality_policy import (
 )
 from oracle.core.scoring import Finality
 from oracle.core.timing import venue_window
-from oracle.daemon.chain_parts import ChainConnection, ConnectedVenue
+from oracle.daemon.chain_parts import (
+    ChainConnection,
+    ConnectedVenue,
+    chain_failure,
+    intent_failure,
+)
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
     Challenged,
@@ -477,7 +482,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
                 if receipt is not None:
                     return receipt
         except ChainError as error:
-            raise ResolverError(f"source {self.name}: {error}") from None
+            raise chain_failure(self.name, error) from None
         raise ResolverError(
             f"source {self.name}: question {qid}: others took two rounds in a row while we "
             "answered; deciding again at the next attempt"
@@ -787,7 +792,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             view = await parts.reality.get_question(qid)
             history = await parts.reality.history(qid, market.details["block_number"])
         except ChainError as error:
-            raise ResolverError(f"source {self.name}: {error}") from None
+            raise chain_failure(self.name, error) from None
         if result.superseded:
             reason = (
                 f"another answer came first at bond {view.bond} wei on question {qid}: "
@@ -1035,10 +1040,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
                     IntentState.CONFIRMED,
                     IntentState.SKIPPED,
                 ):
-                    raise ResolverError(
-                        f"source {self.name}: {intent.key} {intent.state.value}: "
-                        f"{intent.error or 'no reason'}"
-                    )
+                    raise intent_failure(self.name, intent.key, intent)
             if (
                 claimed.claim is not None
                 and claimed.claim.state == IntentState.CONFIRMED
@@ -1049,7 +1051,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
                     self._metrics.bonds_claimed.labels(self.name, NATIVE).inc(won)
             await self._report_bonds()
         except ChainError as error:
-            raise ResolverError(f"source {self.name}: {error}") from None
+            raise chain_failure(self.name, error) from None
         emit(
             logger,
             logging.INFO,

@@ -54,6 +54,16 @@ from oracle.core.debate import (
     weighted_plurality,
 )
 from oracle.core.decision import timing_record, with_timing, with_venue_reasons
+from oracle.core.failures import (
+    FailureKind,
+    Retry,
+    RetryPolicy,
+    after_failure,
+    backoff_delay,
+    kind_of,
+    quoted,
+    review_reason,
+)
 from oracle.core.lifecycle import MarketEvent, MarketState
 from oracle.core.markets import (
     HIDDEN_CHARACTERS,
@@ -218,6 +228,9 @@ class Daemon:
         self._accuracy_refreshed_at: float | None = None
         self.clock = clock
         self.replica = settings.replica_id or default_replica_id()
+        self.retry_policy = RetryPolicy(
+            settings.max_attempts, settings.retry_backoff, settings.retry_backoff_max
+        )
         self.lease_seconds = judgement.params.agent_timeout + settings.lease_margin
         self.draining = False
         # The sources whose last poll failed, each with its error: `run_once` reports
@@ -807,11 +820,11 @@ class Daemon:
 
     async def _deliver(self, row: MarketRow) -> MarketRow:
         resolver = self.resolvers.get(row.source)
-        if resolver is None:
-            raise ResolverError(f"no resolver for source {row.source!r}", retryable=False)
-        if row.decided_outcome is None or row.proof_checksum is None:
-            raise ResolverError("nothing decided to deliver", retryable=False)
         try:
+            if resolver is None:
+                raise ResolverError(f"no resolver for source {row.source!r}", retryable=False)
+            if row.decided_outcome is None or row.proof_checksum is None:
+                raise ResolverError("nothing decided to deliver", retryable=False)
             receipt = await resolver.propose(
                 _market_ref(row), row.decided_outcome, row.proof_checksum
             )
@@ -820,8 +833,17 @@ class Daemon:
             return await self._answer_lost(row, error)
         except ResolverError as error:
             self.metrics.submissions.labels("failed").inc()
-            emit(logger, logging.WARNING, "market.delivery_failed", market=row.id, error=error)
-            return await self._fail(row.id, str(error))
+            kind = kind_of(error.retryable)
+            emit(
+                logger,
+                logging.WARNING,
+                "market.delivery_failed",
+                market=row.id,
+                kind=kind.value,
+                attempt=row.delivery_failures + 1,
+                error=quoted(str(error)),
+            )
+            return await self._fail(row.id, str(error), kind)
         self.metrics.submissions.labels("confirmed").inc()
         self.metrics.gas_used.inc(receipt.gas_used)
         now = await self._venue_now_to_record(row.source)
@@ -848,6 +870,7 @@ class Daemon:
                     **_challenge_offered(receipt),
                 },
                 "window_ends_at": receipt.final_after,
+                "delivery_failures": 0,
             },
         )
         await self._disagreement(row, receipt)
@@ -881,20 +904,30 @@ class Daemon:
         `challenging` only by that confirmation), once; or record why nothing was sent."""
         pending = dict(row.submission.get("challenge_pending") or {})
         resolver = self.resolvers.get(row.source)
-        if not pending or not isinstance(resolver, Challenger):
-            raise ResolverError(
-                f"market {row.id}: no confirmed challenge its venue can send", retryable=False
-            )
-        outcome = str(pending["outcome"])
+        outcome = str(pending.get("outcome"))
         try:
+            if not pending or not isinstance(resolver, Challenger):
+                raise ResolverError(
+                    f"market {row.id}: no confirmed challenge its venue can send",
+                    retryable=False,
+                )
             result = await resolver.challenge(_market_ref(row), outcome)
         except AnswerLost as error:
             self.metrics.challenges.labels(row.source, "failed").inc()
             return await self._answer_lost(row, error)
         except ResolverError as error:
             self.metrics.challenges.labels(row.source, "failed").inc()
-            emit(logger, logging.WARNING, "market.challenge_failed", market=row.id, error=error)
-            return await self._fail(row.id, str(error))
+            kind = kind_of(error.retryable)
+            emit(
+                logger,
+                logging.WARNING,
+                "market.challenge_failed",
+                market=row.id,
+                kind=kind.value,
+                attempt=row.delivery_failures + 1,
+                error=quoted(str(error)),
+            )
+            return await self._fail(row.id, str(error), kind)
         sent = result.sent.value if result.sent is not None else "moot"
         self.metrics.challenges.labels(row.source, sent).inc()
         emit(
@@ -930,6 +963,7 @@ class Daemon:
             updates["window_ends_at"] = receipt.final_after
         submission.pop("challenge_pending", None)
         updates["submission"] = {**submission, "challenged": done}
+        updates["delivery_failures"] = 0
         if result.sent is ChallengeSent.DISPUTED:
             event = E.CHALLENGE_DISPUTED
         elif result.sent is ChallengeSent.ANSWERED:
@@ -971,16 +1005,19 @@ class Daemon:
         )
         return moved
 
-    async def _fail(self, market_id: str, reason: str) -> MarketRow:
+    async def _fail(
+        self, market_id: str, reason: str, kind: FailureKind = FailureKind.TRANSIENT
+    ) -> MarketRow:
+        """A failed step. Research (and judging) counts in `failures`, retried with
+        back-off and handed to a person by `promote` once `daemon.max_attempts` is spent;
+        a delivery or a confirmed challenge keeps its verdict and follows
+        `oracle.core.failures` (`_delivery_failed`)."""
         row = await self._db(self.store.get_market, market_id)
-        # A failed delivery (or challenge) keeps its verdict and is retried as such; only
-        # failed research counts against `daemon.max_attempts`.
-        failures = row.failures + (row.state not in (S.SUBMITTING, S.CHALLENGING))
-        delay = min(
-            self.settings.retry_backoff * 2 ** max(failures - 1, 0),
-            self.settings.retry_backoff_max,
-        )
         now = await self._venue_now_to_record(row.source)
+        if row.state in (S.SUBMITTING, S.CHALLENGING):
+            return await self._delivery_failed(row, reason, kind, now)
+        failures = row.failures + 1
+        delay = backoff_delay(failures, self.retry_policy)
         try:
             return await self._step(
                 market_id,
@@ -990,6 +1027,63 @@ class Daemon:
             )
         except (IllegalTransition, LeaseLost):
             return row  # it already moved on, or another replica holds it now
+
+    async def _delivery_failed(
+        self, row: MarketRow, reason: str, kind: FailureKind, now: float
+    ) -> MarketRow:
+        """A delivery (or confirmed challenge) attempt failed: retried later, each wait
+        longer than the one before, or handed to a person, at once when the refusal is
+        permanent and after `daemon.max_attempts` failed attempts otherwise
+        (`oracle.core.failures.after_failure`), with the venue's reason in the item."""
+        challenging = row.state == S.CHALLENGING
+        action = "challenge" if challenging else "propose"
+        self.metrics.delivery_failures.labels(row.source, action, kind.value).inc()
+        step = after_failure(kind, row.delivery_failures, now, self.retry_policy)
+        if isinstance(step, Retry):
+            try:
+                return await self._step(
+                    row.id,
+                    E.FAILED,
+                    f"attempt {step.attempts} failed ({kind.value}), retried in "
+                    f"{step.delay:g} s: {quoted(reason, 800)}",
+                    updates={"next_attempt_at": step.at, "delivery_failures": step.attempts},
+                )
+            except (IllegalTransition, LeaseLost):
+                return row  # it already moved on, or another replica holds it now
+        if challenging:
+            pending = row.submission.get("challenge_pending") or {}
+            what = f"the confirmed {str(pending.get('action') or 'challenge').replace('_', '-')}"
+        else:
+            what = f"delivering {row.decided_outcome}"
+        updates: dict[str, Any] = {"delivery_failures": 0}
+        if challenging:  # the confirmed challenge is over: the person decides anew
+            updates["submission"] = {
+                k: v for k, v in row.submission.items() if k != "challenge_pending"
+            }
+        try:
+            moved, review_id = await self._db(
+                self.store.hand_to_person,
+                row.id,
+                E.DELIVERY_STOPPED,
+                actor=self.replica,
+                reasons=[review_reason(what, step, reason)],
+                updates=updates,
+            )
+        except (IllegalTransition, LeaseLost):
+            return row
+        self.metrics.review_reasons.labels(step.code).inc()
+        emit(
+            logger,
+            logging.ERROR,
+            "market.delivery_stopped",
+            market=row.id,
+            review=review_id,
+            code=step.code,
+            action=action,
+            attempts=step.attempts,
+            error=quoted(reason),
+        )
+        return moved
 
     async def _apply(
         self,
@@ -1069,6 +1163,19 @@ class Daemon:
                 reference = await resolver.settle(_market_ref(row))
             except ResolverError as error:
                 self.metrics.errors.labels("settle").inc()
+                kind = kind_of(error.retryable)
+                self.metrics.delivery_failures.labels(row.source, "settle", kind.value).inc()
+                if kind is FailureKind.PERMANENT:
+                    # Trying again at every watch pass cannot help: not tried again.
+                    await self._db(self.store.stop_settling, row.id, quoted(str(error)))
+                    emit(
+                        logger,
+                        logging.ERROR,
+                        "market.settle_refused",
+                        market=row.id,
+                        error=quoted(str(error)),
+                    )
+                    continue
                 emit(logger, logging.WARNING, "market.settle_failed", market=row.id, error=error)
                 continue
             await self._db(self.store.mark_settled, row.id, reference or "")

@@ -40,9 +40,14 @@ class DaemonSettings(BaseModel):
         120.0, gt=0, description="Lease length beyond consensus.agent_timeout."
     )
     max_attempts: int = Field(
-        5, ge=1, description="Failed research attempts before a person decides."
+        5,
+        ge=1,
+        description="Failed research attempts, and failed delivery attempts in a row, "
+        "before a person decides.",
     )
-    retry_backoff: Seconds = Field(30.0, ge=0, description="First retry delay; doubles each time.")
+    retry_backoff: Seconds = Field(
+        30.0, ge=0, description="First retry delay (research or delivery); doubles each time."
+    )
     retry_backoff_max: Seconds = Field(3600.0, ge=0)
     schedule: ScheduleParams = Field(
         default_factory=ScheduleParams,

@@ -113,6 +113,8 @@ from oracle.daemon.chain_parts import (
     ChainConnection,
     ConnectedVenue,
     TokenBonds,
+    chain_failure,
+    intent_failure,
     latest_block,
     settled_reference,
 )
@@ -651,7 +653,7 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         except BondRefused as refused:
             raise self._refused(refused, request=key.id_hex, action="propose") from None
         except ChainError as error:
-            raise ResolverError(f"source {self.name}: {error}") from None
+            raise chain_failure(self.name, error) from None
         return self._receipt(parts, key, question, proposal, outcome=outcome, price=price)
 
     def _refused(self, refused: BondRefused, **context: Any) -> ResolverError:
@@ -726,9 +728,7 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         view, intent = proposal.request, proposal.intent
         us = parts.manager.address
         if intent is not None and intent.state in (IntentState.REVERTED, IntentState.FAILED):
-            raise ResolverError(
-                f"source {self.name}: proposal {intent.state.value}: {intent.error or 'no reason'}"
-            )
+            raise intent_failure(self.name, "proposal", intent)
         if not view.proposed:
             raise ResolverError(f"source {self.name}: the proposal is not on-chain yet")
         details: dict[str, Any] = {
@@ -806,11 +806,9 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         except BondRefused as refused:
             raise self._refused(refused, request=key.id_hex, action="dispute") from None
         except ChainError as error:
-            raise ResolverError(f"source {self.name}: {error}") from None
+            raise chain_failure(self.name, error) from None
         if intent.state in (IntentState.REVERTED, IntentState.FAILED):
-            raise ResolverError(
-                f"source {self.name}: dispute {intent.state.value}: {intent.error or 'no reason'}"
-            )
+            raise intent_failure(self.name, "dispute", intent)
         if view.disputer.lower() != us.lower():
             # Skipped at the last check: the request moved on before our dispute went out.
             return Challenged(
@@ -890,7 +888,7 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         try:
             intent = await (await self._ready()).proposer.settle(key)
         except ChainError as error:
-            raise ResolverError(f"source {self.name}: {error}") from None
+            raise chain_failure(self.name, error) from None
         return settled_reference(self.name, intent, f"request {key.id_hex} is not settleable yet")
 
 

@@ -80,6 +80,7 @@ class Markets(Transactions):
                         "state_changed_at": now,
                         "attempts": 0,
                         "failures": 0,
+                        "delivery_failures": 0,
                         "deferrals": 0,
                         "next_attempt_at": _first_research(spec, plans.get(spec.market_id)),
                         "answer_window": None
