@@ -833,17 +833,7 @@ class Daemon:
             return await self._answer_lost(row, error)
         except ResolverError as error:
             self.metrics.submissions.labels("failed").inc()
-            kind = kind_of(error.retryable)
-            emit(
-                logger,
-                logging.WARNING,
-                "market.delivery_failed",
-                market=row.id,
-                kind=kind.value,
-                attempt=row.delivery_failures + 1,
-                error=quoted(str(error)),
-            )
-            return await self._fail(row.id, str(error), kind)
+            return await self._refused(row, error, "market.delivery_failed")
         self.metrics.submissions.labels("confirmed").inc()
         self.metrics.gas_used.inc(receipt.gas_used)
         now = await self._venue_now_to_record(row.source)
@@ -917,17 +907,7 @@ class Daemon:
             return await self._answer_lost(row, error)
         except ResolverError as error:
             self.metrics.challenges.labels(row.source, "failed").inc()
-            kind = kind_of(error.retryable)
-            emit(
-                logger,
-                logging.WARNING,
-                "market.challenge_failed",
-                market=row.id,
-                kind=kind.value,
-                attempt=row.delivery_failures + 1,
-                error=quoted(str(error)),
-            )
-            return await self._fail(row.id, str(error), kind)
+            return await self._refused(row, error, "market.challenge_failed")
         sent = result.sent.value if result.sent is not None else "moot"
         self.metrics.challenges.labels(row.source, sent).inc()
         emit(
@@ -1004,6 +984,21 @@ class Daemon:
             reason=str(error),
         )
         return moved
+
+    async def _refused(self, row: MarketRow, error: ResolverError, event: str) -> MarketRow:
+        """A delivery (an answer or a challenge) the venue refused: logged, then failed as
+        its kind says (a person at once for a refusal that waiting will not cure)."""
+        kind = kind_of(error.retryable)
+        emit(
+            logger,
+            logging.WARNING,
+            event,
+            market=row.id,
+            kind=kind.value,
+            attempt=row.delivery_failures + 1,
+            error=quoted(str(error)),
+        )
+        return await self._fail(row.id, str(error), kind)
 
     async def _fail(
         self, market_id: str, reason: str, kind: FailureKind = FailureKind.TRANSIENT
