@@ -1,5 +1,8 @@
-"""Reality.eth v3 as the chain layer sees it: questions, answers with bonds, arbitration,
-finalization and claims (ETH bonds; `RealityETH_v3_0`).
+"""Reality.eth as the chain layer sees it: questions, answers with bonds, arbitration,
+finalization and claims, on `RealityETH_v3_0` (native bonds), `Realitio_v2_1` (v2.1,
+where Omen asks) and `RealityETH_ERC20_v3_0` (bonds in an ERC-20 token, each approved
+exactly before it is posted); `reality_contract` picks the binding, and
+`RealityETH.deployment_problem` says whether an address holds the contract configured.
 
 A question is asked with `askQuestion` (its text only in the `LogNewQuestion` event, read
 by `oracle.core.reality`); anyone answers with `submitAnswer(question_id, answer,
@@ -36,9 +39,11 @@ the contract; `withdraw` pays an account out.
   restart; a signer whose signatures vary is refused before anything is committed. An
   answer and a commitment of the same round share its subject: one of them is sent.
   `claim` rebuilds the history from the logs and sends `claimWinnings`, then `withdraw`,
-  each once.
+  each once; `claim_many` claims several questions and withdraws in one
+  `claimMultipleAndWithdrawBalance`. On the ERC-20 contract each answer or commitment is
+  preceded by `approve(contract, bond)` of exactly its bond (`reality-approve:` intents).
 
-The contract is Reality.eth's own, compiled from `@reality.eth/contracts`
+The contracts are Reality.eth's own, compiled from `@reality.eth/contracts`
 (`contracts/scripts/build-reality.js`) into `oracle/chain/artifacts/reality/`.
 """
 

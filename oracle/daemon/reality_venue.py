@@ -1,5 +1,6 @@
-"""Reality.eth v3 (`RealityETH_v3_0`, native-token bonds) as the daemon's market source
-and resolver.
+"""Reality.eth as the daemon's market source and resolver: v3 (`RealityETH_v3_0`), v2.1
+(`Realitio_v2_1`, `contract: v2.1`) or v3 with ERC-20 bonds (`RealityETH_ERC20_v3_0`,
+`bond_token`): the bonds, caps and metrics are then in that token.
 
 Markets come from `LogNewQuestion` events (the chain layer's `QuestionSource`: configured
 askers, arbitrators and templates, checkpoint in the daemon's database, reorg rewind).
@@ -59,6 +60,12 @@ of the commitment: a daemon down longer loses that bond (`reality.reveal_missed`
 daemon hands to a person, never retrying it; the market records the lost commitment
 (`answers_lost`), so a person's decision answers again over it and never tries to reveal
 it. Claims count a revealed commitment as its answer.
+
+With `claim_batch` above 1, `settle` claims the question with up to `claim_batch` - 1
+other finalized questions of ours in one `claimMultipleAndWithdrawBalance`
+(`_settle_batched`). A defence the bond caps refuse opens a review item even with
+`counter_answer: never` (`_defence_refused`): nothing is offered or sent, a person is
+told.
 """
 
 from __future__ import annotations
@@ -308,7 +315,7 @@ class _OurAnswers:
 
 
 class RealityVenue(ConnectedVenue[RealityParts]):
-    """Market source and resolver for one RealityETH_v3_0."""
+    """Market source and resolver for one Reality.eth contract (v3, v2.1 or ERC-20 v3)."""
 
     def __init__(
         self,
