@@ -18,7 +18,8 @@ import pytest
 from oracle.chain.checkpoint import InMemoryCheckpointStore
 from oracle.chain.contracts import encode_call
 from oracle.chain.deploy import creation_code
-from oracle.chain.intents import Intent, IntentState
+from oracle.chain.intents import InMemoryIntentStore, Intent, IntentState
+from oracle.chain.keys import LocalSigner
 from oracle.chain.reality import (
     APPROVE_PREFIX,
     CLAIM_MANY_PREFIX,
@@ -46,7 +47,7 @@ from oracle.core.reality import (
 )
 from oracle.errors import BondShortfall
 from tests.anvil import DEV_ADDRESSES, DEV_KEYS, Anvil, AnvilFactory
-from tests.chain.helpers import manager_for, sender_txs
+from tests.chain.helpers import manager_for, mining, sender_txs
 
 ETHER = 10**18
 BOND = ETHER // 10
@@ -482,5 +483,129 @@ def test_an_erc20_answer_refused_past_the_token_balance_approves_nothing(
             assert sender_txs(anvil, OURS) == []
             assert await manager.intent(ours.approve_key(qid, 0)) is None
             assert ours.approve_key(qid, 0).startswith(APPROVE_PREFIX)
+
+    asyncio.run(run())
+
+
+class _Died(Exception):
+    pass
+
+
+class _DiesBeforeBroadcastingABatch(InMemoryIntentStore):
+    async def put(self, intent: Intent) -> None:
+        await super().put(intent)
+        if intent.state == IntentState.SIGNED and intent.key.startswith(CLAIM_MANY_PREFIX):
+            raise _Died
+
+
+def test_a_batch_someone_claimed_part_of_meanwhile_is_skipped_after_a_restart(
+    anvil_factory: AnvilFactory,
+) -> None:
+    """Our batch of two claims was recorded, then the process died; someone else claimed
+    one of its questions (anyone may). After the restart the recorded batch is skipped,
+    not sent (its walk there would revert the whole transaction), and a new batch claims
+    the other question and withdraws everything the contract credited us."""
+    anvil = anvil_factory()
+    yes = (1).to_bytes(32, "big")
+
+    async def run() -> None:
+        async with manager_for(anvil.url) as deployer:
+            reality = await deploy_reality(deployer, run="dies")
+            qids = [
+                await ask_question(
+                    deployer,
+                    reality,
+                    template_id=0,
+                    text=BOOL_TEXT,
+                    arbitrator=deployer.address,
+                    timeout=TIMEOUT,
+                    nonce=n,
+                    bounty=BOUNTY,
+                )
+                for n in range(2)
+            ]
+        store = _DiesBeforeBroadcastingABatch()
+        async with manager_for(anvil.url, key=DEV_KEYS[2], store=store) as dying:
+            answerer = RealityAnswerer(dying, RealityETH(dying.pool, reality))
+            answered = [await answerer.answer(q, yes, bond=BOND) for q in qids]
+            elapse(anvil, TIMEOUT + 1)
+            with pytest.raises(_Died):
+                await answerer.claim_many([(q, 0) for q in qids])
+        (recorded,) = [
+            i for i in await store.unfinished(31337, OURS) if i.key.startswith(CLAIM_MANY_PREFIX)
+        ]
+        assert recorded.state == IntentState.SIGNED
+        async with manager_for(anvil.url, key=DEV_KEYS[3]) as helper:
+            theirs = await RealityAnswerer(helper, RealityETH(helper.pool, reality)).claim(qids[0])
+            assert theirs is not None
+            assert theirs.claim is not None
+            assert theirs.claim.state == IntentState.CONFIRMED
+        restarted_store = InMemoryIntentStore()
+        for intent in (*(a.intent for a in answered), recorded):
+            await restarted_store.put(intent)
+        before = anvil.balance(OURS)
+        async with manager_for(anvil.url, key=DEV_KEYS[2], store=restarted_store) as manager:
+            contract = RealityETH(manager.pool, reality)
+            restarted = RealityAnswerer(manager, contract)  # its pre-send checks registered
+            assert await contract.balance_of(OURS) == BOUNTY + BOND  # credited by their claim
+            async with mining(anvil):
+                (recovered,) = await manager.recover()
+            assert recovered.key == recorded.key
+            assert recovered.state == IntentState.SKIPPED
+            batch = await restarted.claim_many([(q, 0) for q in qids])
+            (sent,) = batch.intents
+            assert sent.key != recorded.key
+            assert batch.claimed == ("0x" + qids[1].hex(),)
+            assert batch.withdrawn == 2 * (BOUNTY + BOND)
+            assert anvil.balance(OURS) == before + 2 * (BOUNTY + BOND) - gas_cost(sent)
+        assert reverted(anvil) == []
+
+    asyncio.run(run())
+
+
+def test_erc20_commit_reveal_approves_the_commitments_bond_exactly(
+    anvil_factory: AnvilFactory,
+) -> None:
+    """`submitAnswerCommitmentERC20` after an approval of exactly its bond, then the reveal
+    (no tokens), finalized and claimed in tokens to the wei."""
+    anvil = anvil_factory()
+
+    async def run() -> None:
+        async with manager_for(anvil.url) as deployer:
+            token = await deploy_token(deployer, [OURS], 10 * ETHER)
+            reality = await deploy_reality(deployer, run="cr", bond_token=token)
+            qid = await ask_question(
+                deployer,
+                reality,
+                template_id=0,
+                text=BOOL_TEXT,
+                arbitrator=deployer.address,
+                timeout=TIMEOUT,
+                min_bond=BOND,
+                contract=reality_contract(deployer.pool, reality, bond_token=token),
+            )
+        yes = (1).to_bytes(32, "big")
+        async with manager_for(anvil.url, key=DEV_KEYS[2]) as manager:
+            contract = reality_contract(manager.pool, reality, bond_token=token)
+            ours = RealityAnswerer(manager, contract, signer=LocalSigner(DEV_KEYS[2]))
+            erc20 = Erc20(manager.pool, token)
+            committed = await ours.commit(qid, yes)
+            assert committed.answered
+            assert committed.bond == BOND
+            assert contract.decode_call(committed.intent.data)[0] == "submitAnswerCommitmentERC20"
+            approval = await manager.intent(ours.approve_key(qid, 0))
+            assert approval is not None
+            assert list(erc20.decode_call(approval.data)[1].values()) == [reality, BOND]
+            revealed = await ours.reveal(qid, yes, BOND)
+            assert revealed.state == IntentState.CONFIRMED
+            assert await erc20.allowance(OURS, reality) == 0
+            assert await erc20.balance_of(OURS) == 10 * ETHER - BOND
+            elapse(anvil, TIMEOUT + 1)
+            assert await contract.get_final_answer(qid) == yes
+            claimed = await ours.claim(qid)
+            assert claimed is not None
+            assert claimed.withdrawn == BOND
+            assert await erc20.balance_of(OURS) == 10 * ETHER
+        assert reverted(anvil) == []
 
     asyncio.run(run())
