@@ -99,7 +99,7 @@ from oracle.chain.rpc import RpcPool
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager
-from oracle.chain.uma import address_topic
+from oracle.chain.uma import Erc20, address_topic
 from oracle.core.bonds import Refusal
 from oracle.core.markets import HIDDEN_CHARACTERS, MarketSpec
 from oracle.core.reality import (
@@ -360,9 +360,11 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         return {"contract": parts.reality.address, "answerer": parts.manager.address}
 
     async def _report_bonds(self) -> Holdings:
-        """Scan our answers into the signer's bond budget: what is at stake in the native
-        token over every venue of the signer (on chain and reserved), and claimable here.
-        The gauge shows this venue's bonds on chain and reserved."""
+        """Scan our answers into the signer's bond budget: what is at stake in the bond
+        currency over every venue of the signer (on chain and reserved), and claimable here.
+        The gauge shows this venue's bonds on chain and reserved; with an ERC-20 bond token,
+        also the signer's balance of it and what the contract may still take of it (zero
+        between answers: each approval is exactly one bond)."""
         assert self._ours is not None
         assert self._parts is not None
         ours = self._ours
@@ -379,6 +381,14 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             mine = book.mine.get(self.currency, 0)
             self._metrics.bonds_at_risk.labels(self.name, self.currency).set(mine)
             self._metrics.bonds_claimable.labels(self.name, self.currency).set(holdings.claimable)
+            token = self._parts.reality.bond_token
+            if token is not None:
+                erc20 = Erc20(self._parts.pool, token)
+                us = self._parts.manager.address
+                balance = await erc20.balance_of(us)
+                allowance = await erc20.allowance(us, self._parts.reality.address)
+                self._metrics.bond_balance.labels(self.name, token).set(balance)
+                self._metrics.bond_allowance.labels(self.name, token).set(allowance)
         return holdings
 
     # -- MarketSource -------------------------------------------------------------------------

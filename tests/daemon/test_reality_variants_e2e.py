@@ -241,6 +241,8 @@ def test_erc20_a_question_bonded_in_the_token_approves_exactly_and_claims_tokens
     one_pass(settings, metrics)
     labels = {"venue": "reality", "token": world.token}
     assert gauge(metrics, "oracle_bonds_at_risk", **labels) == INITIAL
+    assert gauge(metrics, "oracle_bond_balance", **labels) == SUPPLY - INITIAL
+    assert gauge(metrics, "oracle_bond_allowance", **labels) == 0
     assert world.tokens_of(OURS) == SUPPLY - INITIAL
     assert world.allowance() == 0  # approved exactly the bond, pulled whole
     _defended_then_final(world, settings, market_id)
@@ -264,6 +266,7 @@ def test_erc20_a_question_bonded_in_the_token_approves_exactly_and_claims_tokens
     assert anvil.balance(OURS) == native_before - world.our_gas()
     assert gauge(metrics, "oracle_bonds_claimed_total", **labels) == WON_AFTER_DEFENCE
     assert gauge(metrics, "oracle_bonds_at_risk", **labels) == 0
+    assert gauge(metrics, "oracle_bond_balance", **labels) == world.tokens_of(OURS)
     assert world.reverted() == []
     store.engine.dispose()
 
