@@ -856,10 +856,17 @@ class RealityAnswerer:
         return any(now not in starts for now, starts in zip(current, walks, strict=True))
 
     async def _recorded_approve_done(self, intent: Intent) -> bool:
+        """An approval found after a restart: not needed once the allowance is that bond,
+        or once its round is over (answered by someone else, or the question closed)."""
         token = Erc20(self.manager.pool, intent.to or "")
         _, args = token.decode_call(intent.data)
         spender, amount = list(args.values())
-        return await token.allowance(self.manager.address, spender) == int(amount)
+        if await token.allowance(self.manager.address, spender) == int(amount):
+            return True
+        # reality-approve:<chain id>:<contract>:<question id>:<round>:<attempt>
+        *_, contract, question, planned, _ = intent.key.split(":")
+        view = await self.reality.at(contract).get_question(question)
+        return view.bond != int(planned) or view.phase != Phase.OPEN
 
     async def _recorded_withdraw_done(self, intent: Intent) -> bool:
         return await self._recorded_reality(intent).balance_of(self.manager.address) == 0
@@ -1078,6 +1085,9 @@ class RealityAnswerer:
         async def exact() -> bool:
             return await token.allowance(us, spender) == bond
 
+        async def needless() -> bool:
+            return await exact() or await self._round_over(question, planned)
+
         if await exact():
             return None
         attempt = 0
@@ -1096,7 +1106,7 @@ class RealityAnswerer:
                 key=key,
                 to=token.address,
                 data=token.encode("approve", spender, bond),
-                already_done=exact,
+                already_done=needless,
                 just_checked=True,
                 subjects=(key,),
             )

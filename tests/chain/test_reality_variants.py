@@ -609,3 +609,59 @@ def test_erc20_commit_reveal_approves_the_commitments_bond_exactly(
         assert reverted(anvil) == []
 
     asyncio.run(run())
+
+
+class _DiesBeforeBroadcastingAnApproval(InMemoryIntentStore):
+    async def put(self, intent: Intent) -> None:
+        await super().put(intent)
+        if intent.state == IntentState.SIGNED and intent.key.startswith(APPROVE_PREFIX):
+            raise _Died
+
+
+def test_an_approval_whose_round_was_taken_meanwhile_is_skipped_after_a_restart(
+    anvil_factory: AnvilFactory,
+) -> None:
+    """Our approval of a bond was recorded, then the process died; meanwhile someone else
+    answered that round. After the restart the approval is skipped, not sent: no
+    allowance is left for a bond that will never be posted."""
+    anvil = anvil_factory()
+
+    async def run() -> None:
+        async with manager_for(anvil.url) as deployer:
+            token = await deploy_token(deployer, [OURS, OTHER], 10 * ETHER)
+            reality = await deploy_reality(deployer, run="approve", bond_token=token)
+            qid = await ask_question(
+                deployer,
+                reality,
+                template_id=0,
+                text=BOOL_TEXT,
+                arbitrator=deployer.address,
+                timeout=TIMEOUT,
+                min_bond=BOND,
+                contract=reality_contract(deployer.pool, reality, bond_token=token),
+            )
+        yes, no = (1).to_bytes(32, "big"), bytes(32)
+        store = _DiesBeforeBroadcastingAnApproval()
+        async with manager_for(anvil.url, key=DEV_KEYS[2], store=store) as dying:
+            answerer = RealityAnswerer(
+                dying, reality_contract(dying.pool, reality, bond_token=token)
+            )
+            with pytest.raises(_Died):
+                await answerer.answer(qid, yes)
+            recorded = await store.get(answerer.approve_key(qid, 0))
+            assert recorded is not None
+            assert recorded.state == IntentState.SIGNED
+        async with manager_for(anvil.url, key=DEV_KEYS[3]) as other:
+            theirs = RealityAnswerer(other, reality_contract(other.pool, reality, bond_token=token))
+            assert (await theirs.answer(qid, no)).answered
+        restarted_store = InMemoryIntentStore()
+        await restarted_store.put(recorded)
+        async with manager_for(anvil.url, key=DEV_KEYS[2], store=restarted_store) as manager:
+            RealityAnswerer(manager, reality_contract(manager.pool, reality, bond_token=token))
+            async with mining(anvil):
+                (recovered,) = await manager.recover()
+            assert recovered.state == IntentState.SKIPPED
+            assert await Erc20(manager.pool, token).allowance(OURS, reality) == 0
+        assert sender_txs(anvil, OURS) == []
+
+    asyncio.run(run())
