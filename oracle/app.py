@@ -68,7 +68,7 @@ from oracle.chain.intents import InMemoryIntentStore, IntentStore
 from oracle.chain.keys import Signer, signer_from_settings
 from oracle.chain.market import MarketSource as QuestionScanner
 from oracle.chain.observer import SILENT, ChainObserver
-from oracle.chain.reality import QuestionSource, RealityAnswerer, RealityETH
+from oracle.chain.reality import QuestionSource, RealityAnswerer, reality_contract
 from oracle.chain.rpc import RpcPool
 from oracle.chain.settings import ChainSettings
 from oracle.chain.submitter import ProposalSubmitter
@@ -497,7 +497,9 @@ class RealityWiring(ChainWiring):
     """How a `reality` venue's objects are made: the signer as for a chain venue, the pool
     on `chain.rpc` (its chain id checked when `chain.rpc.chain_id` is set) with code at
     `contract_address`, the transaction manager on the daemon's database, the answerer
-    (no single bond above the per-question cap) and the question scanner."""
+    (no single bond above the per-question cap) and the question scanner. The contract is
+    probed for the configured version and bond token (`RealityETH.deployment_problem`): a
+    mismatch is a SetupError naming `market_sources[<name>].contract`."""
 
     def __init__(
         self,
@@ -515,7 +517,16 @@ class RealityWiring(ChainWiring):
         pool = await self._pool_with_code_at(
             config.contract_address, f"market_sources[{config.name}].contract_address"
         )
-        reality = RealityETH(pool, config.contract_address)
+        reality = reality_contract(
+            pool, config.contract_address, version=config.contract, bond_token=config.bond_token
+        )
+        problem = await reality.deployment_problem()
+        if problem is not None:
+            await pool.close()
+            raise SetupError(
+                f"market_sources[{config.name}].contract",
+                f"{reality.address} on chain {pool.chain_id}: {problem}",
+            )
         manager = TxManager(
             pool,
             signer,

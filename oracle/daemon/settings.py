@@ -521,7 +521,8 @@ class UmaV3SourceConfig(BaseModel):
 
 class RealityBondPolicy(BaseModel):
     """`market_sources[].bond` of kind `reality`: what answers may put at stake, in wei of
-    the chain's native token (RealityETH_v3_0 bonds are ETH, xDAI, ...)."""
+    the chain's native token (RealityETH_v3_0 and v2.1 bonds are ETH, xDAI, ...), or in the
+    smallest unit of `bond_token` (RealityETH_ERC20_v3_0)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -564,15 +565,34 @@ _REALITY_ANSWERABLE = {0: "bool", 2: "single-select"}
 
 
 class RealitySourceConfig(BaseModel):
-    """`market_sources[]` entry of kind `reality`: questions on a Reality.eth v3 contract
-    (RealityETH_v3_0, native-token bonds), answered with bonds (signed by `chain.signer`,
-    on the nodes of `chain.rpc`)."""
+    """`market_sources[]` entry of kind `reality`: questions on a Reality.eth contract
+    (`contract`: v3, RealityETH_v3_0, or v2.1, Realitio_v2_1; with `bond_token`,
+    RealityETH_ERC20_v3_0 bonded in that token), answered with bonds (signed by
+    `chain.signer`, on the nodes of `chain.rpc`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field("reality", min_length=1, max_length=50, pattern=r"^[a-z0-9_-]+$")
     kind: Literal["reality"]
-    contract_address: str = Field(description="The RealityETH_v3_0 contract.")
+    contract_address: str = Field(description="The Reality.eth contract.")
+    contract: Literal["v3", "v2.1"] = Field(
+        "v3",
+        description="Its version: v3 (RealityETH_v3_0, or RealityETH_ERC20_v3_0 with a "
+        "bond_token) or v2.1 (Realitio_v2_1, where Omen asks on Gnosis chain); checked "
+        "against the deployment at start.",
+    )
+    bond_token: str | None = Field(
+        None,
+        description="The ERC-20 token a RealityETH_ERC20_v3_0 takes bonds in (its token(), "
+        "checked at start); null: bonds in the native token.",
+    )
+    claim_batch: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Questions claimed in one claimMultipleAndWithdrawBalance (the claim and "
+        "the withdrawal in one transaction); 1: claimWinnings then withdraw, per question.",
+    )
     arbitrators: tuple[str, ...] | None = Field(
         None, description="Only questions naming one of these arbitrators; null: any."
     )
@@ -614,6 +634,18 @@ class RealitySourceConfig(BaseModel):
     @classmethod
     def _contract_address(cls, value: str) -> str:
         return _address(value)
+
+    @field_validator("bond_token")
+    @classmethod
+    def _bond_token(cls, value: str | None) -> str | None:
+        return None if value is None else _address(value)
+
+    @model_validator(mode="after")
+    def _erc20_on_v3(self) -> RealitySourceConfig:
+        if self.bond_token is not None and self.contract != "v3":
+            # @reality.eth/contracts ships no ERC-20 flavour of v2.1.
+            raise ValueError("bond_token: ERC-20 bonds are answered on contract v3 only")
+        return self
 
     @field_validator("arbitrators", "askers")
     @classmethod
