@@ -129,6 +129,7 @@ class LlmAgent:
                 for source in debate.own.sources:
                     run.seen.add(source.normalized_url)
                     run.titles.setdefault(source.normalized_url, source.title)
+                    run.held.setdefault(source.normalized_url, source)
             try:
                 async with asyncio.timeout(budget.wall_seconds):
                     result = await self._run(market, now, run, debate)
@@ -245,6 +246,11 @@ class LlmAgent:
             reasoning += (
                 f" [oracle: {run.stats.sources_dropped} cited source(s) dropped: "
                 "not retrieved by this agent's tools]"
+            )
+        if run.stats.sources_unread:
+            reasoning += (
+                f" [oracle: {run.stats.sources_unread} cited source(s) seen, not read: "
+                "not opened, or the quote is not in the text read; counted for nothing]"
             )
         return self._result(answer.outcome, answer.confidence, reasoning, sources)
 

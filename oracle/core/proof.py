@@ -205,7 +205,14 @@ def build_proof(
     )
     reasoning = {r.agent_id: r.reasoning for r in consensus_input.results}
     votes = [
-        {**vote.model_dump(mode="json"), "reasoning": reasoning[vote.agent_id]}
+        {
+            # `seen_not_read` appears when the agent cited sources it did not read (proofs
+            # before it keep their checksums).
+            **vote.model_dump(
+                mode="json", exclude=None if vote.seen_not_read else {"seen_not_read"}
+            ),
+            "reasoning": reasoning[vote.agent_id],
+        }
         for vote in result.votes
     ]
     body: dict[str, Any] = _canonical_values(
@@ -343,6 +350,13 @@ def render_markdown(proof: dict[str, Any]) -> str:
             f"| {_md(vote['agent_id'])} | {_md(vote['outcome'])} | {vote['confidence']:.2f} | "
             f"{vote['weight']:.3f} | {vote['source_count']} | {counted} |"
         )
+    seen_only = [
+        (v["agent_id"], v["seen_not_read"]) for v in proof["votes"] if v.get("seen_not_read")
+    ]
+    if seen_only:
+        lines += ["", "## Seen, not read (counted for nothing)", ""]
+        for agent, urls in seen_only:
+            lines += [f"- {_md(agent)}: {_url(url)}" for url in urls]
     if proof["failures"]:
         lines += ["", "## Failed agents", ""]
         lines += [f"- {_md(f['agent_id'])}: {_md(f['error'])}" for f in proof["failures"]]

@@ -165,6 +165,7 @@ class ResearchRuns(Transactions):
                     "relevance_score": s.relevance_score,
                     "published_at": s.published_at.isoformat() if s.published_at else None,
                     "quote": s.quote,
+                    "read": s.read,
                 }
                 for s in answer.sources
             ]
@@ -213,6 +214,7 @@ class ResearchRuns(Transactions):
                             relevance_score=s.relevance_score,
                             published_at=s.published_at,
                             quote=s.quote,
+                            read=s.read,
                         )
                         for s in sources[row.id]
                     ),

@@ -21,6 +21,7 @@ from tests.daemon.test_pipeline import Venue, market, one_pass, run, serve, sett
 
 AGENTS = ("alpha", "beta", "gamma", "delta")
 QUESTION = "Did the bridge reopen before 1 June?"
+REOPENED = "The bridge reopened to traffic on 28 May"
 
 
 def write(directory: Path, results: list[dict[str, Any]]) -> None:
@@ -96,7 +97,7 @@ def proof_of(tmp_path: Path) -> dict[str, Any]:
 def test_new_evidence_in_a_debate_settles_a_conflict(tmp_path: Path) -> None:
     # gamma researched again and found sources nobody had shown it; delta keeps NO.
     informed = result_dict("gamma", "YES", 0.85, 55)
-    informed["sources"] = source_dicts("gamma-second-look", 55)
+    informed["sources"] = source_dicts("gamma-second-look", 55, quote=REOPENED)
     venue, configured, metrics = debate_once(
         tmp_path, [informed, result_dict("delta", "NO", 0.7, 50)]
     )
@@ -119,6 +120,32 @@ def test_new_evidence_in_a_debate_settles_a_conflict(tmp_path: Path) -> None:
         == 1
     )
     assert registry.get_sample_value("oracle_debate_flips_total", {"counted": "true"}) == 1
+
+
+def test_a_flip_on_the_shown_pages_respelled_is_not_new_evidence(tmp_path: Path) -> None:
+    """The full daemon once let this flip turn 2-2 into 3-1 and submitted the verdict:
+    gamma cites alpha's pages (which it was shown) with `?ref=debate` or a fragment
+    appended, each read and quoting the question's subject."""
+    shown = source_dicts("alpha", 60, quote=REOPENED)
+    respelled = [
+        {**s, "url": s["url"] + ("?ref=debate" if i % 2 else "#frag")} for i, s in enumerate(shown)
+    ]
+    herded = result_dict("gamma", "YES", 0.9, 0)
+    herded["sources"] = respelled
+    venue, configured, _ = debate_once(tmp_path, [herded, result_dict("delta", "NO", 0.7, 50)])
+    assert venue.answers == []
+    assert market(configured, "venue:bridge").state == MarketState.NEEDS_REVIEW
+    (first,) = proof_of(tmp_path)["debate"]["rounds"]
+    assert first["flips"][0]["counted"] is False
+    assert first["standing"]["gamma"] == "NO"
+
+
+def test_a_flip_to_a_page_about_something_else_is_not_new_evidence(tmp_path: Path) -> None:
+    recipes = result_dict("gamma", "YES", 0.9, 0)
+    recipes["sources"] = source_dicts("recipes", 55, quote="Bake the cake for 30 minutes")
+    venue, configured, _ = debate_once(tmp_path, [recipes, result_dict("delta", "NO", 0.7, 50)])
+    assert venue.answers == []
+    assert market(configured, "venue:bridge").state == MarketState.NEEDS_REVIEW
 
 
 def test_a_flip_without_new_evidence_is_marked_and_goes_to_a_person(tmp_path: Path) -> None:
@@ -167,7 +194,7 @@ def test_a_flip_without_new_evidence_is_marked_and_goes_to_a_person(tmp_path: Pa
 
 def test_escalate_by_default_asks_no_agent_again(tmp_path: Path) -> None:
     informed = result_dict("gamma", "YES", 0.85, 55)
-    informed["sources"] = source_dicts("gamma-second-look", 55)
+    informed["sources"] = source_dicts("gamma-second-look", 55, quote=REOPENED)
     venue, configured, metrics = debate_once(tmp_path, [informed], mode="escalate")
     assert venue.answers == []
     assert market(configured, "venue:bridge").state == MarketState.NEEDS_REVIEW
@@ -193,7 +220,7 @@ def test_majority_proposes_the_weighted_plurality_to_a_person(tmp_path: Path) ->
     # Two against two: YES's voters are surer. `majority` asks nobody again, submits
     # nothing (the conflict has no quorum) and shows the reviewer YES as the proposal.
     informed = result_dict("gamma", "YES", 0.85, 55)
-    informed["sources"] = source_dicts("gamma-second-look", 55)
+    informed["sources"] = source_dicts("gamma-second-look", 55, quote=REOPENED)
     venue, configured, metrics = debate_once(tmp_path, [informed], mode="majority")
     assert venue.answers == []
     assert market(configured, "venue:bridge").state == MarketState.NEEDS_REVIEW
