@@ -35,6 +35,7 @@ from oracle.core.models import ResearchSource
 from oracle.core.urls import normalize_url
 from oracle.errors import JsonError, ToolError
 from oracle.safe_json import loads
+from oracle.scrub import scrub
 
 logger = logging.getLogger("oracle.agents.llm")
 
@@ -157,7 +158,12 @@ class ResearchTools:
         async with asyncio.TaskGroup() as group:
             tasks = [group.create_task(self._call_tool(call, run)) for call in allowed]
         by_id = {task.result().call_id: task.result() for task in tasks} | refused
-        return [by_id[call.id] for call in calls]
+        # Whatever a tool returns or says went wrong is outside text: a configured secret
+        # a server echoed never reaches the model (oracle.scrub).
+        return [
+            ToolResult(r.call_id, r.name, scrub(r.content), r.is_error)
+            for r in (by_id[call.id] for call in calls)
+        ]
 
     async def _call_tool(self, call: ToolCall, run: ResearchRun) -> ToolResult:
         """The tool's result; whatever it raises (but cancellation) is an error result."""

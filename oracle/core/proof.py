@@ -247,6 +247,13 @@ def build_proof(
     return _sealed(body)
 
 
+def reseal(proof: dict[str, Any]) -> dict[str, Any]:
+    """A version 2 `proof` whose fields were changed (a secret scrubbed from them: the
+    daemon's proof writer), with its checksum and id computed again."""
+    body = {k: v for k, v in proof.items() if k not in ("checksum", "proof_id")}
+    return _sealed(body)
+
+
 def verify_proof(document: Any) -> tuple[bool, str]:
     """Recompute a proof's checksum: (matches, the recomputed checksum).
 

@@ -71,7 +71,7 @@ from oracle.core.models import (
     Market,
 )
 from oracle.core.params import ConsensusParams, SourceThresholds
-from oracle.core.proof import build_decision_proof
+from oracle.core.proof import build_decision_proof, reseal
 from oracle.core.review_rules import confirming
 from oracle.core.scoring import ROLLING_WINDOWS, Finality, RollingFigures, rolling_figures
 from oracle.core.text import clean
@@ -108,6 +108,7 @@ from oracle.daemon.settings import DaemonSettings, MetricsSettings
 from oracle.errors import AnswerLost, IllegalTransition, LeaseLost, ResolverError, SourceError
 from oracle.files import write_atomically
 from oracle.log import emit
+from oracle.scrub import scrub_value
 from oracle.store.repository import Store
 from oracle.store.research import AgentIdentity
 from oracle.store.tables import MarketRow
@@ -665,6 +666,9 @@ class Daemon:
             majority=majority,
             timing=timing_record(timed),
         )
+        # No configured secret in a proof, whatever text carried it (oracle.scrub).
+        if (clean := scrub_value(proof)) != proof:
+            proof = reseal(clean)
         # On disk before the verdict is committed: a market never moves on without it.
         self._write_proof(row.id, proof)
         if result.action == "submit":
