@@ -175,8 +175,12 @@ def build_proof(
     debate: dict[str, Any] | None = None,
     majority: dict[str, Any] | None = None,
     timing: dict[str, Any] | None = None,
+    hidden_characters: int = 0,
 ) -> dict[str, Any]:
-    """The proof document for `result`, as JSON-ready data with its checksum; `debate`:
+    """The proof document for `result`, as JSON-ready data with its checksum;
+    `hidden_characters`: how many invisible characters were removed from the market's text
+    where it entered the daemon (`oracle.core.text`; in the market only when some were);
+    `debate`:
     the record of the debate that led to `consensus_input` (`oracle.daemon.debate`);
     `majority`: the weighted plurality proposed for a conflict (`majority_record`);
     `timing`: how the market's answer window bore on the verdict
@@ -225,7 +229,8 @@ def build_proof(
                 exclude={
                     k for k in ("window", "now") if getattr(consensus_input.market, k) is None
                 },
-            ),
+            )
+            | ({"hidden_characters": hidden_characters} if hidden_characters else {}),
             "verdict": verdict,
             "votes": votes,
             "excluded": [e.model_dump(mode="json") for e in result.excluded],
@@ -326,6 +331,11 @@ def render_markdown(proof: dict[str, Any]) -> str:
     ]
     if market.get("criteria"):
         lines.append(f"**Criteria**: {_md(market['criteria'])}")
+    if hidden := market.get("hidden_characters"):
+        lines.append(
+            f"This question contained {hidden} invisible character{'' if hidden == 1 else 's'} "
+            "(removed before any agent read it)."
+        )
     headline = "Consensus reached" if verdict["reached"] else "No consensus"
     lines += [
         "",

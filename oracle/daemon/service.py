@@ -665,6 +665,7 @@ class Daemon:
             debate=debate,
             majority=majority,
             timing=timing_record(timed),
+            hidden_characters=int(row.details.get(HIDDEN_CHARACTERS, 0)),
         )
         # No configured secret in a proof, whatever text carried it (oracle.scrub).
         if (clean := scrub_value(proof)) != proof:

@@ -249,3 +249,66 @@ def test_majority_proposes_the_weighted_plurality_to_a_person(tmp_path: Path) ->
         run_console(store, page)
     finally:
         store.engine.dispose()
+
+
+def test_sources_seen_not_read_and_hidden_characters_are_shown_to_the_reviewer(
+    tmp_path: Path,
+) -> None:
+    # alpha also cites two search hits it never opened: official, 0.95, unread.
+    alpha = result_dict("alpha", "YES", 0.8, 60)
+    hits = [
+        {
+            "url": f"https://www.sec.gov/hit/{index}",
+            "title": "SEC filing (search result)",
+            "category": "official",
+            "credibility_score": 0.95,
+            "relevance_score": 0.9,
+            "read": False,
+        }
+        for index in range(2)
+    ]
+    alpha["sources"] = [*alpha["sources"], *hits]
+    replays = tmp_path / "replays"
+    others = [
+        result_dict("beta", "YES", 0.8, 55),
+        result_dict("gamma", "NO", 0.7, 55),
+        result_dict("delta", "NO", 0.7, 50),
+    ]
+    write(replays, [alpha, *others])
+
+    # The venue's question hides three zero-width characters: the proof says so.
+    hidden = QUESTION.replace("bridge", "bri\u200bd\u200bg\u200be")
+
+    async def scenario() -> Settings:
+        markets = [{"id": "bridge", "question": hidden, "resolve_after": 100}]
+        async with serve(Venue(markets)) as venue:
+            configured = settings(tmp_path, venue, replays, "escalate")
+            await one_pass(configured, DaemonMetrics())
+            return configured
+
+    configured = run(scenario)
+    proof = proof_of(tmp_path)
+    (vote,) = [v for v in proof["votes"] if v["agent_id"] == "alpha"]
+    assert vote["source_count"] == 60
+    assert vote["seen_not_read"] == [f"https://www.sec.gov/hit/{i}" for i in range(2)]
+    assert all("sec.gov" not in s["url"] for s in proof["sources"])
+    assert (proof["market"]["question"], proof["market"]["hidden_characters"]) == (QUESTION, 3)
+    (markdown,) = (tmp_path / "proofs" / "venue_bridge").glob("*.md")
+    assert "This question contained 3 invisible characters" in markdown.read_text()
+    assert "## Seen, not read (counted for nothing)" in markdown.read_text()
+    url = str(configured.database.url)
+    shown = run_oracle("review", "show", "1", env={"ORACLE__DATABASE__URL": url})
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count("[seen, not read: counted for nothing]") == 2
+    store = open_store(configured)
+    try:
+        store.add_user("rita", "reviewer", PASSWORD)
+
+        async def page(client) -> None:  # type: ignore[no-untyped-def]
+            assert (await sign_in(client, "rita")).status == 303
+            html = await (await client.get("/reviews/1")).text()
+            assert html.count("seen, not read: counted for nothing") == 2
+
+        run_console(store, page)
+    finally:
+        store.engine.dispose()
