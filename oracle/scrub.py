@@ -122,35 +122,38 @@ def scrub_value(value: Any) -> Any:
     return SCRUBBER.value(value)
 
 
-def secrets_in_url(url: str) -> list[str]:
-    """The credentials a URL carries: user and password, key-like query parameters' values,
-    path segments that look like keys."""
+def secrets_in_url(url: str, *, key_segments: bool = False) -> list[str]:
+    """The credentials a URL carries: its password (not the user name: "postgres" is no
+    secret, and scrubbing it would mangle every "postgresql://"), key-like query
+    parameters' values, and with `key_segments` (a URL that is itself a secret, as an RPC
+    URL) path segments that look like keys."""
     try:
         parts = urlsplit(url.strip())
-        username, password = parts.username, parts.password
+        password = parts.password
     except ValueError:
         return []
-    found = [v for v in (username, password) if v]
+    found = [password] if password else []
     found += [
         value
         for name, value in parse_qsl(parts.query, keep_blank_values=False)
         if _KEY_PARAMETER.search(name)
     ]
-    found += [segment for segment in parts.path.split("/") if _KEY_SEGMENT.match(segment)]
+    if key_segments:
+        found += [segment for segment in parts.path.split("/") if _KEY_SEGMENT.match(segment)]
     return found
 
 
 def settings_secrets(value: Any) -> list[str]:
     """Every secret in settings: `SecretStr` values (each word of them too, so the token of
-    "Bearer <token>"; and the credentials of those that are URLs), and the credentials of
-    every URL."""
+    "Bearer <token>"; and the credentials and key-like path segments of those that are
+    URLs), and the credentials of every other URL."""
     found: list[str] = []
     if isinstance(value, SecretStr):
         secret = value.get_secret_value()
         found.append(secret)
         found += secret.split()  # a header's "Bearer <token>": the token alone too
         if "://" in secret:
-            found += secrets_in_url(secret)
+            found += secrets_in_url(secret, key_segments=True)
     elif isinstance(value, BaseModel):
         for name in type(value).model_fields:
             found += settings_secrets(getattr(value, name, None))

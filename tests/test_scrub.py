@@ -29,15 +29,17 @@ def unique(prefix: str) -> str:
 
 
 def test_the_credentials_a_url_carries() -> None:
-    assert secrets_in_url("https://user:hunter2-pass@rpc.example/x?api_key=K123&page=2") == [
-        "user",
+    assert secrets_in_url("https://postgres:hunter2-pass@db.example/x?api_key=K123&page=2") == [
         "hunter2-pass",
         "K123",
     ]
-    assert secrets_in_url("https://mainnet.infura.io/v3/9aa3d95b3bc440fa88ea12eaa4456161") == [
-        "9aa3d95b3bc440fa88ea12eaa4456161"
-    ]
-    assert secrets_in_url("https://example.org/news/2024/the-long-article-title") == []
+    infura = "https://mainnet.infura.io/v3/9aa3d95b3bc440fa88ea12eaa4456161"
+    assert secrets_in_url(infura, key_segments=True) == ["9aa3d95b3bc440fa88ea12eaa4456161"]
+    assert secrets_in_url(infura) == []  # only a URL that is itself a secret
+    assert (
+        secrets_in_url("https://example.org/news/2024/the-long-article-title", key_segments=True)
+        == []
+    )
     assert secrets_in_url("https://x.example/?token=abc&ref=debate") == ["abc"]
 
 
@@ -64,6 +66,8 @@ def test_every_secret_in_the_settings_is_found() -> None:
     found = set(settings_secrets(settings))
     assert {rpc_key, db_password, header, f"Bearer {header}", signer} <= found
     assert f"https://eth.example/v2/{rpc_key}" in found
+    assert "postgresql" not in " ".join(found)
+    assert "oracle" not in found  # a user name is no secret
 
 
 def test_a_secret_is_scrubbed_in_every_form_it_travels_in() -> None:
