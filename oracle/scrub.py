@@ -14,8 +14,8 @@ could carry it back:
   clients' own loggers are quiet below WARNING, `oracle.log.configure_logging`), a
   model's own turns (so a key it writes reaches neither a search provider nor the model
   again), tool results and errors sent to a model, agents' answers and failures
-  (`oracle.daemon.research`), the proof before it is sealed, the store's writes of
-  reasoning, quotes and errors, and /metrics.
+  (`oracle.daemon.research`), the proof before it is sealed, every row the store writes
+  (`oracle.store.engine`: INSERT and UPDATE parameters), and /metrics.
 
 A secret is matched as written and in its URL-encoded and JSON-escaped forms; secrets
 shorter than `MIN_SECRET_CHARS` are not registered (they would scrub ordinary words).

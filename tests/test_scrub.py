@@ -9,6 +9,7 @@ import io
 import json
 import logging
 import uuid
+from pathlib import Path
 from urllib.parse import quote
 
 import pytest
@@ -173,3 +174,21 @@ def test_a_scrubbed_proof_is_sealed_again() -> None:
     sealed = reseal(changed)
     assert verify_proof(sealed)[0]
     assert sealed["checksum"] != proof["checksum"]
+
+
+def test_no_row_is_written_with_a_secret(secret: str, tmp_path: Path) -> None:
+    from sqlalchemy import text as sql  # noqa: PLC0415
+
+    from oracle.store.engine import make_engine  # noqa: PLC0415
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'rows.db'}")
+    try:
+        with engine.begin() as connection:
+            connection.execute(sql("CREATE TABLE note (body TEXT)"))
+            connection.execute(sql("INSERT INTO note VALUES (:b)"), {"b": f"said {secret}"})
+            connection.execute(sql("INSERT INTO note VALUES (:b)"), [{"b": secret}, {"b": "x"}])
+            rows = connection.execute(sql("SELECT body FROM note")).scalars().all()
+    finally:
+        engine.dispose()
+    assert rows == [f"said {REDACTED}", REDACTED, "x"]
+    assert secret.encode() not in (tmp_path / "rows.db").read_bytes()
