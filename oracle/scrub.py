@@ -145,15 +145,18 @@ def secrets_in_url(url: str, *, key_segments: bool = False) -> list[str]:
 
 def settings_secrets(value: Any) -> list[str]:
     """Every secret in settings: `SecretStr` values (each word of them too, so the token of
-    "Bearer <token>"; and the credentials and key-like path segments of those that are
-    URLs), and the credentials of every other URL."""
+    "Bearer <token>"; of those that are URLs, their credentials and key-like path
+    segments), and the credentials of every other URL."""
     found: list[str] = []
     if isinstance(value, SecretStr):
         secret = value.get_secret_value()
-        found.append(secret)
-        found += secret.split()  # a header's "Bearer <token>": the token alone too
         if "://" in secret:
+            # A URL held as a secret (an RPC URL) is secret for what it carries: a plain
+            # http://127.0.0.1:8545 scrubbed would leave the metrics' endpoints unnamed.
             found += secrets_in_url(secret, key_segments=True)
+        else:
+            found.append(secret)
+            found += secret.split()  # a header's "Bearer <token>": the token alone too
     elif isinstance(value, BaseModel):
         for name in type(value).model_fields:
             found += settings_secrets(getattr(value, name, None))
