@@ -253,7 +253,7 @@ class LlmAgent:
         if run.stats.sources_dropped:
             reasoning += (
                 f" [oracle: {run.stats.sources_dropped} cited source(s) dropped: "
-                "not retrieved by this agent's tools]"
+                "not retrieved by this agent's tools, or its page failed to load]"
             )
         if run.stats.sources_unread:
             reasoning += (
