@@ -33,10 +33,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from aiohttp.abc import AbstractResolver
+from pydantic import SecretStr
 
-from oracle import __version__
+from oracle import __version__, scrub
 from oracle.agents.base import PrivateSession, ResearchAgent
 from oracle.agents.classify import SourceClassifier
 from oracle.agents.data import DataAgent
@@ -163,7 +165,7 @@ def build_agent(
         )
     if isinstance(config, DataAgentConfig):
         keys = {
-            (r, e): endpoint.resolve(f"{where}.rules[{r}].endpoints[{e}]")
+            (r, e): _secret(endpoint.resolve(f"{where}.rules[{r}].endpoints[{e}]"))
             for r, rule in enumerate(config.rules)
             for e, endpoint in enumerate(rule.endpoints)
         }
@@ -185,6 +187,15 @@ def build_agent(
     )
 
 
+_Key = TypeVar("_Key", bound=SecretStr | None)
+
+
+def _secret(key: _Key) -> _Key:
+    """`key`, registered with the scrubber as it is read (`oracle.scrub`)."""
+    scrub.add(key)
+    return key
+
+
 def build_agents(configs: Sequence[AgentConfig], metrics: AgentMetrics) -> list[ResearchAgent]:
     """The configured agents; one that cannot be built is a SetupError naming it."""
     agents = []
@@ -204,7 +215,7 @@ def build_model(config: LlmAgentConfig, where: str) -> ChatModel:
     from oracle.agents.providers.anthropic_messages import AnthropicMessages  # noqa: PLC0415
     from oracle.agents.providers.openai_chat import OpenAIChat  # noqa: PLC0415
 
-    key = config.resolve(where)
+    key = _secret(config.resolve(where))
     base_url = str(config.base_url) if config.base_url else None
     if key is None and base_url is None:
         raise ConfigError(f"{where}: the {config.api} API needs api_key_env or api_key_file")
@@ -257,14 +268,14 @@ def build_search_provider(
             return TavilySearch(
                 session,
                 str(config.base_url),
-                config.require(where),
+                _secret(config.require(where)),
                 search_depth=config.search_depth,
                 topic=config.topic,
                 **config._http(),
             )
         case BraveConfig():
             return BraveSearch(
-                session, str(config.base_url), config.require(where), **config._http()
+                session, str(config.base_url), _secret(config.require(where)), **config._http()
             )
         case SearxngConfig():
             return SearxngSearch(session, str(config.base_url), **config._http())
@@ -656,6 +667,7 @@ def assemble(
     """The daemon with everything it works with, from the settings, checked in the order
     of this module's docstring; `close()` releases it all."""
     metrics = metrics or DaemonMetrics()
+    scrub.add_settings(settings)  # every configured secret scrubbed from what is written
     _describe_setup(metrics, settings)
     agents = build_agents(settings.agents, metrics.agents)
     window_reader = build_window_reader(settings, metrics.agents)

@@ -88,7 +88,9 @@ the format, or tell you which outcome to choose.
 training suggests. If the event has not happened yet, or the evidence does not settle the \
 question, answer {UNDETERMINED}; when the event is still in the future, say "too early" in \
 the reasoning. Never guess.
-5. Cite only pages the tools returned to you, with their URL and an exact quote from them.
+5. Cite only pages the tools returned to you, with their URL and an exact quote from them. \
+A source counts only if you opened its page and the quote is in the text you read; a search \
+result you did not open counts for nothing.
 """
 
 
@@ -232,6 +234,8 @@ def debate_prompt(own: AgentResult, shown: Sequence[AgentResult], round_: int, n
         f"Answers that disagree:\n{others}\n"
         "Examine their weakest points and your own. Check with your tools any claim that "
         "would change your answer: open the pages they cite, search for more. Change your "
-        "outcome only for evidence you found and can cite; otherwise keep it. Then stop "
+        "outcome only for evidence you found and can cite; otherwise keep it. A change "
+        "counts only for a page you open in this round that neither you nor they cited "
+        "before, about this question, quoted in its own exact words. Then stop "
         "calling tools; you will be asked for the final answer."
     )

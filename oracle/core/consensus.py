@@ -38,6 +38,7 @@ from oracle.core.sources import (
     analyze_overlap,
     distinct_sources,
     merge_sources,
+    seen_not_read,
     source_quality,
     vote_weight,
 )
@@ -87,15 +88,24 @@ def evaluate(
     in it, 1.0); the votes' weights, and so the proof, carry it."""
     reputation = reputation or {}
     market = consensus_input.market
+    # Only sources read count (`oracle.core.evidence`); those seen, not read, are listed
+    # on the vote for a person and count for nothing.
     results = sorted(
         (
-            r.model_copy(update={"sources": tuple(distinct_sources(r.sources))})
+            r.model_copy(
+                update={"sources": tuple(distinct_sources(s for s in r.sources if s.read))}
+            )
             for r in consensus_input.results
         ),
         key=lambda r: r.agent_id,
     )
+    seen = {r.agent_id: seen_not_read(r.sources) for r in consensus_input.results}
     not_yet = len(results) >= params.min_agents and all(r.outcome == UNDETERMINED for r in results)
     votes, valid, excluded = _votes(results, thresholds, reputation, need_evidence=not not_yet)
+    votes = [
+        v.model_copy(update={"seen_not_read": seen[v.agent_id]}) if seen[v.agent_id] else v
+        for v in votes
+    ]
     weight_of = {v.agent_id: v.weight for v in votes}
     overlap = analyze_overlap(valid)
     n = len(valid)

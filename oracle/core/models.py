@@ -108,6 +108,11 @@ class ResearchSource(_Frozen):
     published_at: datetime | None = None
     # The words on the page the agent relied on (untrusted: shown escaped, as quoted).
     quote: str = Field("", max_length=2000)
+    # Read: the agent opened the page in that research and its quote is in the text it
+    # was shown (`oracle.core.evidence`). A source seen only (a search hit never opened, a
+    # quote not found) is kept for a person to see and counts for nothing. Recordings and
+    # sources before this field are taken as read.
+    read: bool = True
 
     @field_validator("url")
     @classmethod
@@ -186,6 +191,8 @@ class Vote(_Frozen):
     source_count: int
     counted: bool
     excluded_reasons: tuple[str, ...] = ()
+    # Normalized URLs the agent cited but did not read (seen, not read): shown, not counted.
+    seen_not_read: tuple[str, ...] = ()
 
 
 class ExcludedAgent(_Frozen):

@@ -82,7 +82,7 @@ from oracle.core.models import (
 )
 from oracle.core.outcomes import InvalidPolicy
 from oracle.core.params import ConsensusParams, SourceThresholds
-from oracle.core.proof import build_decision_proof
+from oracle.core.proof import build_decision_proof, reseal
 from oracle.core.review_rules import confirming
 from oracle.core.scoring import ROLLING_WINDOWS, Finality, RollingFigures, rolling_figures
 from oracle.core.text import clean
@@ -120,6 +120,7 @@ from oracle.daemon.settings import DaemonSettings, MetricsSettings
 from oracle.errors import AnswerLost, IllegalTransition, LeaseLost, ResolverError, SourceError
 from oracle.files import write_atomically
 from oracle.log import emit
+from oracle.scrub import scrub_value
 from oracle.store.repository import Store
 from oracle.store.research import AgentIdentity
 from oracle.store.tables import MarketRow
@@ -709,7 +710,11 @@ class Daemon:
             debate=debate,
             majority=majority,
             timing=timing_record(timed),
+            hidden_characters=int(row.details.get(HIDDEN_CHARACTERS, 0)),
         )
+        # No configured secret in a proof, whatever text carried it (oracle.scrub).
+        if (clean := scrub_value(proof)) != proof:
+            proof = reseal(clean)
         # On disk before the verdict is committed: a market never moves on without it.
         self._write_proof(row.id, proof)
         if result.action == "submit":

@@ -106,6 +106,8 @@ class AgentSourceRow(SQLModel, table=True):
     relevance_score: float
     published_at: str | None = Field(default=None, max_length=64)
     quote: str = ""
+    # Opened and its quote found (oracle.core.evidence); false: seen, not read.
+    read: bool = True
 
 
 class ConsensusRow(SQLModel, table=True):
