@@ -216,7 +216,9 @@ def build_proof(
             "market": consensus_input.market.model_dump(
                 mode="json",
                 exclude={
-                    k for k in ("window", "now") if getattr(consensus_input.market, k) is None
+                    k
+                    for k in ("window", "now", "values")
+                    if getattr(consensus_input.market, k) is None
                 },
             ),
             "verdict": verdict,

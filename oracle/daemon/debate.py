@@ -74,7 +74,7 @@ async def run_debate(
     """Debate the conflict in `first` (judged `first_result`) until a stop rule holds."""
     rules = params.debate
     market = first.market
-    candidates = market.answerable
+    candidates = market.candidates([r.outcome for r in first.results])
     counted = {vote.agent_id for vote in first_result.votes if vote.counted}
     standing = {r.agent_id: r for r in first.results if r.agent_id in counted}
     left_out = tuple(r for r in first.results if r.agent_id not in counted)
@@ -97,6 +97,8 @@ async def run_debate(
         revised = {a.agent_id: a.answer for a in answers if isinstance(a.answer, AgentResult)}
         failed = {a.agent_id: a.answer.error for a in answers if isinstance(a.answer, AgentFailure)}
         standing, round_flips = next_standing(standing, revised, shown)
+        # A value market's revised answers may name values nobody voted before.
+        candidates = market.candidates([*candidates, *(r.outcome for r in standing.values())])
         all_flips.extend(round_flips)
         moved = sum(1 for flip in round_flips if flip.supported)
         stop = stop_reason(_ballots(standing), candidates, round_, moved, rules)

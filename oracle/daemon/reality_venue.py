@@ -93,7 +93,7 @@ from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager
 from oracle.chain.uma import address_topic
 from oracle.core.bonds import Refusal
-from oracle.core.markets import HIDDEN_CHARACTERS, MarketSpec
+from oracle.core.markets import HIDDEN_CHARACTERS, VALUE_FORMAT, MarketSpec
 from oracle.core.reality import (
     INVALID,
     NO,
@@ -104,9 +104,10 @@ from oracle.core.reality import (
     QuestionKind,
     RealityQuestion,
     claim_payouts,
-    decode_answer,
-    encode_answer,
+    decode_value,
+    encode_value,
     parse_question,
+    value_format_of,
 )
 from oracle.core.reality_policy import (
     BondPolicy,
@@ -143,8 +144,12 @@ logger = logging.getLogger("oracle.daemon.reality")
 
 
 def market_outcomes(question: RealityQuestion, *, allow_unresolved: bool) -> tuple[str, ...]:
-    """What the agents may answer (INVALID is always open to them, so not listed). A label
-    that reads as a reserved answer is refused: its verdict could not be told apart."""
+    """What the agents may answer (INVALID is always open to them, so not listed): YES
+    and NO, a single-select's labels, a multiple-select's labels (the options of the set
+    they answer), nothing for a uint or datetime (they answer a value,
+    `value_format_of`). A label that reads as a reserved answer is refused: its verdict
+    could not be told apart. TOO_EARLY is added with `allow_unresolved`, except to a
+    multiple-select (its labels are options, not answers)."""
     if question.kind == QuestionKind.BOOL:
         names: tuple[str, ...] = (YES, NO)
     elif question.kind == QuestionKind.SINGLE_SELECT:
@@ -155,20 +160,20 @@ def market_outcomes(question: RealityQuestion, *, allow_unresolved: bool) -> tup
                     f"reality question: outcomes: label {index} reads as the reserved answer "
                     f"{label.upper()}"
                 )
+    elif question.kind == QuestionKind.MULTIPLE_SELECT:
+        return question.outcomes
     else:
-        raise RealityQuestionError(
-            f"reality question: template: {question.kind.value} is not answered by the daemon"
-        )
+        names = ()
     return (*names, TOO_EARLY) if allow_unresolved else names
 
 
 def outcome_of_answer(question: RealityQuestion, answer: bytes) -> str:
-    """The outcome a bytes32 answer stands for (`answer:0x…` when it names none)."""
+    """The outcome a bytes32 answer stands for: a label, a value's canonical spelling
+    (`decode_value`), or `answer:0x…` when it names none."""
     try:
-        outcome = decode_answer(question, answer).outcome
+        return decode_value(question, answer)
     except RealityQuestionError:
-        outcome = None
-    return outcome if outcome is not None else f"answer:{HexBytes(answer).to_0x_hex()}"
+        return f"answer:{HexBytes(answer).to_0x_hex()}"
 
 
 def _same(a: str, b: str) -> bool:
@@ -391,6 +396,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
     def _market(self, parts: RealityParts, asked: NewQuestion) -> MarketSpec:
         question = asked.question(self.config.templates)
         outcomes = market_outcomes(question, allow_unresolved=self.config.allow_unresolved)
+        values = value_format_of(question)
         criteria = f"A Reality.eth {question.kind.value} question"
         if question.category:
             criteria += f" in the category {question.category}"
@@ -425,6 +431,8 @@ class RealityVenue(ConnectedVenue[RealityParts]):
                 "tx_hash": asked.tx_hash,
                 # Counted on by discovery (`oracle.core.markets.clean_spec`).
                 **({HIDDEN_CHARACTERS: question.hidden} if question.hidden else {}),
+                # A uint, datetime or multiple-select is answered by a value.
+                **({VALUE_FORMAT: values.model_dump()} if values is not None else {}),
             },
             awaits_settlement=self.config.claim,
         )
@@ -442,7 +450,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         qid = market.details["question_id"]
         try:
             question = self._question(market.details)
-            answer = encode_answer(question, outcome, allow_too_soon=self.config.allow_unresolved)
+            answer = encode_value(question, outcome, allow_too_soon=self.config.allow_unresolved)
         except RealityQuestionError as error:
             raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
         try:
@@ -717,7 +725,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         qid = market.details["question_id"]
         try:
             question = self._question(market.details)
-            answer = encode_answer(question, outcome, allow_too_soon=self.config.allow_unresolved)
+            answer = encode_value(question, outcome, allow_too_soon=self.config.allow_unresolved)
         except RealityQuestionError as error:
             raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
         try:

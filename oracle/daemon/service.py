@@ -62,6 +62,7 @@ from oracle.core.markets import (
     asked_at,
     clean_spec,
     text_window,
+    value_format,
 )
 from oracle.core.models import (
     AgentFailure,
@@ -177,6 +178,7 @@ def _core_market(row: MarketRow, now: float | None = None) -> Market:
         resolve_after=row.resolve_after,
         window=_window(row),
         now=now,
+        values=value_format(row.details),
     )
 
 

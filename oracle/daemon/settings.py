@@ -548,7 +548,13 @@ class RealityBondPolicy(BaseModel):
         return self
 
 
-_REALITY_ANSWERABLE = {0: "bool", 2: "single-select"}
+_REALITY_ANSWERABLE = {
+    0: "bool",
+    1: "uint",
+    2: "single-select",
+    3: "multiple-select",
+    4: "datetime",
+}
 
 
 class RealitySourceConfig(BaseModel):
@@ -565,7 +571,10 @@ class RealitySourceConfig(BaseModel):
         None, description="Only questions naming one of these arbitrators; null: any."
     )
     templates: tuple[int, ...] = Field(
-        (0, 2), description="Built-in templates answered: 0 bool, 2 single-select."
+        (0, 2),
+        description="Built-in templates answered: 0 bool, 2 single-select; 1 uint (a number "
+        "with 18 decimals), 3 multiple-select (a set of the options) and 4 datetime (Unix "
+        "seconds) are answered by a value the agents write, when listed.",
     )
     askers: tuple[str, ...] | None = Field(
         None, description="Only questions asked by these accounts; null: anyone's."
@@ -617,12 +626,12 @@ class RealitySourceConfig(BaseModel):
             raise ValueError("name at least one template id")
         for template in value:
             if template not in _REALITY_ANSWERABLE:
-                # The daemon's verdict is one outcome: numbers, dates and sets of outcomes
-                # are not answers it gives.
+                # Custom templates (5 and up) are refused: their JSON is not read.
                 raise ValueError(
-                    f"template {template}: the daemon answers one outcome; only 0 (bool) and "
-                    "2 (single-select) can be answered"
+                    f"template {template}: only the built-in templates 0 to 4 can be answered"
                 )
+        if len(set(value)) != len(value):
+            raise ValueError("a template id is named twice")
         return value
 
 
