@@ -87,6 +87,7 @@ from oracle.chain.reality import (
     RealityAnswerer,
     RealityETH,
 )
+from oracle.chain.reality_arbitration import ArbitrationRequester
 from oracle.chain.rpc import RpcPool
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
@@ -110,8 +111,10 @@ from oracle.core.reality import (
     value_format_of,
 )
 from oracle.core.reality_policy import (
+    ArbitrationPolicy,
     BondPolicy,
     after_superseded,
+    arbitration_due,
     cap_refusal,
     first_bond,
     superseded,
@@ -132,6 +135,7 @@ from oracle.daemon.ports import (
 from oracle.daemon.settings import RealitySourceConfig
 from oracle.errors import (
     AnswerLost,
+    ArbitrationRefused,
     BondRefused,
     ChainError,
     RealityQuestionError,
@@ -337,12 +341,26 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         self._superseded_seen: set[tuple[str, int]] = set()  # (market, bond) reported
         self._claims_counted: set[str] = set()
         self._losses_counted: set[str] = set()
+        self._arbitration: ArbitrationRequester | None = None
+        self._arbitration_policy = (
+            ArbitrationPolicy(
+                max_fee=config.arbitration.max_fee_wei,
+                bond_threshold=config.arbitration.bond_threshold_wei,
+            )
+            if config.arbitration.max_fee_wei is not None
+            else None
+        )
 
     # -- connection ---------------------------------------------------------------------------
 
     def _started(self, parts: RealityParts) -> dict[str, str]:
         self._ours = _OurAnswers(parts)
         self._others = _OthersAnswers(parts)
+        arbitration = self.config.arbitration
+        if arbitration.request != "never" and arbitration.max_fee_wei is not None:
+            self._arbitration = ArbitrationRequester(
+                parts.manager, parts.reality, max_fee=arbitration.max_fee_wei
+            )
         return {"contract": parts.reality.address, "answerer": parts.manager.address}
 
     async def _report_bonds(self) -> Holdings:
@@ -715,7 +733,10 @@ class RealityVenue(ConnectedVenue[RealityParts]):
 
     async def challenge(self, market: MarketRef, outcome: str) -> Challenged:
         """Answer `outcome` over another's answer, a person having confirmed it (see the
-        module docstring): once per round."""
+        module docstring): once per round. A confirmed arbitration offer requests
+        arbitration instead (`request_arbitration`)."""
+        if market.submission.get("challenge") == "arbitrate":
+            return await self.request_arbitration(market, outcome)
         if self.config.counter_answer != "after_review":
             raise ResolverError(
                 f"source {self.name}: counter_answer is {self.config.counter_answer}: "
@@ -907,8 +928,11 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             ):
                 return Resolution(ResolutionStatus.PROPOSED, None, float(view.finalize_ts))
             holdings = await self._report_bonds()
+            arbitration = await self._arbitration_offer(market, question, view, holdings)
         except ChainError as error:
             raise ResolverError(f"source {self.name}: {error}") from None
+        if arbitration is not None:
+            return arbitration
         decision, why = after_superseded(
             self.policy,
             current_bond=view.bond,
@@ -1066,4 +1090,165 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             market=market.market_id,
             bond=ours,
             final_answer=HexBytes(view.best_answer).to_0x_hex(),
+        )
+
+    # -- arbitration --------------------------------------------------------------------------
+
+    async def _arbitration_offer(
+        self,
+        market: MarketRef,
+        question: RealityQuestion,
+        view: QuestionView,
+        holdings: Holdings,
+    ) -> Resolution | None:
+        """Our answer was superseded: with `arbitration.request: after_review`, the question
+        open and the policy's conditions met (`arbitration_due`: the next bond at the
+        threshold or past a cap, the fee read from the question's arbitrator below what is
+        at stake), a DISPUTED resolution whose receipt offers a person `arbitrate`; else
+        None (the bond policy decides)."""
+        if self._arbitration is None or self._arbitration_policy is None:
+            return None
+        if view.phase != Phase.OPEN:
+            return None
+        ours = int(market.submission.get("ours_on_question", 0))
+        next_bond = view.next_bond
+        past_cap = (
+            cap_refusal(
+                self.policy, bond=next_bond, ours_on_question=ours, at_risk=holdings.at_risk
+            )
+            is not None
+        )
+        arbitrator, fee = await self._arbitration.fee(view.question_id)
+        at_stake = ours + view.bond
+        due, why = arbitration_due(
+            self._arbitration_policy,
+            next_bond=next_bond,
+            past_cap=past_cap,
+            fee=fee,
+            at_stake=at_stake,
+        )
+        if not due:
+            emit(
+                logger,
+                logging.INFO,
+                "reality.arbitration_not_offered",
+                source=self.name,
+                market=market.market_id,
+                reason=why,
+            )
+            return None
+        theirs = outcome_of_answer(question, view.best_answer)
+        reason = (
+            f"our {market.submission.get('our_outcome')} was superseded by {theirs} at a bond "
+            f"of {view.bond} wei: {why}; arbitration by {arbitrator} is offered to a person"
+        )
+        offer = await self._defence_offer(market, question, view, theirs, reason)
+        details = {**offer.details, "arbitrator": arbitrator, "arbitration_fee": fee}
+        disagreement = (
+            f"{offer.disagreement}. Confirming asks the question's arbitrator {arbitrator} to "
+            f"rule, paying its fee ({fee} wei now; read again when sent, never above "
+            f"{self._arbitration_policy.max_fee})"
+        )
+        emit(
+            logger,
+            logging.WARNING,
+            "reality.arbitration_offered",
+            source=self.name,
+            market=market.market_id,
+            fee=fee,
+            reason=why,
+        )
+        return Resolution(
+            ResolutionStatus.DISPUTED,
+            None,
+            float(view.finalize_ts),
+            reason=reason,
+            receipt=replace(
+                offer, details=details, disagreement=disagreement, challenge="arbitrate"
+            ),
+        )
+
+    async def request_arbitration(self, market: MarketRef, outcome: str) -> Challenged:
+        """A person confirmed (and a second approved) asking the question's arbitrator to
+        rule for `outcome`: read the question again (moved on, finalized, frozen, already
+        showing the decided answer: recorded, nothing sent), then `requestArbitration` with
+        `max_previous` the bond confirmed against, paying the fee read from the question's
+        arbitrator (within `arbitration.max_fee_wei`), once. The question is then pending
+        arbitration: the market waits in `disputed` and follows the ruling."""
+        qid = market.details["question_id"]
+        try:
+            await self._ready()  # the requester is made when the venue connects
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        if self._arbitration is None:
+            raise ResolverError(
+                f"source {self.name}: arbitration.request is never: no arbitration is requested",
+                retryable=False,
+            )
+        try:
+            question = self._question(market.details)
+            answer = encode_value(question, outcome, allow_too_soon=self.config.allow_unresolved)
+        except RealityQuestionError as error:
+            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        planned = int(market.submission.get("bond_seen", 0))
+        try:
+            parts = await self._ready()
+            view = await parts.reality.get_question(qid)
+            history = await parts.reality.history(qid, market.details["block_number"])
+            if await parts.manager.intent(self._arbitration.key(qid, planned)) is None:
+                moot = self._counter_moot(view, answer, planned)
+                if moot is not None:
+                    emit(
+                        logger,
+                        logging.INFO,
+                        "reality.arbitration_moot",
+                        source=self.name,
+                        reason=moot,
+                    )
+                    return Challenged(
+                        None,
+                        moot,
+                        await self._standing(
+                            parts, question, view, history, answer=answer, outcome=outcome
+                        ),
+                    )
+            try:
+                sent = await self._arbitration.request(qid, planned)
+            except ArbitrationRefused as refused:
+                view = await parts.reality.get_question(qid)
+                return Challenged(
+                    None,
+                    f"{refused}: nothing was sent",
+                    await self._standing(
+                        parts, question, view, history, answer=answer, outcome=outcome
+                    ),
+                )
+            view = await parts.reality.get_question(qid)
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        inclusion = sent.intent.inclusion
+        details = {
+            **self._details(view, history, answer, outcome, parts.manager.address),
+            "arbitrator": sent.arbitrator,
+            "arbitration_fee": sent.fee,
+            "arbitration_requested": sent.intent.key,
+        }
+        emit(
+            logger,
+            logging.WARNING,
+            "reality.arbitration_requested",
+            source=self.name,
+            market=market.market_id,
+            fee=sent.fee,
+            arbitrator=sent.arbitrator,
+        )
+        return Challenged(
+            ChallengeSent.DISPUTED,
+            f"arbitration requested from {sent.arbitrator} for {outcome}, paying {sent.fee} wei",
+            Receipt(
+                reference=inclusion.tx_hash if inclusion is not None else sent.intent.key,
+                final_after=float(view.finalize_ts or view.now),
+                gas_used=inclusion.gas_used if inclusion is not None else 0,
+                details=details,
+            ),
         )

@@ -548,6 +548,36 @@ class RealityBondPolicy(BaseModel):
         return self
 
 
+class RealityArbitration(BaseModel):
+    """`market_sources[].arbitration` of kind `reality`: when a bond war on our superseded
+    answer goes to the question's arbitrator (its fee read from the arbitrator the
+    question names, never from here)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    request: Literal["never", "after_review"] = Field(
+        "never",
+        description="never: the daemon never requests arbitration; after_review: it offers "
+        "it in the review queue and requests it (paying the fee) once a person decided and "
+        "a second approved (four-eyes).",
+    )
+    bond_threshold_wei: int | None = Field(
+        None,
+        gt=0,
+        description="Offer arbitration when the next answer would need at least this bond; "
+        "null: only when a defence is past a bond cap.",
+    )
+    max_fee_wei: int | None = Field(
+        None, gt=0, description="The largest arbitration fee paid; required with after_review."
+    )
+
+    @model_validator(mode="after")
+    def _capped(self) -> RealityArbitration:
+        if self.request == "after_review" and self.max_fee_wei is None:
+            raise ValueError("request: after_review needs max_fee_wei (a cap on the fee paid)")
+        return self
+
+
 _REALITY_ANSWERABLE = {
     0: "bool",
     1: "uint",
@@ -593,6 +623,10 @@ class RealitySourceConfig(BaseModel):
         False,
         description="Send each answer as a commitment, then reveal it (against front-running); "
         "the reveal must land within a question's timeout / 8 of the commitment.",
+    )
+    arbitration: RealityArbitration = Field(
+        default_factory=RealityArbitration,
+        description="Arbitration of a bond war on our superseded answer, after review.",
     )
     counter_answer: Literal["never", "after_review"] = Field(
         "never",

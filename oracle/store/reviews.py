@@ -38,7 +38,7 @@ from sqlmodel import col, select
 
 from oracle.core.lifecycle import MarketEvent, MarketState
 from oracle.core.markets import decision_problem, value_format
-from oracle.core.review_rules import Action, approval_reason, may
+from oracle.core.review_rules import Action, approval_reason, may, offer_approval_reason
 from oracle.errors import AccessDenied, StaleDecision, StoreError
 from oracle.store._transaction import MARKET, Transactions, market_row
 from oracle.store.console import ConsoleRecords
@@ -98,6 +98,7 @@ _OFFERED_IN = {
     "dispute": MarketState.SUBMITTED.value,
     "counter_answer": MarketState.SUBMITTED.value,
     "defend": MarketState.DISPUTED.value,
+    "arbitrate": MarketState.DISPUTED.value,
 }
 
 
@@ -307,6 +308,10 @@ class Reviews(ConsoleRecords, Transactions):
             }
             current = _market_values(connection, market_id)
             offer = challenge_offer(current)
+            if offer is not None and needs is None:
+                needs = offer_approval_reason(offer.action)
+                decision["approval_reason"] = needs
+                details["needs_approval"] = needs
             if (
                 current["state"] in (MarketState.SUBMITTED.value, MarketState.DISPUTED.value)
                 and offer is None
