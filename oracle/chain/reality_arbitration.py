@@ -26,11 +26,12 @@ from dataclasses import dataclass
 from eth_utils.address import to_checksum_address
 
 from oracle.chain.contracts import _Contract
+from oracle.chain.deploy import creation_code
 from oracle.chain.intents import Intent, IntentState
 from oracle.chain.reality import RealityETH, question_bytes
 from oracle.chain.txmanager import TxManager, TxRequest
 from oracle.core.reality import Phase
-from oracle.errors import ArbitrationRefused, TxError, TxReverted
+from oracle.errors import ArbitrationRefused, DeploymentError, TxError, TxReverted
 from oracle.log import emit
 
 logger = logging.getLogger(__name__)
@@ -154,3 +155,33 @@ class ArbitrationRequester:
             fee=fee,
         )
         return ArbitrationRequest(intent, to_checksum_address(arbitrator.address), fee)
+
+
+async def deploy_reality_arbitrator(manager: TxManager, reality: str, fee: int, *, run: str) -> str:
+    """Deploy Reality.eth's `Arbitrator` for `reality` (development chains and tests),
+    owned by the manager's signer, its default dispute fee `fee`."""
+    created = await manager.submit(
+        TxRequest(
+            key=f"reality-deploy:{run}:npm-arbitrator", to=None, data=creation_code(ARBITRATOR)
+        )
+    )
+    if created.state != IntentState.CONFIRMED or created.inclusion is None:
+        raise TxError(f"deploying {ARBITRATOR}: ended {created.state.value}: {created.error}")
+    address = created.inclusion.contract_address
+    if address is None:
+        raise DeploymentError(f"deploying {ARBITRATOR}: the receipt has no contract address")
+    arbitrator = RealityArbitrator(manager.pool, address)
+    for function, argument in (
+        ("setRealitio", to_checksum_address(reality)),
+        ("setDisputeFee", fee),
+    ):
+        intent = await manager.submit(
+            TxRequest(
+                key=f"reality-deploy:{run}:npm-arbitrator:{function}",
+                to=arbitrator.address,
+                data=arbitrator.encode(function, argument),
+            )
+        )
+        if intent.state != IntentState.CONFIRMED:
+            raise TxError(f"{ARBITRATOR}.{function}: ended {intent.state.value}: {intent.error}")
+    return arbitrator.address
