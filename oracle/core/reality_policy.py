@@ -144,7 +144,7 @@ def arbitration_due(
     if fee >= at_stake:
         return (
             False,
-            f"{trigger}, but the arbitrator's fee {fee} wei is not below the {at_stake} wei ",
+            f"{trigger}, but the arbitrator's fee {fee} wei is not below the {at_stake} wei "
             "at stake",
         )
     return True, f"{trigger}; the arbitrator's fee {fee} wei is below the {at_stake} wei at stake"
