@@ -88,6 +88,7 @@ from oracle.chain.reality import (
     RealityETH,
 )
 from oracle.chain.reality_arbitration import ArbitrationRequester
+from oracle.chain.reality_reopen import reopen_question, reopened_as
 from oracle.chain.rpc import RpcPool
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
@@ -100,6 +101,7 @@ from oracle.core.reality import (
     NO,
     NULL_HASH,
     TOO_EARLY,
+    TOO_SOON_ANSWER,
     YES,
     Phase,
     QuestionKind,
@@ -465,6 +467,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         """Answer `outcome` on the market's question, once per round (see the module
         docstring); the proof checksum stays with the market: Reality.eth has no place
         for it."""
+        market = await self._following(market)
         qid = market.details["question_id"]
         try:
             question = self._question(market.details)
@@ -735,6 +738,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         """Answer `outcome` over another's answer, a person having confirmed it (see the
         module docstring): once per round. A confirmed arbitration offer requests
         arbitration instead (`request_arbitration`)."""
+        market = await self._following(market)
         if market.submission.get("challenge") == "arbitrate":
             return await self.request_arbitration(market, outcome)
         if self.config.counter_answer != "after_review":
@@ -894,6 +898,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         )
 
     async def state(self, market: MarketRef) -> Resolution:
+        market = await self._following(market)
         qid = market.details["question_id"]
         try:
             question = self._question(market.details)
@@ -903,6 +908,8 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             await self._ready()
             assert self._parts is not None
             view = await self._parts.reality.get_question(qid)
+            if view.phase == Phase.FINALIZED and view.best_answer == TOO_SOON_ANSWER:
+                return await self._after_too_soon(market, view)
             if view.phase == Phase.FINALIZED:
                 outcome = outcome_of_answer(question, view.best_answer)
                 return Resolution(
@@ -1021,6 +1028,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         """Claim what the finalized question owes us and withdraw it, once: the last
         transaction's hash, or None when nothing of ours is to claim (no gas is spent
         claiming for others); ResolverError while it cannot be claimed yet."""
+        market = await self._following(market)
         qid = market.details["question_id"]
         try:
             parts = await self._ready()
@@ -1175,6 +1183,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         `max_previous` the bond confirmed against, paying the fee read from the question's
         arbitrator (within `arbitration.max_fee_wei`), once. The question is then pending
         arbitration: the market waits in `disputed` and follows the ruling."""
+        market = await self._following(market)
         qid = market.details["question_id"]
         try:
             await self._ready()  # the requester is made when the venue connects
@@ -1251,4 +1260,71 @@ class RealityVenue(ConnectedVenue[RealityParts]):
                 gas_used=inclusion.gas_used if inclusion is not None else 0,
                 details=details,
             ),
+        )
+
+    # -- answered too soon, reopened ------------------------------------------------------------
+
+    async def _following(self, market: MarketRef) -> MarketRef:
+        """The market as its venue now asks it: when its question was reopened (settled
+        too soon, then `reopenQuestion`), the reopening stands in for it (the market's
+        `question_id` is the reopening's; `reopens` keeps the original). The text, template,
+        arbitrator, timeout and opening time are the original's: the contract checks so."""
+        original = market.details.get("reopens") or market.details["question_id"]
+        try:
+            parts = await self._ready()
+            reopening = await reopened_as(parts.reality, original)
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        if reopening is None:
+            return market
+        details = {
+            **market.details,
+            "question_id": HexBytes(reopening).to_0x_hex(),
+            "reopens": original,
+        }
+        return replace(market, details=details)
+
+    async def _after_too_soon(self, market: MarketRef, view: QuestionView) -> Resolution:
+        """The question finalized as answered too soon (0xff..fe): with `reopen`, reopen it
+        (once; a reopening settled too soon again is replaced by reopening the original)
+        and report RESET, so the market is researched again and answers the reopening;
+        without, DISPUTED: a person decides."""
+        qid = view.id_hex
+        if not self.config.reopen:
+            return Resolution(
+                ResolutionStatus.DISPUTED,
+                reason=f"question {qid} finalized as answered too soon and reopen is off: a "
+                "person decides (reopen it by hand, or accept it)",
+            )
+        assert self._parts is not None
+        details = market.details
+        original = details.get("reopens") or qid
+        try:
+            reopening = await reopen_question(
+                self._parts.manager,
+                self._parts.reality,
+                original=original,
+                template_id=int(details["template_id"]),
+                text=details["text"],
+                arbitrator=details["arbitrator"],
+                timeout=int(details["timeout"]),
+                opening_ts=int(details["opening_ts"]),
+                min_bond=view.min_bond,
+            )
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: reopening {original}: {error}") from None
+        reopened = HexBytes(reopening).to_0x_hex()
+        emit(
+            logger,
+            logging.WARNING,
+            "reality.reopened",
+            source=self.name,
+            market=market.market_id,
+            question=original,
+            reopening=reopened,
+        )
+        return Resolution(
+            ResolutionStatus.RESET,
+            reason=f"question {qid} finalized as answered too soon; reopened as {reopened}: "
+            "researched again and answered there as the same market",
         )

@@ -624,6 +624,13 @@ class RealitySourceConfig(BaseModel):
         description="Send each answer as a commitment, then reveal it (against front-running); "
         "the reveal must land within a question's timeout / 8 of the commitment.",
     )
+    reopen: bool = Field(
+        True,
+        description="A question finalized as answered too soon (0xff..fe): reopen it "
+        "(reopenQuestion, same text, arbitrator, timeout, opening_ts and min_bond; gas only, "
+        "its bounty moves over) and answer the reopening as the same market; false: a person "
+        "decides.",
+    )
     arbitration: RealityArbitration = Field(
         default_factory=RealityArbitration,
         description="Arbitration of a bond war on our superseded answer, after review.",
