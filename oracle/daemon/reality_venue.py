@@ -7,7 +7,14 @@ Each question becomes a market whose external id is the question id, whose quest
 its title, whose outcomes are YES and NO for a bool question or the labels of a
 single-select one (INVALID is always open to the agents; TOO_EARLY, Reality.eth's
 "answered too soon", only with `allow_unresolved`), due at its `opening_ts` (before it
-nobody can answer). A question the daemon cannot read exactly is skipped with a line.
+nobody can answer). A uint, datetime or multiple-select question is a value market
+(`oracle.core.values`; `encode_value` / `decode_value` as Reality.eth's tools encode it).
+A question the daemon cannot read exactly is skipped with a line.
+
+A question finalized as answered too soon is reopened (`reopen`) and the reopening
+answered as the same market (every call follows `reopened_questions`, `_following`); a
+bond war on our superseded answer may be offered to a person for arbitration by the
+question's arbitrator (`arbitration`, `request_arbitration`, four-eyes).
 
 `propose` answers through `RealityAnswerer` (one intent per round, `max_previous` the
 bond replied to): the first answer posts the bond policy's `initial_wei` (the question's
