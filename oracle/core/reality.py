@@ -443,7 +443,9 @@ def value_format_of(question: RealityQuestion) -> ValueFormat | None:
     if question.kind == QuestionKind.UINT:
         return ValueFormat(kind="number", decimals=question.decimals)
     if question.kind == QuestionKind.DATETIME:
-        return ValueFormat(kind="datetime")
+        # Template 4 names no precision: Reality.eth's tools then take a day (their
+        # `getAnswerString` marks a finer time "[Invalid datetime]").
+        return ValueFormat(kind="datetime", precision="d")
     if question.kind == QuestionKind.MULTIPLE_SELECT:
         return ValueFormat(kind="set")
     return None

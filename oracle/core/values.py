@@ -15,7 +15,10 @@ tolerance: a number within a rounding of another is another answer). A market's
   (`value_to_int`) is the number times 10**decimals.
 * `datetime`: a moment in UTC, written ISO 8601 (`2024-05-01`, midnight UTC, or
   `2024-05-01T12:30:00Z`, an offset or none: UTC) or as Unix seconds (`1714566600`).
-  Canonical: `YYYY-MM-DDTHH:MM:SSZ`. Its integer is the Unix time in seconds.
+  Canonical: `YYYY-MM-DDTHH:MM:SSZ`. Its integer is the Unix time in seconds. With a
+  `precision` (Reality.eth's: `Y` year, `m` month, `d` day, `H` hour, `i` minute, `s`
+  second) a moment finer than it is refused (2024-05-01T12:30Z is no day), and at `d` or
+  coarser the canonical spelling is the date, `YYYY-MM-DD`.
 * `set`: some of the market's options (its outcome labels), written as a JSON list of
   labels (`["Red", "Blue"]`; `[]` for none), each once, matched as written or, when only
   one label matches, ignoring case. Canonical: the JSON list in the options' order. Its
@@ -46,6 +49,15 @@ _DATETIME = re.compile(
 )
 
 ValueKind = Literal["number", "datetime", "set"]
+Precision = Literal["Y", "m", "d", "H", "i", "s"]
+_PRECISION_WORDS = {
+    "Y": "a year (January 1, midnight UTC)",
+    "m": "a month (its first day, midnight UTC)",
+    "d": "a day (midnight UTC)",
+    "H": "an hour (on the hour, UTC)",
+    "i": "a minute (on the minute, UTC)",
+    "s": "a second",
+}
 
 
 class ValueFormat(BaseModel):
@@ -55,6 +67,7 @@ class ValueFormat(BaseModel):
 
     kind: ValueKind
     decimals: int = Field(0, ge=0, le=MAX_DECIMALS)
+    precision: Precision | None = None  # datetime only; None: to the second
 
 
 def _text(text: object) -> str:
@@ -154,8 +167,30 @@ def value_to_int(value_format: ValueFormat, text: str, options: Sequence[str] = 
     if value_format.kind == "number":
         return _number(value_format, body)
     if value_format.kind == "datetime":
-        return _seconds(body)
+        seconds = _seconds(body)
+        _check_precision(value_format, seconds, body)
+        return seconds
     return _mask(options, body)
+
+
+def _finer_than(precision: str, moment: datetime) -> bool:
+    parts = {
+        "Y": (moment.month - 1, moment.day - 1, moment.hour, moment.minute, moment.second),
+        "m": (moment.day - 1, moment.hour, moment.minute, moment.second),
+        "d": (moment.hour, moment.minute, moment.second),
+        "H": (moment.minute, moment.second),
+        "i": (moment.second,),
+        "s": (),
+    }
+    return any(parts[precision])
+
+
+def _check_precision(value_format: ValueFormat, seconds: int, shown: str) -> None:
+    precision = value_format.precision
+    if precision is not None and _finer_than(precision, datetime.fromtimestamp(seconds, UTC)):
+        raise ValueError(
+            f"{shown[:40]!r} is more precise than the question asks: {_PRECISION_WORDS[precision]}"
+        )
 
 
 def int_to_value(value_format: ValueFormat, value: int, options: Sequence[str] = ()) -> str:
@@ -173,7 +208,11 @@ def int_to_value(value_format: ValueFormat, value: int, options: Sequence[str] =
     if value_format.kind == "datetime":
         if value > MAX_SECONDS:
             raise ValueError(f"{value} seconds is after the year 9999")
-        return datetime.fromtimestamp(value, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        _check_precision(value_format, value, str(value))
+        moment = datetime.fromtimestamp(value, UTC)
+        if value_format.precision in ("Y", "m", "d"):
+            return moment.strftime("%Y-%m-%d")
+        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
     if value >> len(options):
         raise ValueError(f"the bitmask {value:#x} names options past the {len(options)} there are")
     return json.dumps([o for i, o in enumerate(options) if value >> i & 1], ensure_ascii=False)
@@ -197,6 +236,11 @@ def describe(value_format: ValueFormat) -> str:
             "thousands separator or unit), such as 12 or 0.5"
         )
     if value_format.kind == "datetime":
+        if value_format.precision in ("Y", "m", "d"):
+            return (
+                f"a date written ISO 8601, such as 2024-05-01, for "
+                f"{_PRECISION_WORDS[value_format.precision]}"
+            )
         return (
             "a moment in UTC written ISO 8601, such as 2024-05-01T12:30:00Z (or 2024-05-01 "
             "for midnight UTC)"

@@ -459,7 +459,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
                 # Counted on by discovery (`oracle.core.markets.clean_spec`).
                 **({HIDDEN_CHARACTERS: question.hidden} if question.hidden else {}),
                 # A uint, datetime or multiple-select is answered by a value.
-                **({VALUE_FORMAT: values.model_dump()} if values is not None else {}),
+                **({VALUE_FORMAT: values.model_dump(exclude_none=True)} if values else {}),
             },
             awaits_settlement=self.config.claim,
         )

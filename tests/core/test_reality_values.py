@@ -53,6 +53,7 @@ def test_the_templates_give_each_kind_its_format() -> None:
     assert value_format_of(UINT).kind == "number"  # type: ignore[union-attr]
     assert value_format_of(UINT).decimals == 18  # type: ignore[union-attr]
     assert value_format_of(DATE).kind == "datetime"  # type: ignore[union-attr]
+    assert value_format_of(DATE).precision == "d"  # type: ignore[union-attr]
     assert value_format_of(MULTI).kind == "set"  # type: ignore[union-attr]
     assert value_format_of(question(QuestionKind.BOOL)) is None
 
@@ -63,11 +64,18 @@ def test_every_uint_the_tools_write_reads_back(value: int) -> None:
     assert encode_value(UINT, text) == word(value)
 
 
-@given(st.integers(0, MAX_SECONDS))
-def test_every_time_the_tools_write_reads_back(seconds: int) -> None:
+@given(st.integers(0, MAX_SECONDS // 86_400))
+def test_every_day_the_tools_write_reads_back(days: int) -> None:
+    seconds = days * 86_400  # template 4 names no precision: the tools take a day
     text = decode_value(DATE, word(seconds))
-    assert text.endswith("Z")
+    assert len(text) == len("2024-05-01")
     assert encode_value(DATE, text) == word(seconds)
+
+
+@given(st.integers(0, MAX_SECONDS).filter(lambda s: s % 86_400))
+def test_a_time_finer_than_a_day_names_no_answer_to_template_4(seconds: int) -> None:
+    with pytest.raises(RealityQuestionError, match="more precise than the question asks"):
+        decode_value(DATE, word(seconds))
 
 
 @given(st.integers(0, 2 ** len(WORDS) - 1))
@@ -84,7 +92,10 @@ def test_the_documented_examples() -> None:
     assert encode_value(MULTI, '["Twitter", "bigly"]') == word(9)
     assert encode_value(UINT, "1.5") == word(15 * 10**17)
     assert decode_value(UINT, word(2 * 10**18)) == "2"
-    assert encode_value(DATE, "2024-05-01T12:30:00Z") == word(1_714_566_600)
+    assert encode_value(DATE, "2024-05-01") == word(1_714_521_600)
+    assert encode_value(DATE, "2024-05-01T00:00:00Z") == word(1_714_521_600)
+    with pytest.raises(RealityQuestionError, match="a day"):
+        encode_value(DATE, "2024-05-01T12:30:00Z")
 
 
 @pytest.mark.parametrize("kind", [QuestionKind.UINT, QuestionKind.DATETIME])
@@ -110,4 +121,4 @@ def test_a_value_that_is_a_reserved_answer_or_no_value_is_refused() -> None:
     with pytest.raises(RealityQuestionError, match="past the 4"):
         decode_value(MULTI, word(16))
     with pytest.raises(RealityQuestionError, match="after the year 9999"):
-        decode_value(DATE, word(MAX_SECONDS + 1))
+        decode_value(DATE, word(MAX_SECONDS + 86_400))

@@ -216,3 +216,30 @@ def test_a_persons_decision_on_a_value_market_is_a_canonical_value() -> None:
     assert "not a number" in str(decision_problem((), NUMBER, "two"))
     assert decision_problem(COLOURS, SET, '["Red", "Blue"]') is None
     assert "JSON list" in str(decision_problem(COLOURS, SET, "Red"))
+
+
+@pytest.mark.parametrize(
+    ("precision", "fine", "coarse", "canonical"),
+    [
+        ("Y", "2024-02-01", "2024-01-01", "2024-01-01"),
+        ("m", "2024-05-02", "2024-05-01", "2024-05-01"),
+        ("d", "2024-05-01T12:00:00Z", "2024-05-01T00:00:00Z", "2024-05-01"),
+        ("H", "2024-05-01T12:30:00Z", "2024-05-01T12:00:00Z", "2024-05-01T12:00:00Z"),
+        ("i", "2024-05-01T12:30:01Z", "2024-05-01T12:30:00Z", "2024-05-01T12:30:00Z"),
+    ],
+)
+def test_a_time_finer_than_its_precision_is_refused(
+    precision: str, fine: str, coarse: str, canonical: str
+) -> None:
+    value_format = ValueFormat(kind="datetime", precision=precision)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="more precise than the question asks"):
+        value_to_int(value_format, fine)
+    assert canonical_value(value_format, coarse) == canonical
+
+
+@given(st.integers(0, MAX_SECONDS // 86_400))
+def test_a_day_reads_back_as_a_date(days: int) -> None:
+    day = ValueFormat(kind="datetime", precision="d")
+    text = int_to_value(day, days * 86_400)
+    assert value_to_int(day, text) == days * 86_400
+    assert "T" not in text

@@ -113,9 +113,9 @@ def test_a_number_a_set_and_a_time_are_answered_final_and_claimed(
     launch = ask_value(
         world,
         QuestionKind.DATETIME,
-        "When did the rocket launch?",
-        [(agent, "2024-05-01T12:30:00Z", 0.9) for agent in ("alpha", "beta", "gamma")],
-        values={"kind": "datetime"},
+        "On which day did the rocket launch?",
+        [(agent, "2024-05-01", 0.9) for agent in ("alpha", "beta", "gamma")],
+        values={"kind": "datetime", "precision": "d"},
     )
     settings = world.config(
         f"sqlite:///{tmp_path / 'oracle.db'}", source={"templates": [0, 1, 2, 3, 4]}
@@ -128,7 +128,7 @@ def test_a_number_a_set_and_a_time_are_answered_final_and_claimed(
     expected = {
         number: (word(2_750_000_000_000_000_000), "2.75", []),
         colours: (word(0b101), '["Red", "Blue"]', COLOURS),
-        launch: (word(1_714_566_600), "2024-05-01T12:30:00Z", []),
+        launch: (word(1_714_521_600), "2024-05-01", []),
     }
     for market_id, (answer, outcome, options) in expected.items():
         market = store.get_market(market_id)
