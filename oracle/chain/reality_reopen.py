@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from eth_utils.crypto import keccak
 
-from oracle.chain.intents import IntentState
+from oracle.chain.intents import Intent, IntentState
 from oracle.chain.reality import RealityETH, question_bytes
 from oracle.chain.txmanager import TxManager, TxRequest
 from oracle.core.reality import NULL_HASH, question_id
@@ -92,3 +92,16 @@ async def reopen_question(
         raise TxError(f"{key}: ended {intent.state.value}: {intent.error}")
     standing = await reopened_as(reality, first)
     return standing if standing is not None else reopening
+
+
+def register_reopen_check(manager: TxManager) -> None:
+    """The pre-send check of reopenings found in the store after a restart: done once the
+    original's reopening is no longer the one the intent replaces."""
+
+    async def done(intent: Intent) -> bool:
+        original, replaced = intent.key.rsplit(":", 2)[1:]
+        reality = RealityETH(manager.pool, intent.to or "")
+        standing = await reopened_as(reality, original) or NULL_HASH
+        return standing != bytes.fromhex(replaced[2:])
+
+    manager.register_precheck(REOPEN_PREFIX, done)
