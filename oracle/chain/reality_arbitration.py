@@ -23,7 +23,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from eth_abi.exceptions import DecodingError
 from eth_utils.address import to_checksum_address
+from web3.exceptions import ContractLogicError
 
 from oracle.chain.contracts import _Contract
 from oracle.chain.deploy import creation_code
@@ -31,7 +33,13 @@ from oracle.chain.intents import Intent, IntentState
 from oracle.chain.reality import RealityETH, question_bytes
 from oracle.chain.txmanager import TxManager, TxRequest
 from oracle.core.reality import Phase
-from oracle.errors import ArbitrationRefused, DeploymentError, TxError, TxReverted
+from oracle.errors import (
+    ArbitrationRefused,
+    ChainError,
+    DeploymentError,
+    TxError,
+    TxReverted,
+)
 from oracle.log import emit
 
 logger = logging.getLogger(__name__)
@@ -46,7 +54,15 @@ class RealityArbitrator(_Contract):
     artifact_name = ARBITRATOR
 
     async def dispute_fee(self, qid: bytes | str) -> int:
-        return int(await self.read("getDisputeFee", question_bytes(qid)))
+        """`getDisputeFee(question_id)`; ChainError when the arbitrator does not answer it
+        (another interface, or no code at its address)."""
+        try:
+            return int(await self.read("getDisputeFee", question_bytes(qid)))
+        except (ContractLogicError, DecodingError) as error:
+            raise ChainError(
+                f"arbitrator {self.address}: getDisputeFee does not answer ({error}): not "
+                "Reality.eth's arbitrator interface"
+            ) from None
 
 
 @dataclass(frozen=True)

@@ -1133,7 +1133,21 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             )
             is not None
         )
-        arbitrator, fee = await self._arbitration.fee(view.question_id)
+        try:
+            arbitrator, fee = await self._arbitration.fee(view.question_id)
+        except ChainError as error:
+            # An arbitrator that does not answer getDisputeFee (not Reality.eth's
+            # interface, or no code): no arbitration is offered; the bond policy decides.
+            emit(
+                logger,
+                logging.WARNING,
+                "reality.arbitration_fee_unread",
+                source=self.name,
+                market=market.market_id,
+                arbitrator=view.arbitrator,
+                error=str(error)[:300],
+            )
+            return None
         at_stake = ours + view.bond
         due, why = arbitration_due(
             self._arbitration_policy,

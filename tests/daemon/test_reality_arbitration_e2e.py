@@ -204,3 +204,31 @@ def test_the_fee_is_read_from_the_questions_arbitrator_and_a_fee_past_the_cap_is
     ]
     assert _fees_paid_to_arbitrator(world) == []
     assert not world.pending(market_id)
+
+
+def test_an_arbitrator_that_names_no_fee_leaves_the_bond_policy_to_decide(
+    anvil: Anvil, tmp_path: Path
+) -> None:
+    # The tests' own arbitrator has no getDisputeFee: nothing is offered, nothing paid.
+    plain = RealityWorld(anvil, tmp_path)
+    market_id = plain.ask("Did the museum reopen?", AGREED)
+    settings = plain.config(
+        f"sqlite:///{tmp_path / 'oracle.db'}",
+        source={
+            "arbitration": {
+                "request": "after_review",
+                "bond_threshold_wei": INITIAL,
+                "max_fee_wei": FEE,
+            }
+        },
+    )
+    one_pass(settings)
+    plain.counter(market_id, NO_WORD)
+    one_pass(settings)
+    store = open_store(settings)
+    market = store.get_market(market_id)
+    assert market.state == MarketState.DISPUTED
+    assert "challenge" not in market.submission
+    assert "sends superseded answers to a person" in store.audit(market_id)[-1].reason
+    assert _arbitration_keys(store) == []
+    store.engine.dispose()
