@@ -1043,6 +1043,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             view = await parts.reality.get_question(qid)
             if view.phase != Phase.FINALIZED:
                 raise ResolverError(f"source {self.name}: question {qid} is not finalized yet")
+            await self._claim_reopened(parts, market)
             won = await self._ours.payout(view)
             held = await parts.reality.balance_of(parts.manager.address)
             # Nothing of ours won: claiming would pay gas to credit others. Still withdraw
@@ -1348,4 +1349,35 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             ResolutionStatus.RESET,
             reason=f"question {qid} finalized as answered too soon; reopened as {reopened}: "
             "researched again and answered there as the same market",
+        )
+
+    async def _claim_reopened(self, parts: RealityParts, market: MarketRef) -> None:
+        """The market followed a reopening: what the original (settled too soon) owes us
+        (our answered-too-soon stood) is claimed too, once; its withdrawal is the
+        reopening's (the contract holds one balance per account)."""
+        original = market.details.get("reopens")
+        if original is None:
+            return
+        assert self._ours is not None
+        view = await parts.reality.get_question(original)
+        won = await self._ours.payout(view)
+        if won == 0:
+            return
+        claimed = await parts.answerer.claim(original, from_block=market.details["block_number"])
+        intent = claimed.claim if claimed is not None else None
+        if intent is not None and intent.state not in (IntentState.CONFIRMED, IntentState.SKIPPED):
+            raise ResolverError(
+                f"source {self.name}: {intent.key} {intent.state.value}: "
+                f"{intent.error or 'no reason'}"
+            )
+        if intent is not None and intent.state == IntentState.CONFIRMED and self._metrics:
+            self._metrics.bonds_claimed.labels(self.name, NATIVE).inc(won)
+        emit(
+            logger,
+            logging.INFO,
+            "reality.claimed_original",
+            source=self.name,
+            market=market.market_id,
+            question=original,
+            won=won,
         )
