@@ -71,6 +71,8 @@ from oracle.chain.keys import Signer, signer_from_settings
 from oracle.chain.market import MarketSource as QuestionScanner
 from oracle.chain.observer import SILENT, ChainObserver
 from oracle.chain.reality import QuestionSource, RealityAnswerer, reality_contract
+from oracle.chain.reality_arbitration import ArbitrationRequester
+from oracle.chain.reality_reopen import register_reopen_check
 from oracle.chain.rpc import RpcPool
 from oracle.chain.settings import ChainSettings
 from oracle.chain.submitter import ProposalSubmitter
@@ -546,6 +548,11 @@ class RealityWiring(ChainWiring):
             decoder=error_decoder(),
             observer=self._observer,
         )
+        # Reopenings and arbitration requests left unfinished by a previous process are
+        # checked against the chain before anything is sent again (`manager.resume()`).
+        register_reopen_check(manager)
+        if config.arbitration.request != "never" and config.arbitration.max_fee_wei:
+            ArbitrationRequester(manager, reality, max_fee=config.arbitration.max_fee_wei)
         checkpoints = DatabaseCheckpointStore(self._store)
         source = QuestionSource(
             pool,

@@ -42,9 +42,11 @@ The tree::
         │   ├── BondRefused      the bond budget refused the bond an intent would post
         │   ├── BondShortfall    the signer holds less of a bond currency than a bond
         │   │                    needs (names the token, the need and the shortfall)
-        │   └── AnswerRefused    a Reality.eth answer not sent: the question is not open
-        │       │                now, or its bond is above the cap (names which)
-        │       └── RevealMissed a commitment's reveal window passed: its bond is lost
+        │   ├── AnswerRefused    a Reality.eth answer not sent: the question is not open
+        │   │   │                now, or its bond is above the cap (names which)
+        │   │   └── RevealMissed a commitment's reveal window passed: its bond is lost
+        │   └── ArbitrationRefused  a Reality.eth arbitration request not sent: the
+        │                        question moved on, or the fee is 0 or above the cap
         └── DeploymentError      a deployment file or contract artifact is unusable
 
 Every message names what was wrong and never contains a secret: no private key,
@@ -301,6 +303,17 @@ class AnswerRefused(TxError):
 
     def __init__(self, question: str, reason: str) -> None:
         super().__init__(f"reality question {question}: not answered: {reason}")
+        self.question = question
+        self.reason = reason
+
+
+class ArbitrationRefused(TxError):
+    """A Reality.eth arbitration request the chain layer will not send, and did not: the
+    question is not open or moved on since it was decided, or its arbitrator's fee is 0
+    (it does not arbitrate the question) or above the cap. `question` (hex), `reason`."""
+
+    def __init__(self, question: str, reason: str) -> None:
+        super().__init__(f"reality question {question}: arbitration not requested: {reason}")
         self.question = question
         self.reason = reason
 

@@ -508,8 +508,12 @@ def test_a_reality_market_source_is_validated_up_front(tmp_path: Path) -> None:
             "max_total_wei 5 is below initial_wei 10",
         ),
         (
-            f"{{{good}, bond: {{initial_wei: 1}}, templates: [0, 3]}}",
-            "template 3: the daemon answers one outcome",
+            f"{{{good}, bond: {{initial_wei: 1}}, templates: [0, 5]}}",
+            "template 5: only the built-in templates 0 to 4 can be answered",
+        ),
+        (
+            f"{{{good}, bond: {{initial_wei: 1}}, templates: [0, 3, 3]}}",
+            "a template id is named twice",
         ),
         (
             f"{{{good}, bond: {{initial_wei: 1}}, arbitrators: []}}",

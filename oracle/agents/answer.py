@@ -11,6 +11,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from oracle._pydantic_errors import describe
+from oracle.core.values import ValueFormat, canonical_value
+from oracle.core.values import describe as describe_value
 from oracle.errors import AnswerInvalid, JsonError
 from oracle.safe_json import loads
 
@@ -50,8 +52,9 @@ class FinalAnswer(BaseModel):
     sources: tuple[AnswerSource, ...]
 
 
-def answer_schema(answerable: Sequence[str]) -> dict[str, Any]:
-    """The structured-output schema: strict, every property required, nothing else allowed."""
+def answer_schema(answerable: Sequence[str], values: ValueFormat | None = None) -> dict[str, Any]:
+    """The structured-output schema: strict, every property required, nothing else allowed.
+    A value market's outcome is free text (its value), checked by `parse_answer`."""
     source = {
         "type": "object",
         "additionalProperties": False,
@@ -78,7 +81,14 @@ def answer_schema(answerable: Sequence[str]) -> dict[str, Any]:
         "additionalProperties": False,
         "required": ["outcome", "confidence", "reasoning", "sources"],
         "properties": {
-            "outcome": {"type": "string", "enum": list(answerable)},
+            "outcome": (
+                {"type": "string", "enum": list(answerable)}
+                if values is None
+                else {
+                    "type": "string",
+                    "description": f"{describe_value(values)}; or one of {', '.join(answerable)}",
+                }
+            ),
             "confidence": {
                 "type": "number",
                 "description": "0 to 1: the probability that the outcome is right.",
@@ -99,8 +109,14 @@ def _unfenced(text: str) -> str:
     return stripped[3:-3].removeprefix("json").strip()
 
 
-def parse_answer(text: str, answerable: Sequence[str]) -> FinalAnswer:
-    """Validate the model's text as a FinalAnswer whose outcome is one of `answerable`."""
+def parse_answer(
+    text: str,
+    answerable: Sequence[str],
+    values: ValueFormat | None = None,
+    options: Sequence[str] = (),
+) -> FinalAnswer:
+    """Validate the model's text as a FinalAnswer whose outcome is one of `answerable`,
+    or (a value market: `values`, a set's `options`) a value, made canonical."""
     if not text.strip():
         raise AnswerInvalid("(answer): empty; expected a JSON object")
     try:
@@ -113,6 +129,14 @@ def parse_answer(text: str, answerable: Sequence[str]) -> FinalAnswer:
         raise AnswerInvalid("; ".join(describe(error))) from None
     by_upper = {outcome.upper(): outcome for outcome in answerable}
     canonical = by_upper.get(answer.outcome.strip().upper())
+    if canonical is None and values is not None:
+        try:
+            canonical = canonical_value(values, answer.outcome, options)
+        except ValueError as problem:
+            raise AnswerInvalid(
+                f"outcome: {answer.outcome[:80]!r} is not {describe_value(values)} ({problem}), "
+                f"nor one of {', '.join(answerable)}"
+            ) from None
     if canonical is None:
         raise AnswerInvalid(f"outcome: {answer.outcome!r} is not one of {', '.join(answerable)}")
     return answer.model_copy(update={"outcome": canonical})

@@ -130,7 +130,7 @@ class DataAgent:
             return self._result(UNDETERMINED, 1.0, reason, ())
         index, rule, threshold = self._rule(market)
         for outcome in (rule.outcome_if_true, rule.outcome_if_false):
-            if outcome not in market.answerable:
+            if not market.admits(outcome):
                 raise AgentError(
                     f"rules[{index}]: outcome {outcome!r} is not one of the market's outcomes"
                 )

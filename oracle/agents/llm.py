@@ -218,7 +218,7 @@ class LlmAgent:
         self, market: Market, now: float, run: ResearchRun, debate: _Debate | None = None
     ) -> AgentResult:
         question = parse_question(market.question, market.criteria)
-        schema = answer_schema(market.answerable)
+        schema = answer_schema(market.answerable, market.values)
         transcript: list[Entry] = [UserText(question_prompt(market, question, now, run.nonce))]
         if debate is not None:
             transcript.append(
@@ -236,7 +236,7 @@ class LlmAgent:
             try:
                 if turn.tool_calls:
                     raise AnswerInvalid("(answer): tool calls are not allowed in the answer")
-                answer = parse_answer(turn.text, market.answerable)
+                answer = parse_answer(turn.text, market.answerable, market.values, market.outcomes)
             except AnswerInvalid as problem:
                 if attempt == 1:
                     raise AgentError(f"malformed answer after one retry: {problem}") from None

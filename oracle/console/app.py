@@ -569,7 +569,8 @@ async def decide(request: web.Request) -> web.StreamResponse:
     review_id = _review_id(request)
     fields = await _fields(request)
     person: Person = request[PERSON]
-    outcome = str(fields.get("outcome", "")).strip()
+    # A value market's decision may be typed (`value`) instead of chosen (`outcome`).
+    outcome = str(fields.get("value") or fields.get("outcome") or "").strip()
     reason = str(fields.get("reason", "")).strip()
     if fields.get("confirm") not in ("yes", True):
         raise StoreError("confirm the decision (tick the confirmation box)")

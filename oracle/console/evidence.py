@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from oracle.core.markets import HIDDEN_CHARACTERS
+from oracle.core.markets import HIDDEN_CHARACTERS, value_format
 from oracle.core.proof import verify_proof
 from oracle.core.review_rules import confirming
 from oracle.core.urls import normalize_url
+from oracle.core.values import describe
 from oracle.errors import ProofError
 
 if TYPE_CHECKING:
@@ -170,7 +171,13 @@ def build_evidence(  # noqa: PLR0917 (each argument is one record read by gather
     results = [a for a in answers if a.error is None and a.outcome is not None]
     by_outcome = _sources_by_outcome(results, sources)
     outcomes = []
-    for outcome in [*market.outcomes, "INVALID"]:
+    values = value_format(market.details)
+    # A value market's answers are values: those voted are shown beside its labels (a set
+    # market's labels are options, not answers, and are not offered as decisions).
+    labels = [] if values is not None and values.kind == "set" else list(market.outcomes)
+    voted = [r.outcome for r in results if r.outcome not in (*labels, "INVALID")]
+    shown = [*labels, *dict.fromkeys(voted)] if values is not None else list(market.outcomes)
+    for outcome in [*shown, "INVALID"]:
         agents = [
             {
                 "agent_id": r.agent_id,
@@ -204,7 +211,9 @@ def build_evidence(  # noqa: PLR0917 (each argument is one record read by gather
             "venue": market.source,
             "question": market.question,
             "criteria": market.criteria,
-            "outcomes": [*market.outcomes, "INVALID"],
+            "outcomes": [*(labels if values is not None else market.outcomes), "INVALID"],
+            # A value market: what a decision may also be, written as the text says.
+            "value_format": None if values is None else describe(values),
             "details": market.details,
             # Invisible characters removed from its text where it entered the daemon.
             "hidden_characters": int(market.details.get(HIDDEN_CHARACTERS, 0)),

@@ -133,7 +133,7 @@ def evaluate(
     else:
         verdict = strategy.evaluate(
             [Ballot(r.agent_id, r.outcome, r.confidence, weight_of[r.agent_id]) for r in valid],
-            market.answerable,
+            market.candidates([r.outcome for r in valid]),
             required,
         )
         leader, reached, score = verdict.leader, verdict.reached, verdict.score

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from oracle.core.text import clean, clean_labels
 from oracle.core.timetext import read_window
 from oracle.core.timing import AnswerWindow, ScheduleParams, default_window
+from oracle.core.values import ValueFormat, canonical_value, describe
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,41 @@ class MarketSpec:
 
 # Where a market's details keep how many invisible characters its text held.
 HIDDEN_CHARACTERS = "hidden_characters"
+# Where a value market's details keep its format (`oracle.core.values.ValueFormat` as a
+# dict): the venue says it, the research and the review read it.
+VALUE_FORMAT = "value_format"
+
+
+def value_format(details: dict[str, Any]) -> ValueFormat | None:
+    """A value market's format, from its details; None for a market answered by a label."""
+    raw = details.get(VALUE_FORMAT)
+    return None if raw is None else ValueFormat.model_validate(raw)
+
+
+def decision_problem(
+    outcomes: Sequence[str], values: ValueFormat | None, outcome: str
+) -> str | None:
+    """Why a person's decision `outcome` is not an answer to a market with these
+    `outcomes` (and value format), or None: one of its labels (a set's labels are options,
+    not answers) or INVALID, or a value in its canonical spelling."""
+    labels = [] if values is not None and values.kind == "set" else list(outcomes)
+    allowed = [*labels, "INVALID"]
+    if outcome in allowed:
+        return None
+    if values is None:
+        return f"outcome {outcome!r} is not one of this market's outcomes: {', '.join(allowed)}"
+    try:
+        canonical = canonical_value(values, outcome, outcomes)
+    except ValueError as error:
+        return (
+            f"outcome {outcome[:80]!r} is not {describe(values)} ({error}), nor one of "
+            f"{', '.join(allowed)}"
+        )
+    if canonical != outcome:
+        return f"outcome {outcome[:80]!r}: write it {canonical!r}, its canonical spelling"
+    return None
+
+
 _EMPTY_QUESTION = "(the question is empty once its invisible characters are removed)"
 
 

@@ -6,10 +6,15 @@ categorical market names its own. Any agent may also answer `UNDETERMINED`
 terms) is open to the agents only where the market's venue takes it (`Market.invalid`),
 and the consensus itself produces it when too few trustworthy answers remain to decide
 anything (`oracle.core.outcomes` says more).
+
+A value market (`Market.values`, `oracle.core.values`) is answered by a value (a number, a
+time, a set of its outcomes) written as text: its one canonical spelling is the outcome,
+so agents who gave equal values agree (`Market.admits`, `Market.candidates`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Literal
 
@@ -19,6 +24,7 @@ from oracle.core import outcomes as _outcomes
 from oracle.core.outcomes import InvalidPolicy
 from oracle.core.timing import AnswerWindow
 from oracle.core.urls import normalize_url
+from oracle.core.values import ValueFormat, canonical_value
 
 # The shared names (`oracle.core.outcomes`), here too where they were first defined.
 YES = _outcomes.YES
@@ -71,12 +77,15 @@ class Market(_Frozen):
             "an agreed INVALID does there: propose it, or go to a person first."
         ),
     )
+    values: ValueFormat | None = Field(
+        None,
+        description="A value market's format (number, datetime, or a set of the outcomes); "
+        "None: answered by one outcome label.",
+    )
 
     @field_validator("outcomes")
     @classmethod
     def _outcomes_valid(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        if len(value) < 2:
-            raise ValueError("a market needs at least two outcomes")
         if len(value) > 256:
             raise ValueError("a market has at most 256 outcomes")
         if len(set(value)) != len(value):
@@ -88,13 +97,46 @@ class Market(_Frozen):
                 raise ValueError(f"{name} is reserved and cannot be a market outcome")
         return value
 
+    @model_validator(mode="after")
+    def _enough_outcomes(self) -> Market:
+        # A number or a time needs no labels (it may list venue words such as TOO_EARLY);
+        # a set is chosen among at least two options, a label among at least two.
+        if (self.values is None or self.values.kind == "set") and len(self.outcomes) < 2:
+            raise ValueError("outcomes: a market needs at least two outcomes")
+        return self
+
     @property
     def answerable(self) -> tuple[str, ...]:
-        """Outcomes an agent may vote for: the market's own, INVALID where the venue
-        takes it, and UNDETERMINED."""
-        if self.invalid is not None:
-            return (*self.outcomes, INVALID, UNDETERMINED)
-        return (*self.outcomes, UNDETERMINED)
+        """Labels an agent may vote for: the market's own (a value market's options are
+        not answers by themselves: its values are, `admits`), INVALID where the venue takes
+        it, and UNDETERMINED."""
+        own = () if self.values is not None and self.values.kind == "set" else self.outcomes
+        invalid = (INVALID,) if self.invalid is not None else ()
+        return (*own, *invalid, UNDETERMINED)
+
+    def canonical(self, outcome: str) -> str | None:
+        """`outcome` as this market's answer: a label as listed, a value in its canonical
+        spelling; None when it is neither."""
+        if outcome in self.answerable:
+            return outcome
+        if self.values is None:
+            return None
+        try:
+            return canonical_value(self.values, outcome, self.outcomes)
+        except ValueError:
+            return None
+
+    def admits(self, outcome: str) -> bool:
+        """Whether an agent's answer may be `outcome` exactly: a label it may vote for, or
+        a value in its canonical spelling (equal values are one answer)."""
+        return self.canonical(outcome) == outcome
+
+    def candidates(self, voted: Sequence[str]) -> tuple[str, ...]:
+        """What a verdict chooses among: the answerable labels, then each value voted, in
+        the order first voted (a value market has no fixed list)."""
+        answerable = self.answerable
+        extra = [o for o in dict.fromkeys(voted) if o not in answerable]
+        return (*answerable, *extra)
 
 
 class ResearchSource(_Frozen):
@@ -172,10 +214,13 @@ class ConsensusInput(_Frozen):
                 seen.add(agent_id)
         allowed = self.market.answerable
         for index, result in enumerate(self.results):
-            if result.outcome not in allowed:
+            if not self.market.admits(result.outcome):
+                expected = f"one of {', '.join(allowed)}"
+                if self.market.values is not None:
+                    expected += f", or a {self.market.values.kind} in its canonical spelling"
                 raise ValueError(
                     f"results[{index}].outcome: unknown outcome {result.outcome!r}; "
-                    f"expected one of {', '.join(allowed)}"
+                    f"expected {expected}"
                 )
         return self
 

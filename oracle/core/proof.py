@@ -228,7 +228,7 @@ def build_proof(
                 mode="json",
                 exclude={
                     k
-                    for k in ("window", "now", "invalid")
+                    for k in ("window", "now", "invalid", "values")
                     if getattr(consensus_input.market, k) is None
                 },
             )

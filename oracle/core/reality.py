@@ -62,6 +62,7 @@ from eth_utils.crypto import keccak
 
 from oracle.core import outcomes as _shared
 from oracle.core.text import clean, clean_labels
+from oracle.core.values import ValueFormat, int_to_value, value_to_int
 from oracle.errors import RealityQuestionError
 
 DELIMITER = "\u241f"
@@ -439,6 +440,57 @@ def decode_answer(question: RealityQuestion, answer: bytes) -> DecodedAnswer:
         case QuestionKind.DATETIME:
             return DecodedAnswer(raw, value)
     raise AssertionError(question.kind)  # pragma: no cover - every kind is matched
+
+
+# --- answers as the daemon names them -------------------------------------------------------
+
+
+def value_format_of(question: RealityQuestion) -> ValueFormat | None:
+    """How the agents answer `question` when its answer is a value (`oracle.core.values`):
+    a uint is a number with the template's decimals, a datetime a moment, a
+    multiple-select a set of its outcomes; None for a bool or single-select (a label)."""
+    if question.kind == QuestionKind.UINT:
+        return ValueFormat(kind="number", decimals=question.decimals)
+    if question.kind == QuestionKind.DATETIME:
+        # Template 4 names no precision: Reality.eth's tools then take a day (their
+        # `getAnswerString` marks a finer time "[Invalid datetime]").
+        return ValueFormat(kind="datetime", precision="d")
+    if question.kind == QuestionKind.MULTIPLE_SELECT:
+        return ValueFormat(kind="set")
+    return None
+
+
+def encode_value(question: RealityQuestion, outcome: str, *, allow_too_soon: bool = False) -> bytes:
+    """The bytes32 answer for the daemon's outcome text: INVALID and TOO_EARLY (only with
+    `allow_too_soon`) as `encode_answer`; a label for a bool or single-select; a value in
+    the question's format (`value_format_of`: a number scaled by the template's decimals,
+    a time as Unix seconds, a set as its bitmask), which may not be a reserved answer."""
+    values = value_format_of(question)
+    if values is None or outcome.upper() in (INVALID, TOO_EARLY):
+        return encode_answer(question, outcome, allow_too_soon=allow_too_soon)
+    try:
+        value = value_to_int(values, outcome, question.outcomes)
+    except ValueError as error:
+        raise _fail("answer", str(error)) from None
+    if _reserved(value):
+        raise _fail("answer", "that value is one of the reserved answers")
+    return _word(value)
+
+
+def decode_value(question: RealityQuestion, answer: bytes) -> str:
+    """The daemon's outcome text for a bytes32 answer, the inverse of `encode_value`:
+    INVALID, TOO_EARLY, a label, or a value's canonical spelling; `RealityQuestionError`
+    for an answer that names none (a bool 2, a bitmask past the outcomes, a time after
+    the year 9999)."""
+    decoded = decode_answer(question, answer)
+    if decoded.outcome is not None:
+        return decoded.outcome
+    values = value_format_of(question)
+    assert values is not None  # every label kind decodes to an outcome
+    try:
+        return int_to_value(values, decoded.value, question.outcomes)
+    except ValueError as error:
+        raise _fail("answer", str(error)) from None
 
 
 # --- bonds ----------------------------------------------------------------------------------

@@ -13,6 +13,13 @@ numbers: the first answer's bond (`first_bond`: the policy's, or the question's
 replaced ours since we last looked, and `after_superseded` what the policy does then:
 `defend` (research again, then answer at the doubled bond) or `review` (a person);
 `defence_refusal` the cap a defence would break (a person is told, in a review item).
+
+`arbitration_due` says whether a bond war on our superseded answer should go to the
+question's arbitrator instead (`ArbitrationPolicy`): when the bond the next answer needs
+reaches the threshold, or a defence would pass a cap (the rival outbid what we may post),
+and the arbitrator's fee (read from the question's arbitrator) is not 0, not above the fee
+cap and below what is at stake (our bonds on the question and the rival's bond, which the
+ruling moves).
 """
 
 from __future__ import annotations
@@ -114,3 +121,46 @@ def after_superseded(
     if refusal is not None:
         return "review", f"a defence at {next_bond} wei is past a cap: {refusal.detail}"
     return "defend", f"defending at {next_bond} wei, within the caps"
+
+
+@dataclass(frozen=True)
+class ArbitrationPolicy:
+    """`bond_threshold`: the next bond at or above which arbitration is asked (None: only
+    when a defence is past a cap); `max_fee`: the largest fee ever paid."""
+
+    max_fee: int
+    bond_threshold: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_fee <= 0:
+            raise ValueError(f"max_fee: a positive amount in wei, got {self.max_fee}")
+        if self.bond_threshold is not None and self.bond_threshold <= 0:
+            raise ValueError(f"bond_threshold: a positive amount in wei, got {self.bond_threshold}")
+
+
+def arbitration_due(
+    policy: ArbitrationPolicy, *, next_bond: int, past_cap: bool, fee: int, at_stake: int
+) -> tuple[bool, str]:
+    """Whether to ask the question's arbitrator to rule (see the module docstring), and
+    why (or why not)."""
+    for name, value in (("next_bond", next_bond), ("fee", fee), ("at_stake", at_stake)):
+        if value < 0:
+            raise ValueError(f"{name}: expected a non-negative amount, got {value}")
+    threshold = policy.bond_threshold
+    if past_cap:
+        trigger = f"a defence at {next_bond} wei is past a bond cap"
+    elif threshold is not None and next_bond >= threshold:
+        trigger = f"the next bond {next_bond} wei reaches the arbitration threshold {threshold}"
+    else:
+        return False, "the bond war is below the arbitration threshold and within the caps"
+    if fee == 0:
+        return False, f"{trigger}, but the question's arbitrator does not arbitrate it (fee 0)"
+    if fee > policy.max_fee:
+        return False, f"{trigger}, but the arbitrator's fee {fee} wei is above {policy.max_fee}"
+    if fee >= at_stake:
+        return (
+            False,
+            f"{trigger}, but the arbitrator's fee {fee} wei is not below the {at_stake} wei "
+            "at stake",
+        )
+    return True, f"{trigger}; the arbitrator's fee {fee} wei is below the {at_stake} wei at stake"

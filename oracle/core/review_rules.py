@@ -70,12 +70,29 @@ def approval_reason(
 _CONFIRMING = {
     "dispute": "a dispute against their answer",
     "counter_answer": "a counter-answer against their answer",
+    "arbitrate": (
+        "a request for arbitration: the question's arbitrator is paid its fee (read from "
+        "the arbitrator when sent, within arbitration.max_fee_wei) to rule, once; the "
+        "question is frozen until it rules, then claimed"
+    ),
     "defend": (
         "a defence of our superseded answer: the decided outcome answered again at double "
         "their bond (within the bond caps; a refusal is recorded, not sent), once, then "
         "followed as our answer"
     ),
 }
+
+
+# Offers whose confirmation needs a second person (four-eyes) whatever the outcome: they
+# pay what is not returned.
+_APPROVED_OFFERS = {
+    "arbitrate": "an arbitration request pays the arbitrator's fee, which is never returned",
+}
+
+
+def offer_approval_reason(action: str) -> str | None:
+    """Why confirming the offer `action` needs a second person's approval, or None."""
+    return _APPROVED_OFFERS.get(action)
 
 
 def confirming(action: str) -> str:

@@ -75,7 +75,7 @@ async def run_debate(
     """Debate the conflict in `first` (judged `first_result`) until a stop rule holds."""
     rules = params.debate
     market = first.market
-    candidates = market.answerable
+    candidates = market.candidates([r.outcome for r in first.results])
     counted = {vote.agent_id for vote in first_result.votes if vote.counted}
     standing = {r.agent_id: r for r in first.results if r.agent_id in counted}
     left_out = tuple(r for r in first.results if r.agent_id not in counted)
@@ -107,6 +107,8 @@ async def run_debate(
             known[agent] = known.get(agent, set()).union(*(documents(r.sources) for r in seen))
         for agent, answer in revised.items():
             known[agent] = known.get(agent, set()) | documents(answer.sources)
+        # A value market's revised answers may name values nobody voted before.
+        candidates = market.candidates([*candidates, *(r.outcome for r in standing.values())])
         all_flips.extend(round_flips)
         moved = sum(1 for flip in round_flips if flip.supported)
         stop = stop_reason(_ballots(standing), candidates, round_, moved, rules)

@@ -8,8 +8,15 @@ Each question becomes a market whose external id is the question id, whose quest
 its title, whose outcomes are YES and NO for a bool question or the labels of a
 single-select one (INVALID, `0xff…ff`, is open to the agents on every question, and an
 agreed one goes as `invalid` says: answered with a bond, or to a person; TOO_EARLY,
-Reality.eth's "answered too soon", only with `allow_unresolved`), due at its `opening_ts` (before it
-nobody can answer). A question the daemon cannot read exactly is skipped with a line.
+Reality.eth's "answered too soon", only with `allow_unresolved`), due at its `opening_ts`
+(before it nobody can answer). A uint, datetime or multiple-select question is a value
+market (`oracle.core.values`; `encode_value` / `decode_value` as Reality.eth's tools
+encode it). A question the daemon cannot read exactly is skipped with a line.
+
+A question finalized as answered too soon is reopened (`reopen`) and the reopening
+answered as the same market (every call follows `reopened_questions`, `_following`); a
+bond war on our superseded answer may be offered to a person for arbitration by the
+question's arbitrator (`arbitration`, `request_arbitration`, four-eyes).
 
 `propose` answers through `RealityAnswerer` (one intent per round, `max_previous` the
 bond replied to): the first answer posts the bond policy's `initial_wei` (the question's
@@ -97,31 +104,37 @@ from oracle.chain.reality import (
     RealityAnswerer,
     RealityETH,
 )
+from oracle.chain.reality_arbitration import ArbitrationRequester
+from oracle.chain.reality_reopen import reopen_question, reopened_as
 from oracle.chain.rpc import RpcPool
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager
 from oracle.chain.uma import Erc20, address_topic
 from oracle.core.bonds import Refusal
-from oracle.core.markets import HIDDEN_CHARACTERS, MarketSpec
+from oracle.core.markets import HIDDEN_CHARACTERS, VALUE_FORMAT, MarketSpec
 from oracle.core.outcomes import InvalidPolicy
 from oracle.core.reality import (
     INVALID,
     NO,
     NULL_HASH,
     TOO_EARLY,
+    TOO_SOON_ANSWER,
     YES,
     Phase,
     QuestionKind,
     RealityQuestion,
     claim_payouts,
-    decode_answer,
-    encode_answer,
+    decode_value,
+    encode_value,
     parse_question,
+    value_format_of,
 )
 from oracle.core.reality_policy import (
+    ArbitrationPolicy,
     BondPolicy,
     after_superseded,
+    arbitration_due,
     cap_refusal,
     defence_refusal,
     first_bond,
@@ -148,6 +161,7 @@ from oracle.daemon.ports import (
 from oracle.daemon.settings import RealitySourceConfig
 from oracle.errors import (
     AnswerLost,
+    ArbitrationRefused,
     BondRefused,
     ChainError,
     RealityQuestionError,
@@ -160,9 +174,13 @@ logger = logging.getLogger("oracle.daemon.reality")
 
 
 def market_outcomes(question: RealityQuestion, *, allow_unresolved: bool) -> tuple[str, ...]:
-    """The market's outcomes (INVALID is reserved, so not listed: it is open to the agents
-    through `RealityVenue.invalid_policy`). A label
-    that reads as a reserved answer is refused: its verdict could not be told apart."""
+    """What the agents may answer (INVALID is reserved, so not listed: it is open to them
+    through `RealityVenue.invalid_policy`): YES and NO, a single-select's labels, a
+    multiple-select's labels (the options of the set they answer), nothing for a uint or
+    datetime (they answer a value, `value_format_of`). A label that reads as a reserved
+    answer is refused: its verdict could not be told apart. TOO_EARLY is added with
+    `allow_unresolved`, except to a multiple-select (its labels are options, not
+    answers)."""
     if question.kind == QuestionKind.BOOL:
         names: tuple[str, ...] = (YES, NO)
     elif question.kind == QuestionKind.SINGLE_SELECT:
@@ -173,20 +191,20 @@ def market_outcomes(question: RealityQuestion, *, allow_unresolved: bool) -> tup
                     f"reality question: outcomes: label {index} reads as the reserved answer "
                     f"{label.upper()}"
                 )
+    elif question.kind == QuestionKind.MULTIPLE_SELECT:
+        return question.outcomes
     else:
-        raise RealityQuestionError(
-            f"reality question: template: {question.kind.value} is not answered by the daemon"
-        )
+        names = ()
     return (*names, TOO_EARLY) if allow_unresolved else names
 
 
 def outcome_of_answer(question: RealityQuestion, answer: bytes) -> str:
-    """The outcome a bytes32 answer stands for (`answer:0x…` when it names none)."""
+    """The outcome a bytes32 answer stands for: a label, a value's canonical spelling
+    (`decode_value`), or `answer:0x…` when it names none."""
     try:
-        outcome = decode_answer(question, answer).outcome
+        return decode_value(question, answer)
     except RealityQuestionError:
-        outcome = None
-    return outcome if outcome is not None else f"answer:{HexBytes(answer).to_0x_hex()}"
+        return f"answer:{HexBytes(answer).to_0x_hex()}"
 
 
 def _same(a: str, b: str) -> bool:
@@ -374,12 +392,26 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         self._claims_counted: set[str] = set()
         self._batch_claimed: dict[str, str] = {}  # question -> the batched claim's transaction
         self._losses_counted: set[str] = set()
+        self._arbitration: ArbitrationRequester | None = None
+        self._arbitration_policy = (
+            ArbitrationPolicy(
+                max_fee=config.arbitration.max_fee_wei,
+                bond_threshold=config.arbitration.bond_threshold_wei,
+            )
+            if config.arbitration.max_fee_wei is not None
+            else None
+        )
 
     # -- connection ---------------------------------------------------------------------------
 
     def _started(self, parts: RealityParts) -> dict[str, str]:
         self._ours = _OurAnswers(parts)
         self._others = _OthersAnswers(parts)
+        arbitration = self.config.arbitration
+        if arbitration.request != "never" and arbitration.max_fee_wei is not None:
+            self._arbitration = ArbitrationRequester(
+                parts.manager, parts.reality, max_fee=arbitration.max_fee_wei
+            )
         return {"contract": parts.reality.address, "answerer": parts.manager.address}
 
     async def _report_bonds(self) -> Holdings:
@@ -449,6 +481,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
     def _market(self, parts: RealityParts, asked: NewQuestion) -> MarketSpec:
         question = asked.question(self.config.templates)
         outcomes = market_outcomes(question, allow_unresolved=self.config.allow_unresolved)
+        values = value_format_of(question)
         criteria = f"A Reality.eth {question.kind.value} question"
         if question.category:
             criteria += f" in the category {question.category}"
@@ -483,6 +516,8 @@ class RealityVenue(ConnectedVenue[RealityParts]):
                 "tx_hash": asked.tx_hash,
                 # Counted on by discovery (`oracle.core.markets.clean_spec`).
                 **({HIDDEN_CHARACTERS: question.hidden} if question.hidden else {}),
+                # A uint, datetime or multiple-select is answered by a value.
+                **({VALUE_FORMAT: values.model_dump(exclude_none=True)} if values else {}),
             },
             awaits_settlement=self.config.claim,
         )
@@ -497,10 +532,11 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         """Answer `outcome` on the market's question, once per round (see the module
         docstring); the proof checksum stays with the market: Reality.eth has no place
         for it."""
+        market = await self._following(market)
         qid = market.details["question_id"]
         try:
             question = self._question(market.details)
-            answer = encode_answer(question, outcome, allow_too_soon=self.config.allow_unresolved)
+            answer = encode_value(question, outcome, allow_too_soon=self.config.allow_unresolved)
         except RealityQuestionError as error:
             raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
         try:
@@ -765,7 +801,11 @@ class RealityVenue(ConnectedVenue[RealityParts]):
 
     async def challenge(self, market: MarketRef, outcome: str) -> Challenged:
         """Answer `outcome` over another's answer, a person having confirmed it (see the
-        module docstring): once per round."""
+        module docstring): once per round. A confirmed arbitration offer requests
+        arbitration instead (`request_arbitration`)."""
+        market = await self._following(market)
+        if market.submission.get("challenge") == "arbitrate":
+            return await self.request_arbitration(market, outcome)
         if self.config.counter_answer != "after_review":
             raise ResolverError(
                 f"source {self.name}: counter_answer is {self.config.counter_answer}: "
@@ -775,7 +815,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         qid = market.details["question_id"]
         try:
             question = self._question(market.details)
-            answer = encode_answer(question, outcome, allow_too_soon=self.config.allow_unresolved)
+            answer = encode_value(question, outcome, allow_too_soon=self.config.allow_unresolved)
         except RealityQuestionError as error:
             raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
         try:
@@ -924,6 +964,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         )
 
     async def state(self, market: MarketRef) -> Resolution:
+        market = await self._following(market)
         qid = market.details["question_id"]
         try:
             question = self._question(market.details)
@@ -933,6 +974,8 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             await self._ready()
             assert self._parts is not None
             view = await self._parts.reality.get_question(qid)
+            if view.phase == Phase.FINALIZED and view.best_answer == TOO_SOON_ANSWER:
+                return await self._after_too_soon(market, view)
             if view.phase == Phase.FINALIZED:
                 outcome = outcome_of_answer(question, view.best_answer)
                 return Resolution(
@@ -958,8 +1001,11 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             ):
                 return Resolution(ResolutionStatus.PROPOSED, None, float(view.finalize_ts))
             holdings = await self._report_bonds()
+            arbitration = await self._arbitration_offer(market, question, view, holdings)
         except ChainError as error:
             raise ResolverError(f"source {self.name}: {error}") from None
+        if arbitration is not None:
+            return arbitration
         decision, why = after_superseded(
             self.policy,
             current_bond=view.bond,
@@ -1079,6 +1125,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         claiming for others); ResolverError while it cannot be claimed yet. With
         `claim_batch` above 1, other finalized questions of ours go in the same transaction
         (`_settle_batched`)."""
+        market = await self._following(market)
         qid = market.details["question_id"]
         if self.config.claim_batch > 1:
             handled, reference = await self._settle_batched(market)
@@ -1090,6 +1137,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             view = await parts.reality.get_question(qid)
             if view.phase != Phase.FINALIZED:
                 raise ResolverError(f"source {self.name}: question {qid} is not finalized yet")
+            await self._claim_reopened(parts, market)
             won = await self._ours.payout(view)
             held = await parts.reality.balance_of(parts.manager.address)
             # Nothing of ours won: claiming would pay gas to credit others. Still withdraw
@@ -1222,4 +1270,278 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             market=market.market_id,
             bond=ours,
             final_answer=HexBytes(view.best_answer).to_0x_hex(),
+        )
+
+    # -- arbitration --------------------------------------------------------------------------
+
+    async def _arbitration_offer(
+        self,
+        market: MarketRef,
+        question: RealityQuestion,
+        view: QuestionView,
+        holdings: Holdings,
+    ) -> Resolution | None:
+        """Our answer was superseded: with `arbitration.request: after_review`, the question
+        open and the policy's conditions met (`arbitration_due`: the next bond at the
+        threshold or past a cap, the fee read from the question's arbitrator below what is
+        at stake), a DISPUTED resolution whose receipt offers a person `arbitrate`; else
+        None (the bond policy decides)."""
+        if self._arbitration is None or self._arbitration_policy is None:
+            return None
+        if view.phase != Phase.OPEN:
+            return None
+        ours = int(market.submission.get("ours_on_question", 0))
+        next_bond = view.next_bond
+        past_cap = (
+            cap_refusal(
+                self.policy, bond=next_bond, ours_on_question=ours, at_risk=holdings.at_risk
+            )
+            is not None
+        )
+        try:
+            arbitrator, fee = await self._arbitration.fee(view.question_id)
+        except ChainError as error:
+            # An arbitrator that does not answer getDisputeFee (not Reality.eth's
+            # interface, or no code): no arbitration is offered; the bond policy decides.
+            emit(
+                logger,
+                logging.WARNING,
+                "reality.arbitration_fee_unread",
+                source=self.name,
+                market=market.market_id,
+                arbitrator=view.arbitrator,
+                error=str(error)[:300],
+            )
+            return None
+        at_stake = ours + view.bond
+        due, why = arbitration_due(
+            self._arbitration_policy,
+            next_bond=next_bond,
+            past_cap=past_cap,
+            fee=fee,
+            at_stake=at_stake,
+        )
+        if not due:
+            emit(
+                logger,
+                logging.INFO,
+                "reality.arbitration_not_offered",
+                source=self.name,
+                market=market.market_id,
+                reason=why,
+            )
+            return None
+        theirs = outcome_of_answer(question, view.best_answer)
+        reason = (
+            f"our {market.submission.get('our_outcome')} was superseded by {theirs} at a bond "
+            f"of {view.bond} wei: {why}; arbitration by {arbitrator} is offered to a person"
+        )
+        offer = await self._defence_offer(market, question, view, theirs, reason)
+        details = {**offer.details, "arbitrator": arbitrator, "arbitration_fee": fee}
+        disagreement = (
+            f"{offer.disagreement}. Confirming asks the question's arbitrator {arbitrator} to "
+            f"rule, paying its fee ({fee} wei now; read again when sent, never above "
+            f"{self._arbitration_policy.max_fee})"
+        )
+        emit(
+            logger,
+            logging.WARNING,
+            "reality.arbitration_offered",
+            source=self.name,
+            market=market.market_id,
+            fee=fee,
+            reason=why,
+        )
+        return Resolution(
+            ResolutionStatus.DISPUTED,
+            None,
+            float(view.finalize_ts),
+            reason=reason,
+            receipt=replace(
+                offer, details=details, disagreement=disagreement, challenge="arbitrate"
+            ),
+        )
+
+    async def request_arbitration(self, market: MarketRef, outcome: str) -> Challenged:
+        """A person confirmed (and a second approved) asking the question's arbitrator to
+        rule for `outcome`: read the question again (moved on, finalized, frozen, already
+        showing the decided answer: recorded, nothing sent), then `requestArbitration` with
+        `max_previous` the bond confirmed against, paying the fee read from the question's
+        arbitrator (within `arbitration.max_fee_wei`), once. The question is then pending
+        arbitration: the market waits in `disputed` and follows the ruling."""
+        market = await self._following(market)
+        qid = market.details["question_id"]
+        try:
+            await self._ready()  # the requester is made when the venue connects
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        if self._arbitration is None:
+            raise ResolverError(
+                f"source {self.name}: arbitration.request is never: no arbitration is requested",
+                retryable=False,
+            )
+        try:
+            question = self._question(market.details)
+            answer = encode_value(question, outcome, allow_too_soon=self.config.allow_unresolved)
+        except RealityQuestionError as error:
+            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        planned = int(market.submission.get("bond_seen", 0))
+        try:
+            parts = await self._ready()
+            view = await parts.reality.get_question(qid)
+            history = await parts.reality.history(qid, market.details["block_number"])
+            if await parts.manager.intent(self._arbitration.key(qid, planned)) is None:
+                moot = self._counter_moot(view, answer, planned)
+                if moot is not None:
+                    emit(
+                        logger,
+                        logging.INFO,
+                        "reality.arbitration_moot",
+                        source=self.name,
+                        reason=moot,
+                    )
+                    return Challenged(
+                        None,
+                        moot,
+                        await self._standing(
+                            parts, question, view, history, answer=answer, outcome=outcome
+                        ),
+                    )
+            try:
+                sent = await self._arbitration.request(qid, planned)
+            except ArbitrationRefused as refused:
+                view = await parts.reality.get_question(qid)
+                return Challenged(
+                    None,
+                    f"{refused}: nothing was sent",
+                    await self._standing(
+                        parts, question, view, history, answer=answer, outcome=outcome
+                    ),
+                )
+            view = await parts.reality.get_question(qid)
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        inclusion = sent.intent.inclusion
+        details = {
+            **self._details(view, history, answer, outcome, parts.manager.address),
+            "arbitrator": sent.arbitrator,
+            "arbitration_fee": sent.fee,
+            "arbitration_requested": sent.intent.key,
+        }
+        emit(
+            logger,
+            logging.WARNING,
+            "reality.arbitration_requested",
+            source=self.name,
+            market=market.market_id,
+            fee=sent.fee,
+            arbitrator=sent.arbitrator,
+        )
+        return Challenged(
+            ChallengeSent.DISPUTED,
+            f"arbitration requested from {sent.arbitrator} for {outcome}, paying {sent.fee} wei",
+            Receipt(
+                reference=inclusion.tx_hash if inclusion is not None else sent.intent.key,
+                final_after=float(view.finalize_ts or view.now),
+                gas_used=inclusion.gas_used if inclusion is not None else 0,
+                details=details,
+            ),
+        )
+
+    # -- answered too soon, reopened ------------------------------------------------------------
+
+    async def _following(self, market: MarketRef) -> MarketRef:
+        """The market as its venue now asks it: when its question was reopened (settled
+        too soon, then `reopenQuestion`), the reopening stands in for it (the market's
+        `question_id` is the reopening's; `reopens` keeps the original). The text, template,
+        arbitrator, timeout and opening time are the original's: the contract checks so."""
+        original = market.details.get("reopens") or market.details["question_id"]
+        try:
+            parts = await self._ready()
+            reopening = await reopened_as(parts.reality, original)
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        if reopening is None:
+            return market
+        details = {
+            **market.details,
+            "question_id": HexBytes(reopening).to_0x_hex(),
+            "reopens": original,
+        }
+        return replace(market, details=details)
+
+    async def _after_too_soon(self, market: MarketRef, view: QuestionView) -> Resolution:
+        """The question finalized as answered too soon (0xff..fe): with `reopen`, reopen it
+        (once; a reopening settled too soon again is replaced by reopening the original)
+        and report RESET, so the market is researched again and answers the reopening;
+        without, DISPUTED: a person decides."""
+        qid = view.id_hex
+        if not self.config.reopen:
+            return Resolution(
+                ResolutionStatus.DISPUTED,
+                reason=f"question {qid} finalized as answered too soon and reopen is off: a "
+                "person decides (reopen it by hand, or accept it)",
+            )
+        assert self._parts is not None
+        details = market.details
+        original = details.get("reopens") or qid
+        try:
+            reopening = await reopen_question(
+                self._parts.manager,
+                self._parts.reality,
+                original=original,
+                template_id=int(details["template_id"]),
+                text=details["text"],
+                arbitrator=details["arbitrator"],
+                timeout=int(details["timeout"]),
+                opening_ts=int(details["opening_ts"]),
+                min_bond=view.min_bond,
+            )
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: reopening {original}: {error}") from None
+        reopened = HexBytes(reopening).to_0x_hex()
+        emit(
+            logger,
+            logging.WARNING,
+            "reality.reopened",
+            source=self.name,
+            market=market.market_id,
+            question=original,
+            reopening=reopened,
+        )
+        return Resolution(
+            ResolutionStatus.RESET,
+            reason=f"question {qid} finalized as answered too soon; reopened as {reopened}: "
+            "researched again and answered there as the same market",
+        )
+
+    async def _claim_reopened(self, parts: RealityParts, market: MarketRef) -> None:
+        """The market followed a reopening: what the original (settled too soon) owes us
+        (our answered-too-soon stood) is claimed too, once; its withdrawal is the
+        reopening's (the contract holds one balance per account)."""
+        original = market.details.get("reopens")
+        if original is None:
+            return
+        assert self._ours is not None
+        view = await parts.reality.get_question(original)
+        won = await self._ours.payout(view)
+        if won == 0:
+            return
+        claimed = await parts.answerer.claim(original, from_block=market.details["block_number"])
+        intent = claimed.claim if claimed is not None else None
+        if intent is not None and intent.state not in (IntentState.CONFIRMED, IntentState.SKIPPED):
+            raise ResolverError(
+                f"source {self.name}: {intent.key} {intent.state.value}: "
+                f"{intent.error or 'no reason'}"
+            )
+        if intent is not None and intent.state == IntentState.CONFIRMED and self._metrics:
+            self._metrics.bonds_claimed.labels(self.name, NATIVE).inc(won)
+        emit(
+            logger,
+            logging.INFO,
+            "reality.claimed_original",
+            source=self.name,
+            market=market.market_id,
+            question=original,
+            won=won,
         )

@@ -153,9 +153,9 @@ def _check(agent: ResearchAgent, market: Market, result: object) -> str | None:
         return f"returned {type(result).__name__}, not an AgentResult"
     if result.agent_id != agent.name:
         return f"answered as {result.agent_id!r}, not as itself"
-    if result.outcome not in market.answerable:
-        return (
-            f"answered unknown outcome {result.outcome!r}; "
-            f"expected one of {', '.join(market.answerable)}"
-        )
+    if not market.admits(result.outcome):
+        expected = f"one of {', '.join(market.answerable)}"
+        if market.values is not None:
+            expected += f", or a {market.values.kind} in its canonical spelling"
+        return f"answered unknown outcome {result.outcome!r}; expected {expected}"
     return None

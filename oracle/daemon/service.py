@@ -72,6 +72,7 @@ from oracle.core.markets import (
     asked_at,
     clean_spec,
     text_window,
+    value_format,
 )
 from oracle.core.models import (
     AgentFailure,
@@ -194,6 +195,7 @@ def _core_market(
         window=_window(row),
         now=now,
         invalid=invalid,
+        values=value_format(row.details),
     )
 
 

@@ -561,7 +561,43 @@ class RealityBondPolicy(BaseModel):
         return self
 
 
-_REALITY_ANSWERABLE = {0: "bool", 2: "single-select"}
+class RealityArbitration(BaseModel):
+    """`market_sources[].arbitration` of kind `reality`: when a bond war on our superseded
+    answer goes to the question's arbitrator (its fee read from the arbitrator the
+    question names, never from here)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    request: Literal["never", "after_review"] = Field(
+        "never",
+        description="never: the daemon never requests arbitration; after_review: it offers "
+        "it in the review queue and requests it (paying the fee) once a person decided and "
+        "a second approved (four-eyes).",
+    )
+    bond_threshold_wei: int | None = Field(
+        None,
+        gt=0,
+        description="Offer arbitration when the next answer would need at least this bond; "
+        "null: only when a defence is past a bond cap.",
+    )
+    max_fee_wei: int | None = Field(
+        None, gt=0, description="The largest arbitration fee paid; required with after_review."
+    )
+
+    @model_validator(mode="after")
+    def _capped(self) -> RealityArbitration:
+        if self.request == "after_review" and self.max_fee_wei is None:
+            raise ValueError("request: after_review needs max_fee_wei (a cap on the fee paid)")
+        return self
+
+
+_REALITY_ANSWERABLE = {
+    0: "bool",
+    1: "uint",
+    2: "single-select",
+    3: "multiple-select",
+    4: "datetime",
+}
 
 
 class RealitySourceConfig(BaseModel):
@@ -597,7 +633,10 @@ class RealitySourceConfig(BaseModel):
         None, description="Only questions naming one of these arbitrators; null: any."
     )
     templates: tuple[int, ...] = Field(
-        (0, 2), description="Built-in templates answered: 0 bool, 2 single-select."
+        (0, 2),
+        description="Built-in templates answered: 0 bool, 2 single-select; 1 uint (a number "
+        "with 18 decimals), 3 multiple-select (a set of the options) and 4 datetime (Unix "
+        "seconds) are answered by a value the agents write, when listed.",
     )
     askers: tuple[str, ...] | None = Field(
         None, description="Only questions asked by these accounts; null: anyone's."
@@ -621,6 +660,17 @@ class RealitySourceConfig(BaseModel):
         False,
         description="Send each answer as a commitment, then reveal it (against front-running); "
         "the reveal must land within a question's timeout / 8 of the commitment.",
+    )
+    reopen: bool = Field(
+        True,
+        description="A question finalized as answered too soon (0xff..fe): reopen it "
+        "(reopenQuestion, same text, arbitrator, timeout, opening_ts and min_bond; gas only, "
+        "its bounty moves over) and answer the reopening as the same market; false: a person "
+        "decides.",
+    )
+    arbitration: RealityArbitration = Field(
+        default_factory=RealityArbitration,
+        description="Arbitration of a bond war on our superseded answer, after review.",
     )
     counter_answer: Literal["never", "after_review"] = Field(
         "never",
@@ -666,12 +716,12 @@ class RealitySourceConfig(BaseModel):
             raise ValueError("name at least one template id")
         for template in value:
             if template not in _REALITY_ANSWERABLE:
-                # The daemon's verdict is one outcome: numbers, dates and sets of outcomes
-                # are not answers it gives.
+                # Custom templates (5 and up) are refused: their JSON is not read.
                 raise ValueError(
-                    f"template {template}: the daemon answers one outcome; only 0 (bool) and "
-                    "2 (single-select) can be answered"
+                    f"template {template}: only the built-in templates 0 to 4 can be answered"
                 )
+        if len(set(value)) != len(value):
+            raise ValueError("a template id is named twice")
         return value
 
 

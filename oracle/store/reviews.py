@@ -37,7 +37,8 @@ from sqlalchemy import select as core_select
 from sqlmodel import col, select
 
 from oracle.core.lifecycle import MarketEvent, MarketState
-from oracle.core.review_rules import Action, approval_reason, may
+from oracle.core.markets import decision_problem, value_format
+from oracle.core.review_rules import Action, approval_reason, may, offer_approval_reason
 from oracle.errors import AccessDenied, StaleDecision, StoreError
 from oracle.store._transaction import MARKET, Transactions, market_row
 from oracle.store.console import ConsoleRecords
@@ -47,7 +48,9 @@ _REVIEW: Table = ReviewItemRow.__table__  # type: ignore[attr-defined]
 _CONSENSUS: Table = ConsensusRow.__table__  # type: ignore[attr-defined]
 _INSERT_REVIEW = insert(_REVIEW).returning(_REVIEW.c.id)
 _LOCK_REVIEW = core_select(_REVIEW).where(_REVIEW.c.id == bindparam("review_id")).with_for_update()
-_MARKET_OUTCOMES = core_select(MARKET.c.outcomes).where(MARKET.c.id == bindparam("market_id"))
+_MARKET_OUTCOMES = core_select(MARKET.c.outcomes, MARKET.c.details).where(
+    MARKET.c.id == bindparam("market_id")
+)
 _LATEST_CONSENSUS = (
     core_select(_CONSENSUS.c.id, _CONSENSUS.c.checksum, _CONSENSUS.c.reached, _CONSENSUS.c.outcome)
     .where(_CONSENSUS.c.market_id == bindparam("market_id"))
@@ -130,6 +133,7 @@ _OFFERED_IN = {
     "dispute": MarketState.SUBMITTED.value,
     "counter_answer": MarketState.SUBMITTED.value,
     "defend": MarketState.DISPUTED.value,
+    "arbitrate": MarketState.DISPUTED.value,
 }
 
 
@@ -297,13 +301,10 @@ class Reviews(ConsoleRecords, Transactions):
                 )
             market_id = item["market_id"]
             refuse_unreadable(_market_values(connection, market_id), review_id, "a decision")
-            outcomes = connection.execute(_MARKET_OUTCOMES, {"market_id": market_id}).scalar_one()
-            allowed = [*outcomes, "INVALID"]
-            if outcome not in allowed:
-                raise StoreError(
-                    f"outcome {outcome!r} is not one of this market's outcomes: "
-                    f"{', '.join(allowed)}"
-                )
+            asked = connection.execute(_MARKET_OUTCOMES, {"market_id": market_id}).one()
+            problem = decision_problem(asked.outcomes, value_format(asked.details or {}), outcome)
+            if problem is not None:
+                raise StoreError(problem)
             if seen is not None:
                 consensus = self._check_fresh(connection, review_id, market_id, seen)
             else:
@@ -331,6 +332,10 @@ class Reviews(ConsoleRecords, Transactions):
             }
             current = _market_values(connection, market_id)
             offer = challenge_offer(current)
+            if offer is not None and needs is None:
+                needs = offer_approval_reason(offer.action)
+                decision["approval_reason"] = needs
+                details["needs_approval"] = needs
             if (
                 current["state"] in (MarketState.SUBMITTED.value, MarketState.DISPUTED.value)
                 and offer is None

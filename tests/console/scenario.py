@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from oracle.core import ConsensusParams, SourceThresholds
 from oracle.core.consensus import evaluate
 from oracle.core.lifecycle import MarketEvent, MarketState
-from oracle.core.markets import MarketSpec
+from oracle.core.markets import MarketSpec, value_format
 from oracle.core.models import AgentFailure, AgentResult, ConsensusInput, Market
 from oracle.core.proof import build_proof
 from oracle.store.repository import Store
@@ -90,6 +90,7 @@ def research_again(
         criteria=row.criteria,
         outcomes=tuple(row.outcomes),
         resolve_after=row.resolve_after,
+        values=value_format(row.details),
     )
     consensus_input = ConsensusInput(
         market=market, results=tuple(answers), failures=tuple(failures)

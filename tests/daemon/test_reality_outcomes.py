@@ -40,10 +40,17 @@ def test_a_label_that_reads_as_a_reserved_answer_is_refused(label: str) -> None:
         market_outcomes(_select("Yes", label), allow_unresolved=False)
 
 
-def test_a_multiple_select_question_is_not_answered() -> None:
+def test_value_questions_list_their_options_or_nothing() -> None:
     text = encode_question_text(QuestionKind.MULTIPLE_SELECT, "Which?", outcomes=["a", "b"])
-    with pytest.raises(RealityQuestionError, match="multiple-select is not answered"):
-        market_outcomes(parse_question(3, text), allow_unresolved=False)
+    multi = parse_question(3, text, templates={3})
+    # The labels are the options of the set the agents answer; TOO_EARLY is no option.
+    assert market_outcomes(multi, allow_unresolved=True) == ("a", "b")
+    number = parse_question(1, encode_question_text(QuestionKind.UINT, "How many?"), templates={1})
+    assert market_outcomes(number, allow_unresolved=False) == ()
+    assert market_outcomes(number, allow_unresolved=True) == ("TOO_EARLY",)
+    assert outcome_of_answer(number, (25 * 10**17).to_bytes(32, "big")) == "2.5"
+    assert outcome_of_answer(multi, (3).to_bytes(32, "big")) == '["a", "b"]'
+    assert outcome_of_answer(multi, (4).to_bytes(32, "big")) == "answer:0x" + "00" * 31 + "04"
 
 
 def test_answers_read_back_as_outcomes() -> None:
