@@ -38,6 +38,14 @@ const GROUPS = [
     settings: { optimizer: { enabled: true, runs: 200 }, evmVersion: "berlin" },
     contracts: { RealityETH_ERC20_v3_0: flat("RealityETH_ERC20-3.0.sol") },
   },
+  // Reality.eth's own Arbitrator (pragma ^0.8.10, the one written for v3: requestArbitration,
+  // getDisputeFee, assignWinnerAndSubmitAnswerByArbitrator): the questions' arbitrator in the
+  // tests where the daemon itself requests arbitration.
+  {
+    compiler: "solc-0.8.16",
+    settings: { optimizer: { enabled: true, runs: 200 }, evmVersion: "berlin" },
+    contracts: { Arbitrator: flat("Arbitrator-development.sol") },
+  },
   {
     compiler: "solc-0.4.25",
     settings: { optimizer: { enabled: true, runs: 200 }, evmVersion: "byzantium" },
@@ -89,34 +97,6 @@ for (const group of GROUPS) {
   }
 }
 const compilers = [...new Set(GROUPS.map((g) => require(g.compiler).version()))].join(", ");
-
-// Reality.eth's own Arbitrator (flat/Arbitrator-development.sol: pragma ^0.8.10, the one
-// written for v3: requestArbitration, getDisputeFee, assignWinnerAndSubmitAnswerByArbitrator),
-// compiled alone with solc-js 0.8.16 (npm alias solc-0.8.16), the same optimizer and EVM.
-// The tests use it as the questions' arbitrator when the daemon itself requests arbitration.
-{
-  const solc16 = require("solc-0.8.16");
-  const unit = PACKAGE + "/flat/Arbitrator-development.sol";
-  const text = fs.readFileSync(path.join(nm, unit), "utf8");
-  const compiled = JSON.parse(
-    solc16.compile(JSON.stringify({ language: "Solidity", sources: { [unit]: { content: text } }, settings: SETTINGS }))
-  );
-  const failed = (compiled.errors || []).filter((e) => e.severity === "error");
-  if (failed.length) {
-    for (const e of failed) console.error(e.formattedMessage);
-    process.exit(1);
-  }
-  const c = compiled.contracts[unit].Arbitrator;
-  outputs["Arbitrator.json"] = render({
-    contractName: "Arbitrator",
-    source: PACKAGE + "@" + version + ":" + unit.slice(PACKAGE.length + 1),
-    compiler: solc16.version(),
-    settings: { optimizer: SETTINGS.optimizer, evmVersion: SETTINGS.evmVersion },
-    sources: { [unit]: sha256(text) },
-    abi: c.abi,
-    bytecode: "0x" + c.evm.bytecode.object,
-  });
-}
 
 if (process.argv.includes("--check")) {
   const stale = Object.keys(outputs).filter((f) => {

@@ -272,6 +272,7 @@ class RealityETH(_Contract):
     artifact_name = REALITY_ETH
     version = "v3"
     bond_token: str | None = None  # None: bonds in the chain's own token
+    reopenable = True  # `reopenQuestion` (v3's RealityETHReopenable)
 
     @property
     def currency(self) -> str:
@@ -436,6 +437,7 @@ class RealitioV21(RealityETH):
 
     artifact_name = REALITY_ETH_V2_1
     version = "v2.1"
+    reopenable = False
 
 
 class RealityETHERC20(RealityETH):

@@ -28,7 +28,10 @@ REOPEN_PREFIX = "reality-reopen:"
 
 
 async def reopened_as(reality: RealityETH, qid: bytes | str) -> bytes | None:
-    """The question that reopened `qid` last (`reopened_questions`), or None."""
+    """The question that reopened `qid` last (`reopened_questions`), or None (always on a
+    contract that cannot reopen)."""
+    if not reality.reopenable:
+        return None
     reopening = bytes(await reality.read("reopened_questions", question_bytes(qid)))
     return None if reopening == NULL_HASH else reopening
 

@@ -1476,13 +1476,14 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         and report RESET, so the market is researched again and answers the reopening;
         without, DISPUTED: a person decides."""
         qid = view.id_hex
-        if not self.config.reopen:
+        assert self._parts is not None
+        if not self.config.reopen or not self._parts.reality.reopenable:
+            why = "reopen is off" if not self.config.reopen else "this contract cannot reopen"
             return Resolution(
                 ResolutionStatus.DISPUTED,
-                reason=f"question {qid} finalized as answered too soon and reopen is off: a "
+                reason=f"question {qid} finalized as answered too soon and {why}: a "
                 "person decides (reopen it by hand, or accept it)",
             )
-        assert self._parts is not None
         details = market.details
         original = details.get("reopens") or qid
         try:
