@@ -337,9 +337,8 @@ def assert_bond_gauges(metrics: DaemonMetrics, world: UmaWorld, *, balance: int)
     labels = {"venue": "uma", "token": world.stack.currency}
     assert gauge(metrics, "oracle_bond_refusals_total", venue="uma", reason="per_request_cap") == 1
     assert gauge(metrics, "oracle_bonds_at_risk", **labels) == BOND + FINAL_FEE
-    assert gauge(metrics, "oracle_bond_allowance", **labels) == float(
-        MAX_UINT256 - BOND - FINAL_FEE
-    )
+    # Exactly the bond was approved, and the proposal took it: never an unlimited allowance.
+    assert gauge(metrics, "oracle_bond_allowance", **labels) == 0
     assert gauge(metrics, "oracle_bond_balance", **labels) == balance
     # risk.min_bond_balance (2.5 units) in the currency's smallest unit, for the alert.
     assert gauge(metrics, "oracle_bond_min_balance", **labels) == 25 * 10**17
