@@ -43,7 +43,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import IntEnum
@@ -456,9 +457,9 @@ def _int256(price: int) -> int:
 class BondAccount:
     """The signer's bond currency towards one spender (an oracle that pulls bonds): the
     balance checked before a bond is posted, and the allowance set only when a bond needs
-    it: exactly what that bond needs (`oracle.core.bonds.allowance_to_approve`), or a
-    larger standing `allowance` (in the currency's smallest unit per token, or one amount
-    for every token) when configured. Never unlimited unless configured so."""
+    it (`allowance_for`): to exactly what it needs (`oracle.core.bonds.allowance_to_approve`),
+    or to a larger standing `allowance` (in the currency's smallest unit, one amount or per
+    token) when configured. Never unlimited unless configured so."""
 
     def __init__(
         self,
@@ -472,6 +473,8 @@ class BondAccount:
         self.manager = manager
         self.spender = to_checksum_address(spender)
         self._allowance = allowance
+        # One bond of a token at a time: approval, then the bond, followed to its end.
+        self._locks: dict[str, asyncio.Lock] = {}
 
     async def configured(self, token: str) -> int | None:
         """The standing allowance configured for `token` (None: exactly each bond's need)."""
@@ -479,11 +482,33 @@ class BondAccount:
             return self._allowance
         return await self._allowance(token)
 
-    async def ensure_allowance(self, token: str, needed: int, *, purpose: str) -> Intent | None:
-        """Approve the spender for what the bond of intent `purpose` needs of `token`
-        unless its allowance covers it already (None: nothing was sent). One approval
-        intent per bond (`uma-approve:<chain>:<token>:<spender>:<purpose>:<n>`), so a crash
-        or a second replica never approves twice for one bond."""
+    @asynccontextmanager
+    async def allowance_for(
+        self,
+        token: str,
+        needed: int,
+        *,
+        purpose: str,
+        recheck: Callable[[], Awaitable[object]] | None = None,
+    ) -> AsyncIterator[Intent | None]:
+        """While the block runs (it sends the bond of intent `purpose` and follows it to
+        its end), the spender may take `needed` of `token`: approved now unless the
+        allowance covers it (the approval intent, else None). Bonds of one token go one at
+        a time through here, so one never takes the allowance another was given, nor
+        changes an allowance slot between an approval's gas estimate and its inclusion.
+        `recheck` runs first, inside that turn (a venue's risk guard, weighing the bonds
+        sent meanwhile): a bond it refuses gets no approval."""
+        token = to_checksum_address(token)
+        async with self._locks.setdefault(token, asyncio.Lock()):
+            if recheck is not None:
+                await recheck()
+            yield await self._approve(token, needed, purpose)
+
+    async def _approve(self, token: str, needed: int, purpose: str) -> Intent | None:
+        """Approve the spender for `needed` (or the standing allowance) unless its
+        allowance covers it (None: nothing was sent). One approval intent per bond (its
+        key names the bond's intent by a hash of its key), so a crash or a second replica
+        never approves twice for one bond."""
         erc20 = Erc20(self.manager.pool, token)
         configured = await self.configured(erc20.address)
         amount = allowance_to_approve(
@@ -495,9 +520,10 @@ class BondAccount:
         async def enough() -> bool:
             return await erc20.allowance(self.manager.address, self.spender) >= needed
 
+        tag = keccak(text=purpose)[:8].hex()
         base = (
             f"{APPROVE_PREFIX}{self.manager.chain_id}:{erc20.address.lower()}:"
-            f"{self.spender.lower()}:{purpose}"
+            f"{self.spender.lower()}:{tag}"
         )
         attempt = 0
         while True:  # the first approval for this bond not yet used up
@@ -525,6 +551,7 @@ class BondAccount:
             logging.INFO,
             "uma.allowance",
             key=key,
+            bond=purpose,
             token=erc20.address,
             spender=self.spender,
             amount=amount,
@@ -652,7 +679,13 @@ class UmaProposer:
 
     # -- proposals --------------------------------------------------------------------------
 
-    async def propose(self, request: RequestKey, price: int) -> Proposal:
+    async def propose(
+        self,
+        request: RequestKey,
+        price: int,
+        *,
+        recheck: Callable[[], Awaitable[object]] | None = None,
+    ) -> Proposal:
         """Propose `price` for `request`, once: a key that already has a live or confirmed
         intent returns it (ours: once it ended); a request no longer REQUESTED is recorded
         as SKIPPED and nothing is sent; otherwise the balance is checked, the allowance set
@@ -675,7 +708,9 @@ class UmaProposer:
         ):
             return await self._ended(request, recorded)
         try:
-            intent = await self._send_bonded(request, RequestState.REQUESTED, key, data, done)
+            intent = await self._send_bonded(
+                request, RequestState.REQUESTED, key, data, done, recheck=recheck
+            )
         except SubjectsHeld:
             holder = await self.manager.intent(key)
             if holder is None:
@@ -690,6 +725,8 @@ class UmaProposer:
         key: str,
         data: bytes | str,
         done: Callable[[], Awaitable[bool]],
+        *,
+        recheck: Callable[[], Awaitable[object]] | None = None,
     ) -> Intent:
         """Send `data` (a proposal or a dispute: a call that posts a bond) for `request`
         while it is in `open_state`, with the balance checked and the allowance set first.
@@ -718,14 +755,14 @@ class UmaProposer:
             else view.total_bond
         )
         await self.bonds.check_balance(key, view.currency, needed)
-        await self.bonds.ensure_allowance(view.currency, needed, purpose=key)
-        try:
-            return await self.manager.submit(tx(just_checked=True))
-        except TxReverted:
-            # Its gas estimate reverted, nothing was sent: moved on meanwhile?
-            if not await done():
-                raise
-            return await self.manager.submit(tx(just_checked=False))
+        async with self.bonds.allowance_for(view.currency, needed, purpose=key, recheck=recheck):
+            try:
+                return await self.manager.submit(tx(just_checked=True))
+            except TxReverted:
+                # Its gas estimate reverted, nothing was sent: moved on meanwhile?
+                if not await done():
+                    raise
+                return await self.manager.submit(tx(just_checked=False))
 
     async def _ended(self, request: RequestKey, intent: Intent) -> Proposal:
         """The proposal once `intent` (ours: followed to the end) ended, with the request."""

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
@@ -388,6 +389,7 @@ class UmaAsserter:
         async def all_done() -> bool:
             return len(await self.find(to_send)) == len(to_send)
 
+        held = AsyncExitStack()
         if to_send:
             currency = {c.currency for c in to_send}
             if len(currency) != 1:
@@ -395,7 +397,7 @@ class UmaAsserter:
             (token,) = currency
             total = sum(c.bond for c in to_send)
             await self.bonds.check_balance(key, token, total)
-            await self.bonds.ensure_allowance(token, total, purpose=key)
+            await held.enter_async_context(self.bonds.allowance_for(token, total, purpose=key))
         calls = [self._calldata(c) for c in to_send]
         data = (
             calls[0]
@@ -425,6 +427,8 @@ class UmaAsserter:
             if holder is None:
                 raise
             intent = holder
+        finally:
+            await held.aclose()  # the bond's allowance is no longer held for it
         return await self._ended(claims, intent)
 
     async def _ended(self, claims: Sequence[Claim], intent: Intent) -> list[Asserted]:
@@ -513,14 +517,14 @@ class UmaAsserter:
                     intent = await self.manager.submit(tx(just_checked=False))
                 else:
                     await self.bonds.check_balance(key, view.currency, view.bond)
-                    await self.bonds.ensure_allowance(view.currency, view.bond, purpose=key)
-                    try:
-                        intent = await self.manager.submit(tx(just_checked=True))
-                    except TxReverted:
-                        # Its gas estimate reverted, nothing was sent: disputed meanwhile?
-                        if not await done():
-                            raise
-                        intent = await self.manager.submit(tx(just_checked=False))
+                    async with self.bonds.allowance_for(view.currency, view.bond, purpose=key):
+                        try:
+                            intent = await self.manager.submit(tx(just_checked=True))
+                        except TxReverted:
+                            # Its gas estimate reverted, nothing was sent: disputed meanwhile?
+                            if not await done():
+                                raise
+                            intent = await self.manager.submit(tx(just_checked=False))
         except SubjectsHeld:
             holder = await self.manager.intent(key)
             if holder is None:

@@ -582,6 +582,7 @@ class UmaVenue(ConnectedVenue[UmaParts]):
             recorded = await parts.manager.intent(intent_key)
             view = await parts.oracle.get_request(key)
             holds: list[BondHold] = []
+            recheck = None
             if _new(recorded) and view.state == RequestState.REQUESTED:
                 # The managed oracle: the whitelist first (off it, nothing is approved or
                 # signed), then the bond it will really pull (the request manager's).
@@ -593,8 +594,15 @@ class UmaVenue(ConnectedVenue[UmaParts]):
                         )
                     view = replace(view, bond=terms.charged_bond(view.bond))
                 holds.append(await self._guard(parts, key, view))
+                charged = view
+
+                async def recheck() -> None:
+                    # Again in the bond's turn, before its approval: bonds sent meanwhile
+                    # count (a refusal now costs no approval).
+                    await self._guard(parts, key, charged)
+
             with parts.manager.bonded(intent_key, holds):
-                proposal = await proposer.propose(key, price)
+                proposal = await proposer.propose(key, price, recheck=recheck)
         except NotWhitelisted as refused:
             return await self._second_opinion_only(
                 parts, key, question, refused, outcome=outcome, price=price

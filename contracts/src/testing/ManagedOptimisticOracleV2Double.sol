@@ -519,9 +519,7 @@ contract ManagedOptimisticOracleV2Double {
         totalBond = request.requestSettings.bond + request.finalFee;
         if (totalBond > 0) _pull(request.currency, msg.sender, totalBond);
         _oracle()
-            .requestPrice(
-                identifier, _dvmTimestamp(request, timestamp), stampAncillaryData(ancillaryData, requester)
-            );
+            .requestPrice(identifier, _dvmTimestamp(request, timestamp), stampAncillaryData(ancillaryData, requester));
         uint256 refund = 0;
         if (request.reward > 0 && request.requestSettings.refundOnDispute) {
             refund = request.reward;
@@ -588,7 +586,9 @@ contract ManagedOptimisticOracleV2Double {
         view
         returns (int256)
     {
-        if (_getState(msg.sender, identifier, timestamp, ancillaryData) != State.Settled) revert RequestNotSettled();
+        if (_getState(msg.sender, identifier, timestamp, ancillaryData) != State.Settled) {
+            revert RequestNotSettled();
+        }
         return _getRequest(msg.sender, identifier, timestamp, ancillaryData).resolvedPrice;
     }
 
@@ -762,7 +762,7 @@ contract ManagedOptimisticOracleV2Double {
             return request.expirationTime <= block.timestamp ? State.Expired : State.Proposed;
         }
         return _oracle()
-                .hasPrice(identifier, _dvmTimestamp(request, timestamp), stampAncillaryData(ancillaryData, requester))
+            .hasPrice(identifier, _dvmTimestamp(request, timestamp), stampAncillaryData(ancillaryData, requester))
             ? State.Resolved
             : State.Disputed;
     }
