@@ -24,7 +24,13 @@ from typing import Any
 
 from oracle.core.decision import ReviewReason
 
-REFUSAL_REASONS = ("per_request_cap", "outstanding_cap", "reward_below_minimum", "reward_below_gas")
+REFUSAL_REASONS = (
+    "per_request_cap",
+    "outstanding_cap",
+    "reward_below_minimum",
+    "reward_below_gas",
+    "not_whitelisted",  # UMA's managed oracle would refuse the signer (`ManagedTerms`)
+)
 
 
 @dataclass(frozen=True)

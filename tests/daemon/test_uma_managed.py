@@ -154,6 +154,8 @@ def test_off_the_whitelist_nothing_is_sent_and_a_wrong_proposal_opens_an_item(
     assert "second opinion" in store.audit(market_id)[-1].reason
     assert world.our_transactions() == []  # no approval, no proposal
     assert world.allowance() == 0
+    refusals = gauge(metrics, "oracle_bond_refusals_total", venue="uma", reason="not_whitelisted")
+    assert refusals == 1
     assert not [k for k in intent_keys(store) if k.startswith(PROPOSE_PREFIX)]
 
     # A whitelisted proposer's wrong price: compared with ours, a disagreement item.
