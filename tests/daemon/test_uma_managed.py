@@ -39,6 +39,7 @@ from oracle.core.ancillary import PRICE_SCALE
 from oracle.core.lifecycle import MarketState
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.errors import SetupError
+from oracle.store.reviews import Seen
 
 from ..anvil import DEV_ADDRESSES, Anvil
 from ..chain.helpers import manager_for
@@ -247,3 +248,46 @@ def test_a_managed_setting_that_does_not_match_the_contract_stops_the_start(
     settings = world.config(database_url, source={"managed": False})
     with pytest.raises(SetupError, match=r"market_sources\[uma\]\.managed.*is a ManagedOptimistic"):
         one_pass(settings)
+
+
+def test_past_its_liveness_an_unsettled_proposal_is_not_final_and_a_confirmed_dispute_goes_out(
+    anvil: Anvil, tmp_path: Path, database_url: str
+) -> None:
+    """The managed oracle leaves a proposal disputable until its resolver settles it: past
+    the liveness the market stays submitted, and a person's confirmation still disputes."""
+    world = ManagedWorld(anvil, tmp_path, proposers=[OTHER])
+    market_id = world.ask("Did the other proposer get it wrong?", AGREED)
+
+    async def propose_no() -> None:
+        async with manager_for(world.anvil.url, key=OTHER_KEY) as other:
+            oracle = OptimisticOracleV2(other.pool, world.stack.optimistic_oracle)
+            await UmaProposer(other, oracle).propose(world.keys[market_id], 0)
+
+    asyncio.run(propose_no())
+    settings = world.config(database_url, source={"dispute": "after_review"})
+    one_pass(settings)
+    store = open_store(settings)
+    assert store.get_market(market_id).submission["challenge"] == "dispute"
+    [item] = store.reviews()
+
+    world.pass_time()
+    assert world.view(market_id).state == RequestState.EXPIRED
+    one_pass(settings)
+    assert store.get_market(market_id).state == MarketState.SUBMITTED  # not final: unsettled
+    assert world.our_transactions() == []
+
+    latest = store.latest_consensus(market_id)
+    assert latest is not None
+    store.decide_review(
+        item.id, "YES", "the launch happened", "alice", seen=Seen(latest.id, latest.checksum)
+    )
+    before = world.balance(OURS)
+    one_pass(settings)
+    view = world.view(market_id)
+    assert (view.state, view.disputer, view.proposer) == (RequestState.DISPUTED, OURS, OTHER)
+    assert store.get_market(market_id).state == MarketState.DISPUTED
+    assert world.balance(OURS) == before - BOND - FINAL_FEE
+    assert world.allowance() == 0  # exactly the dispute's bond was approved
+    assert len(world.our_transactions()) == 2  # approve + disputePrice
+    assert world.reverted() == []
+    store.engine.dispose()
