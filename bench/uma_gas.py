@@ -4,7 +4,8 @@
 Deploys UMA's real contracts (from `@uma/core`) and `UmaStyleRequester` on a local anvil,
 asks `--questions` questions the way Polymarket's adapter does and lets the daemon (replay
 agents, SQLite) answer them in one pass; then asks as many again and proposes each with a
-bare `proposePrice` from another account. Both accounts approve the oracle once, first.
+bare `proposePrice` from another account. The daemon approves exactly each bond before it
+(no `risk.bond_allowance`); the bare account approves the oracle once, first.
 Prints the gas of each kind from the transactions' receipts.
 
     .venv/bin/python bench/uma_gas.py [--questions N]

@@ -6,8 +6,8 @@ Run: .venv/bin/python bench/uma_v3_venue_gas.py [--markets 5]
 Deploys UMA's contracts (compiled from @uma/core) around an OptimisticOracleV3 on a local
 anvil, then runs the daemon twice (`oracle run --once`'s pass, replay agents agreeing on
 YES, an SQLite database each), on N new claim markets each time, and prints the gas of the
-daemon's assertion transactions from their receipts. The first run also pays the one
-approval of the bond currency (not counted: it is not an assertion).
+daemon's assertion transactions from their receipts. Each transaction is preceded by an
+approval of exactly its bonds (not counted: it is not an assertion).
 """
 
 from __future__ import annotations

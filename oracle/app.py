@@ -80,9 +80,12 @@ from oracle.chain.txmanager import TxManager
 from oracle.chain.uma import (
     OPTIMISTIC_ORACLE_V2,
     OPTIMISTIC_ORACLE_V3,
+    ManagedOptimisticOracleV2,
     OptimisticOracleV2,
     RequestSource,
     UmaProposer,
+    report_whitelist,
+    standing_allowance,
 )
 from oracle.chain.uma_v3 import OptimisticOracleV3, UmaAsserter
 from oracle.config import Settings, config_checksum
@@ -102,6 +105,7 @@ from oracle.daemon.settings import (
 from oracle.daemon.uma_v3_venue import UmaV3Parts, UmaV3Venue
 from oracle.daemon.uma_venue import UmaParts, UmaVenue
 from oracle.errors import (
+    ChainError,
     ChainIdMismatch,
     ConfigError,
     DeploymentError,
@@ -457,17 +461,46 @@ class UmaWiring(ChainWiring):
             start_block=start,
             name=f"{config.name}:{pool.chain_id}:{oracle.address.lower()}",
         )
+        managed = await self._managed(pool, oracle, config)
+        if managed is not None:
+            await report_whitelist(managed, manager.address)
         return UmaParts(
             pool=pool,
             manager=manager,
             oracle=oracle,
-            proposer=UmaProposer(manager, oracle, allow_too_early=config.allow_too_early),
+            proposer=UmaProposer(
+                manager,
+                oracle,
+                allow_too_early=config.allow_too_early,
+                allowance=standing_allowance(pool, config.risk.bond_allowance),
+                managed=managed,
+            ),
             source=source,
             start_block=start,
             scanner_settings=settings.scanner,
             board=board,
             checkpoints=checkpoints,
         )
+
+    async def _managed(
+        self, pool: RpcPool, oracle: OptimisticOracleV2, config: UmaSourceConfig
+    ) -> ManagedOptimisticOracleV2 | None:
+        """UMA's managed OOv2 at the oracle's address, or None for a plain one: detected
+        (`managed: null`) or checked against the setting (a mismatch is a SetupError)."""
+        managed = ManagedOptimisticOracleV2(pool, oracle.address)
+        try:
+            found = await managed.is_managed()
+        except ChainError as error:
+            await pool.close()
+            raise SetupError(f"{self._where}.managed", f"cannot tell: {error}") from None
+        if config.managed is not None and config.managed != found:
+            await pool.close()
+            what = "a ManagedOptimisticOracleV2" if found else "a plain OptimisticOracleV2"
+            raise SetupError(
+                f"{self._where}.managed",
+                f"is {str(config.managed).lower()}, but {oracle.address} is {what}",
+            )
+        return managed if found else None
 
     async def _board(self, pool: RpcPool, config: UmaSourceConfig) -> BulletinBoard | None:
         """The configured bulletin board (clarifications), with code on the oracle's chain."""

@@ -42,6 +42,8 @@ The tree::
         │   ├── BondRefused      the bond budget refused the bond an intent would post
         │   ├── BondShortfall    the signer holds less of a bond currency than a bond
         │   │                    needs (names the token, the need and the shortfall)
+        │   ├── NotWhitelisted   UMA's managed oracle would refuse our proposal: the
+        │   │                    signer is off the request's proposer whitelist
         │   ├── AnswerRefused    a Reality.eth answer not sent: the question is not open
         │   │   │                now, or its bond is above the cap (names which)
         │   │   └── RevealMissed a commitment's reveal window passed: its bond is lost
@@ -273,6 +275,22 @@ class BondRefused(TxError):
         self.key = key
         self.reason = reason
         self.detail = detail
+
+
+class NotWhitelisted(TxError):
+    """UMA's managed Optimistic Oracle V2 would refuse our proposal on a request
+    (`ProposerNotWhitelisted()`): the signer is not on the request's effective proposer
+    whitelist. Nothing was approved, signed or sent."""
+
+    def __init__(self, key: str, signer: str, oracle: str, request: str) -> None:
+        super().__init__(
+            f"{key}: the signer {signer} is not on the proposer whitelist of request "
+            f"{request} on the managed oracle {oracle} (ProposerNotWhitelisted): nothing sent"
+        )
+        self.key = key
+        self.signer = signer
+        self.oracle = oracle
+        self.request = request
 
 
 class BondShortfall(TxError):

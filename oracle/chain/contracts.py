@@ -160,9 +160,10 @@ def _decode_result(spec: _Function, raw: bytes) -> Any:
 
 
 def error_decoder() -> ErrorDecoder:
-    """Decodes the custom errors of every oracle contract."""
+    """Decodes the custom errors of every oracle contract (UMA's managed OOv2's too,
+    through its test double's ABI, which keeps the real errors)."""
     abis = []
-    for name in (ORACLE, ADAPTER):
+    for name in (ORACLE, ADAPTER, "ManagedOptimisticOracleV2Double"):
         try:
             abis.append(load_artifact(name).abi)
         except DeploymentError:

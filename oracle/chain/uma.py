@@ -19,9 +19,16 @@ ancillaryData))`. Its state (`RequestState`) is the contract's `getState`:
   pre-send check is "the request is no longer REQUESTED": a request someone else
   proposed first is recorded as a SKIPPED intent and reported with their proposer and
   price, never sent (so never a reverted transaction). The bond currency's allowance is
-  set once (`allowance_cap`, default the maximum), not per proposal, and the signer's
-  balance is checked against bond + final fee before anything is sent (`BondShortfall`):
+  set only when a bond needs it, to exactly what it needs unless a larger standing
+  `allowance` is configured (never unlimited by default), and the signer's balance is
+  checked against bond + final fee before anything is sent (`BondShortfall`):
   `BondAccount`, which the OOv3 asserter (`oracle.chain.uma_v3`) shares.
+* UMA's ManagedOptimisticOracleV2 (UMIP-189; `UmaProposer(..., managed=...)`): before any
+  approval or signature, the request's effective proposer whitelist is read
+  (`getProposerWhitelistWithEnabledStatus`); off it, `NotWhitelisted` and nothing is sent.
+  The bond charged is the request manager's custom bond when set (`customBonds`), which
+  `getRequest` does not show before the proposal. A proposal past its liveness stays
+  disputable until the resolver role settles it; only the resolver settles.
   `settle` settles an EXPIRED or RESOLVED request, once.
   `dispute` disputes another's proposal (`disputePrice`), once, under the key
   `uma-dispute:<chain id>:<oracle>:<request id>`: the pre-send check is "the request is no
@@ -36,8 +43,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import IntEnum
 from typing import Any
 
@@ -49,12 +58,21 @@ from oracle.chain.checkpoint import CheckpointStore
 from oracle.chain.contracts import _Contract, load_artifact
 from oracle.chain.events import DecodedLog, EventDecoder
 from oracle.chain.intents import Intent, IntentState
-from oracle.chain.rpc import RpcPool
+from oracle.chain.revert import is_revert
+from oracle.chain.rpc import RpcPool, RpcUnavailable
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager, TxRequest
 from oracle.core.ancillary import TOO_EARLY_PRICE, AncillaryQuestion, parse_ancillary
-from oracle.errors import BondShortfall, SubjectsHeld, TxError, TxReverted
+from oracle.core.bonds import ManagedTerms, allowance_to_approve, to_units
+from oracle.errors import (
+    BondShortfall,
+    ChainError,
+    NotWhitelisted,
+    SubjectsHeld,
+    TxError,
+    TxReverted,
+)
 from oracle.log import emit
 
 logger = logging.getLogger(__name__)
@@ -67,6 +85,11 @@ IDENTIFIER_WHITELIST = "uma/IdentifierWhitelist"
 ADDRESS_WHITELIST = "uma/AddressWhitelist"
 TESTNET_ERC20 = "uma/TestnetERC20"
 MOCK_ORACLE_ANCILLARY = "uma/MockOracleAncillary"
+# UMA's ManagedOptimisticOracleV2 (UMIP-189) is read and called through the ABI of this
+# project's test double of it (contracts/src/testing/), which keeps its function
+# signatures, events and custom errors; so is its proposer whitelist.
+MANAGED_OPTIMISTIC_ORACLE_V2 = "ManagedOptimisticOracleV2Double"
+MANAGED_PROPOSER_WHITELIST = "ManagedProposerWhitelist"
 UMA_CONTRACTS = (
     OPTIMISTIC_ORACLE_V2,
     OPTIMISTIC_ORACLE_V3,
@@ -259,6 +282,58 @@ class Erc20(_Contract):
         )
 
 
+class ManagedOptimisticOracleV2(_Contract):
+    """The reads of UMA's ManagedOptimisticOracleV2 beyond OOv2's: the effective proposer
+    whitelist of a request and the bond and liveness its request manager set. Its
+    settings are keyed by `getManagedRequestId` (requester, identifier, ancillary data: no
+    timestamp), so they may be set before the request is asked."""
+
+    artifact_name = MANAGED_OPTIMISTIC_ORACLE_V2
+
+    async def is_managed(self) -> bool:
+        """Whether the contract at this address answers as a managed oracle (its
+        `defaultProposerWhitelist`); a plain OOv2 reverts the call."""
+        try:
+            await self.read("defaultProposerWhitelist")
+        except RpcUnavailable:
+            raise
+        except Exception as error:  # web3 raises several kinds for a revert
+            if is_revert(error):
+                return False
+            raise
+        return True
+
+    async def default_whitelist(self) -> tuple[str, tuple[str, ...], bool]:
+        """(address, members, enabled) of the default proposer whitelist."""
+        address = to_checksum_address(await self.read("defaultProposerWhitelist"))
+        whitelist = _Whitelist(self.pool, address)
+        members, enabled = await asyncio.gather(
+            whitelist.read("getWhitelist"), whitelist.read("isWhitelistEnabled")
+        )
+        return address, tuple(to_checksum_address(m) for m in members), bool(enabled)
+
+    async def terms(self, key: RequestKey, currency: str) -> ManagedTerms:
+        """What the oracle will apply to a proposal on `key` made now (`ManagedTerms`)."""
+        args = (key.requester, key.identifier, key.ancillary_data)
+        managed_id = await self.read("getManagedRequestId", *args)
+        listed, bond, liveness = await asyncio.gather(
+            self.read("getProposerWhitelistWithEnabledStatus", *args),
+            self.read("customBonds", managed_id, to_checksum_address(currency)),
+            self.read("customLivenessValues", managed_id),
+        )
+        members, enabled = listed
+        return ManagedTerms(
+            allowed=tuple(to_checksum_address(m) for m in members),
+            enabled=bool(enabled),
+            custom_bond=int(bond[0]),
+            custom_liveness=int(liveness[0]),
+        )
+
+
+class _Whitelist(_Contract):
+    artifact_name = MANAGED_PROPOSER_WHITELIST
+
+
 # --- discovery ----------------------------------------------------------------------------
 
 
@@ -381,37 +456,77 @@ def _int256(price: int) -> int:
 
 class BondAccount:
     """The signer's bond currency towards one spender (an oracle that pulls bonds): the
-    balance checked before a bond is posted, the allowance set once (up to `allowance_cap`,
-    default the maximum), not per bond."""
+    balance checked before a bond is posted, and the allowance set only when a bond needs
+    it (`allowance_for`): to exactly what it needs (`oracle.core.bonds.allowance_to_approve`),
+    or to a larger standing `allowance` (in the currency's smallest unit, one amount or per
+    token) when configured. Never unlimited unless configured so."""
 
-    def __init__(self, manager: TxManager, spender: str, *, allowance_cap: int | None = None):
-        if allowance_cap is not None and not 0 < allowance_cap <= MAX_UINT256:
-            raise ValueError("allowance_cap: a positive uint256, or None for the maximum")
+    def __init__(
+        self,
+        manager: TxManager,
+        spender: str,
+        *,
+        allowance: int | Callable[[str], Awaitable[int | None]] | None = None,
+    ):
+        if isinstance(allowance, int) and not 0 < allowance <= MAX_UINT256:
+            raise ValueError("allowance: a positive uint256, or None for exactly what is needed")
         self.manager = manager
         self.spender = to_checksum_address(spender)
-        self.cap = MAX_UINT256 if allowance_cap is None else allowance_cap
+        self._allowance = allowance
+        # One bond of a token at a time: approval, then the bond, followed to its end.
+        self._locks: dict[str, asyncio.Lock] = {}
 
-    async def ensure_allowance(self, token: str, needed: int) -> Intent | None:
-        """Approve the spender for the cap of `token` unless it may already take `needed`:
-        once, not per bond (None: nothing was needed)."""
+    async def configured(self, token: str) -> int | None:
+        """The standing allowance configured for `token` (None: exactly each bond's need)."""
+        if self._allowance is None or isinstance(self._allowance, int):
+            return self._allowance
+        return await self._allowance(token)
+
+    @asynccontextmanager
+    async def allowance_for(
+        self,
+        token: str,
+        needed: int,
+        *,
+        purpose: str,
+        recheck: Callable[[], Awaitable[object]] | None = None,
+    ) -> AsyncIterator[Intent | None]:
+        """While the block runs (it sends the bond of intent `purpose` and follows it to
+        its end), the spender may take `needed` of `token`: approved now unless the
+        allowance covers it (the approval intent, else None). Bonds of one token go one at
+        a time through here, so one never takes the allowance another was given, nor
+        changes an allowance slot between an approval's gas estimate and its inclusion.
+        `recheck` runs first, inside that turn (a venue's risk guard, weighing the bonds
+        sent meanwhile): a bond it refuses gets no approval."""
+        token = to_checksum_address(token)
+        async with self._locks.setdefault(token, asyncio.Lock()):
+            if recheck is not None:
+                await recheck()
+            yield await self._approve(token, needed, purpose)
+
+    async def _approve(self, token: str, needed: int, purpose: str) -> Intent | None:
+        """Approve the spender for `needed` (or the standing allowance) unless its
+        allowance covers it (None: nothing was sent). One approval intent per bond (its
+        key names the bond's intent by a hash of its key), so a crash or a second replica
+        never approves twice for one bond."""
         erc20 = Erc20(self.manager.pool, token)
-        if await erc20.allowance(self.manager.address, self.spender) >= needed:
+        configured = await self.configured(erc20.address)
+        amount = allowance_to_approve(
+            await erc20.allowance(self.manager.address, self.spender), needed, configured
+        )
+        if amount is None:
             return None
-        if self.cap < needed:
-            raise TxError(
-                f"allowance_cap {self.cap} of token {erc20.address} is below the "
-                f"{needed} a bond needs"
-            )
 
         async def enough() -> bool:
             return await erc20.allowance(self.manager.address, self.spender) >= needed
 
+        tag = keccak(text=purpose)[:8].hex()
         base = (
             f"{APPROVE_PREFIX}{self.manager.chain_id}:{erc20.address.lower()}:"
-            f"{self.spender.lower()}"
+            f"{self.spender.lower()}:{tag}"
         )
         attempt = 0
-        while True:  # the first approval not yet used up: a confirmed one was spent
+        while True:  # the first approval for this bond not yet used up
             key = f"{base}:{attempt}"
             recorded = await self.manager.intent(key)
             if recorded is None or recorded.state in (IntentState.REVERTED, IntentState.FAILED):
@@ -425,7 +540,7 @@ class BondAccount:
             TxRequest(
                 key=key,
                 to=erc20.address,
-                data=erc20.encode("approve", self.spender, self.cap),
+                data=erc20.encode("approve", self.spender, amount),
                 already_done=enough,
             )
         )
@@ -436,9 +551,11 @@ class BondAccount:
             logging.INFO,
             "uma.allowance",
             key=key,
+            bond=purpose,
             token=erc20.address,
             spender=self.spender,
-            amount=self.cap,
+            amount=amount,
+            needed=needed,
             state=intent.state,
         )
         return intent
@@ -468,13 +585,23 @@ class UmaProposer:
         manager: TxManager,
         oracle: OptimisticOracleV2,
         *,
-        allowance_cap: int | None = None,
+        allowance: int | Callable[[str], Awaitable[int | None]] | None = None,
         allow_too_early: bool = False,
+        managed: ManagedOptimisticOracleV2 | None = None,
     ) -> None:
         self.manager = manager
         self.oracle = oracle
-        self.bonds = BondAccount(manager, oracle.address, allowance_cap=allowance_cap)
+        self.bonds = BondAccount(manager, oracle.address, allowance=allowance)
         self.allow_too_early = allow_too_early
+        # UMA's managed oracle (UMIP-189): its whitelist and request manager's bond are read
+        # before anything is approved or signed; disputes stay open until the resolver
+        # settles (an EXPIRED request is still disputable).
+        self.managed = managed
+        self.disputable = (
+            (RequestState.PROPOSED,)
+            if managed is None
+            else (RequestState.PROPOSED, RequestState.EXPIRED)
+        )
         # For intents found in the store after a restart (no request callback at hand).
         manager.register_precheck(PROPOSE_PREFIX, self._recorded_proposal_done)
         manager.register_precheck(SETTLE_PREFIX, self._recorded_settle_done)
@@ -518,11 +645,47 @@ class UmaProposer:
 
     async def _recorded_dispute_done(self, intent: Intent) -> bool:
         oracle, request = self._recorded(intent)
-        return await oracle.get_state(request) != RequestState.PROPOSED
+        return await oracle.get_state(request) not in self.disputable
+
+    # -- the managed oracle -------------------------------------------------------------------
+
+    async def terms(self, request: RequestKey, view: RequestView) -> ManagedTerms | None:
+        """What the managed oracle will apply to our proposal on `request` (None: a plain
+        OOv2, whose `getRequest` shows the whole bond)."""
+        if self.managed is None:
+            return None
+        return await self.managed.terms(request, view.currency)
+
+    async def charged(self, request: RequestKey, view: RequestView, key: str) -> int:
+        """Bond + final fee a proposal on `request` pulls from the signer, as the oracle will
+        apply it; NotWhitelisted (nothing approved or sent) when a managed oracle would
+        refuse the signer."""
+        terms = await self.terms(request, view)
+        if terms is None:
+            return view.total_bond
+        if not terms.may_propose(self.manager.address):
+            emit(
+                logger,
+                logging.WARNING,
+                "uma.not_whitelisted",
+                key=key,
+                signer=self.manager.address,
+                oracle=self.oracle.address,
+                request=request.id_hex,
+                whitelist_size=len(terms.allowed),
+            )
+            raise NotWhitelisted(key, self.manager.address, self.oracle.address, request.id_hex)
+        return terms.charged_bond(view.bond) + view.final_fee
 
     # -- proposals --------------------------------------------------------------------------
 
-    async def propose(self, request: RequestKey, price: int) -> Proposal:
+    async def propose(
+        self,
+        request: RequestKey,
+        price: int,
+        *,
+        recheck: Callable[[], Awaitable[object]] | None = None,
+    ) -> Proposal:
         """Propose `price` for `request`, once: a key that already has a live or confirmed
         intent returns it (ours: once it ended); a request no longer REQUESTED is recorded
         as SKIPPED and nothing is sent; otherwise the balance is checked, the allowance set
@@ -545,7 +708,9 @@ class UmaProposer:
         ):
             return await self._ended(request, recorded)
         try:
-            intent = await self._send_bonded(request, RequestState.REQUESTED, key, data, done)
+            intent = await self._send_bonded(
+                request, RequestState.REQUESTED, key, data, done, recheck=recheck
+            )
         except SubjectsHeld:
             holder = await self.manager.intent(key)
             if holder is None:
@@ -560,6 +725,8 @@ class UmaProposer:
         key: str,
         data: bytes | str,
         done: Callable[[], Awaitable[bool]],
+        *,
+        recheck: Callable[[], Awaitable[object]] | None = None,
     ) -> Intent:
         """Send `data` (a proposal or a dispute: a call that posts a bond) for `request`
         while it is in `open_state`, with the balance checked and the allowance set first.
@@ -577,17 +744,25 @@ class UmaProposer:
             )
 
         view = await self.oracle.get_request(request)
-        if view.state != open_state:
+        open_states = (open_state,) if open_state == RequestState.REQUESTED else self.disputable
+        if view.state not in open_states:
             return await self.manager.submit(tx(just_checked=False))
-        await self.bonds.check_balance(key, view.currency, view.total_bond)
-        await self.bonds.ensure_allowance(view.currency, view.total_bond)
-        try:
-            return await self.manager.submit(tx(just_checked=True))
-        except TxReverted:
-            # Its gas estimate reverted, nothing was sent: moved on meanwhile?
-            if not await done():
-                raise
-            return await self.manager.submit(tx(just_checked=False))
+        # A proposal's charge is the managed oracle's (its whitelist checked first); a
+        # dispute's is the bond fixed when the price was proposed.
+        needed = (
+            await self.charged(request, view, key)
+            if open_state == RequestState.REQUESTED
+            else view.total_bond
+        )
+        await self.bonds.check_balance(key, view.currency, needed)
+        async with self.bonds.allowance_for(view.currency, needed, purpose=key, recheck=recheck):
+            try:
+                return await self.manager.submit(tx(just_checked=True))
+            except TxReverted:
+                # Its gas estimate reverted, nothing was sent: moved on meanwhile?
+                if not await done():
+                    raise
+                return await self.manager.submit(tx(just_checked=False))
 
     async def _ended(self, request: RequestKey, intent: Intent) -> Proposal:
         """The proposal once `intent` (ours: followed to the end) ended, with the request."""
@@ -645,7 +820,7 @@ class UmaProposer:
         key = self.dispute_key(request)
 
         async def done() -> bool:
-            return await self.oracle.get_state(request) != RequestState.PROPOSED
+            return await self.oracle.get_state(request) not in self.disputable
 
         recorded = await self.manager.intent(key)
         try:
@@ -673,3 +848,51 @@ class UmaProposer:
             request=request.id_hex,
         )
         return intent
+
+
+# --- set-up helpers (the composition root's) ----------------------------------------------
+
+
+def standing_allowance(
+    pool: RpcPool, amount: Decimal | None
+) -> Callable[[str], Awaitable[int | None]] | None:
+    """A configured standing allowance (in whole units of each bond currency) as
+    `BondAccount` takes it: per token, in its smallest unit (None: exactly each bond's)."""
+    if amount is None:
+        return None
+
+    async def in_units(token: str) -> int | None:
+        decimals = int(await Erc20(pool, token).read("decimals"))
+        return to_units(amount, decimals)
+
+    return in_units
+
+
+async def report_whitelist(managed: ManagedOptimisticOracleV2, signer: str) -> bool | None:
+    """One log line at start: whether `signer` may propose on the managed oracle's default
+    proposer whitelist (a request manager may set another per request; each request is
+    read again before its bond). Never fatal: None when it cannot be read now."""
+    try:
+        address, members, enabled = await managed.default_whitelist()
+    except ChainError as error:
+        emit(
+            logger,
+            logging.WARNING,
+            "uma.proposer_whitelist_unreadable",
+            signer=signer,
+            oracle=managed.address,
+            error=error,
+        )
+        return None
+    may = ManagedTerms(members, enabled).may_propose(signer)
+    emit(
+        logger,
+        logging.INFO if may else logging.WARNING,
+        "uma.proposer_whitelist",
+        signer=signer,
+        oracle=managed.address,
+        whitelist=address,
+        enabled=enabled,
+        may_propose=may,
+    )
+    return may

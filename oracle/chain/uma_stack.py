@@ -29,6 +29,8 @@ from oracle.chain.uma import (
     ADDRESS_WHITELIST,
     FINDER,
     IDENTIFIER_WHITELIST,
+    MANAGED_OPTIMISTIC_ORACLE_V2,
+    MANAGED_PROPOSER_WHITELIST,
     MOCK_ORACLE_ANCILLARY,
     OPTIMISTIC_ORACLE_V2,
     OPTIMISTIC_ORACLE_V3,
@@ -251,3 +253,74 @@ async def post_update(manager: TxManager, board: str, question: bytes, update: b
         lambda w3: w3.eth.get_block(intent.inclusion.block_number),  # type: ignore[union-attr]
     )
     return int(block["timestamp"])
+
+
+# --- UMA's managed Optimistic Oracle V2 (UMIP-189), as its test double (tests, local chains) --
+
+
+@dataclass(frozen=True)
+class ManagedStack:
+    """A `ManagedOptimisticOracleV2Double` deployed on a stack (EIP-55 addresses)."""
+
+    oracle: str
+    proposer_whitelist: str
+    requester_whitelist: str
+
+
+async def deploy_managed_oracle(
+    manager: TxManager,
+    stack: UmaStack,
+    *,
+    proposers: Sequence[str] | None,
+    liveness: int = DEFAULT_LIVENESS,
+    minimum_dispute_window: int = 300,
+    bond_range: tuple[int, int] = (1, 2**128 - 1),
+) -> ManagedStack:
+    """Deploy the test double of UMA's ManagedOptimisticOracleV2 (contracts/src/testing/)
+    on `stack`'s Finder: a default proposer whitelist of `proposers` (None: a disabled
+    whitelist, anyone may propose), a disabled requester whitelist (anyone may ask), the
+    stack's currency's allowed custom bond range `bond_range`; `manager`'s signer holds the
+    config admin, request manager and resolver roles."""
+    run = secrets.token_hex(6)
+    proposer_whitelist = await deploy_proposer_whitelist(manager, proposers)
+    requester_whitelist = await deploy_proposer_whitelist(manager, None)
+    oracle = await _deploy(
+        manager,
+        run,
+        MANAGED_OPTIMISTIC_ORACLE_V2,
+        liveness,
+        stack.finder,
+        proposer_whitelist,
+        requester_whitelist,
+        minimum_dispute_window,
+    )
+    for step, call in (
+        ("bond-range", ("setAllowedBondRange", stack.currency, bond_range)),
+        ("request-manager", ("addRequestManager", manager.address)),
+        ("resolver", ("addResolver", manager.address)),
+    ):
+        await _call(manager, f"{run}:{step}", MANAGED_OPTIMISTIC_ORACLE_V2, oracle, call)
+    return ManagedStack(oracle, proposer_whitelist, requester_whitelist)
+
+
+async def deploy_proposer_whitelist(manager: TxManager, members: Sequence[str] | None) -> str:
+    """A `ManagedProposerWhitelist` of `members` (None: disabled, everyone is on it), owned
+    by `manager`'s signer: a default whitelist, or one a request manager sets per request."""
+    run = secrets.token_hex(6)
+    address = await _deploy(manager, run, MANAGED_PROPOSER_WHITELIST, members is not None)
+    for index, member in enumerate(members or ()):
+        call: tuple[Any, ...] = ("addToWhitelist", to_checksum_address(member))
+        await _call(manager, f"{run}:member:{index}", MANAGED_PROPOSER_WHITELIST, address, call)
+    return address
+
+
+async def manage_request(
+    manager: TxManager, oracle: str, function: str, requester: str, ancillary: bytes, *args: Any
+) -> None:
+    """A request manager's call on the managed oracle for YES_OR_NO_QUERY requests of
+    `requester` with `ancillary` data: `requestManagerSetBond` (args: currency, bond),
+    `requestManagerSetCustomLiveness` (liveness), `requestManagerSetProposerWhitelist`
+    (whitelist)."""
+    call = (function, requester, identifier_bytes(YES_OR_NO_QUERY), ancillary, *args)
+    step = f"manage:{secrets.token_hex(6)}:{function}"
+    await _call(manager, step, MANAGED_OPTIMISTIC_ORACLE_V2, oracle, call)

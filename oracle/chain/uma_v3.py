@@ -15,9 +15,10 @@ intent store and on a pre-send check that looks for the claim among this signer'
 * `OptimisticOracleV3`: typed reads (`get_assertion(s)`, `minimum_bond`, defaults).
 * `UmaAsserter`: `assertTruth` through the `TxManager`, one intent per claim under the key
   `uma-assert:<chain id>:<oracle>:<keccak of the claim>`, that key its subject; the bond
-  currency's allowance set once and the balance checked first (`BondAccount`, shared with
-  the OOv2 proposer); `assert_many` asserts several claims in one `multicall` transaction
-  (OOv3 is a `MultiCaller`: each call runs with the caller as `msg.sender`); `settle`
+  currency's allowance set only when a bond needs it (exactly that, unless configured
+  larger) and the balance checked first (`BondAccount`, shared with the OOv2 proposer);
+  `assert_many` asserts several claims in one `multicall` transaction (OOv3 is a
+  `MultiCaller`: each call runs with the caller as `msg.sender`); `settle`
   settles an expired or resolved assertion once; `dispute` disputes someone else's
   assertion once (`uma-dispute-assertion:<chain id>:<oracle>:<assertion id>`), posting
   the assertion's own bond in its currency through the same `BondAccount`.
@@ -29,7 +30,8 @@ The claims the daemon asserts name the market, the answer and the proof's checks
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
@@ -268,13 +270,13 @@ class UmaAsserter:
         manager: TxManager,
         oracle: OptimisticOracleV3,
         *,
-        allowance_cap: int | None = None,
+        allowance: int | Callable[[str], Awaitable[int | None]] | None = None,
         from_block: int = 0,
     ) -> None:
         self.manager = manager
         self.oracle = oracle
         self.from_block = from_block
-        self.bonds = BondAccount(manager, oracle.address, allowance_cap=allowance_cap)
+        self.bonds = BondAccount(manager, oracle.address, allowance=allowance)
         # For intents found in the store after a restart (no claim at hand).
         manager.register_precheck(ASSERT_PREFIX, self._recorded_done)
         manager.register_precheck(ASSERT_BATCH_PREFIX, self._recorded_done)
@@ -387,6 +389,7 @@ class UmaAsserter:
         async def all_done() -> bool:
             return len(await self.find(to_send)) == len(to_send)
 
+        held = AsyncExitStack()
         if to_send:
             currency = {c.currency for c in to_send}
             if len(currency) != 1:
@@ -394,7 +397,7 @@ class UmaAsserter:
             (token,) = currency
             total = sum(c.bond for c in to_send)
             await self.bonds.check_balance(key, token, total)
-            await self.bonds.ensure_allowance(token, total)
+            await held.enter_async_context(self.bonds.allowance_for(token, total, purpose=key))
         calls = [self._calldata(c) for c in to_send]
         data = (
             calls[0]
@@ -424,6 +427,8 @@ class UmaAsserter:
             if holder is None:
                 raise
             intent = holder
+        finally:
+            await held.aclose()  # the bond's allowance is no longer held for it
         return await self._ended(claims, intent)
 
     async def _ended(self, claims: Sequence[Claim], intent: Intent) -> list[Asserted]:
@@ -512,14 +517,14 @@ class UmaAsserter:
                     intent = await self.manager.submit(tx(just_checked=False))
                 else:
                     await self.bonds.check_balance(key, view.currency, view.bond)
-                    await self.bonds.ensure_allowance(view.currency, view.bond)
-                    try:
-                        intent = await self.manager.submit(tx(just_checked=True))
-                    except TxReverted:
-                        # Its gas estimate reverted, nothing was sent: disputed meanwhile?
-                        if not await done():
-                            raise
-                        intent = await self.manager.submit(tx(just_checked=False))
+                    async with self.bonds.allowance_for(view.currency, view.bond, purpose=key):
+                        try:
+                            intent = await self.manager.submit(tx(just_checked=True))
+                        except TxReverted:
+                            # Its gas estimate reverted, nothing was sent: disputed meanwhile?
+                            if not await done():
+                                raise
+                            intent = await self.manager.submit(tx(just_checked=False))
         except SubjectsHeld:
             holder = await self.manager.intent(key)
             if holder is None:

@@ -24,7 +24,13 @@ from typing import Any
 
 from oracle.core.decision import ReviewReason
 
-REFUSAL_REASONS = ("per_request_cap", "outstanding_cap", "reward_below_minimum", "reward_below_gas")
+REFUSAL_REASONS = (
+    "per_request_cap",
+    "outstanding_cap",
+    "reward_below_minimum",
+    "reward_below_gas",
+    "not_whitelisted",  # UMA's managed oracle would refuse the signer (`ManagedTerms`)
+)
 
 
 @dataclass(frozen=True)
@@ -121,3 +127,46 @@ def reask_review_reasons(disputed_proposal: Mapping[str, Any] | None) -> list[Re
             "posted (a second dispute goes to UMA's vote)",
         )
     ]
+
+
+# --- UMA's managed Optimistic Oracle V2 (UMIP-189) and the bond currency's allowance -------
+
+
+@dataclass(frozen=True)
+class ManagedTerms:
+    """What UMA's ManagedOptimisticOracleV2 will do with a proposal on one request, read
+    before anything is signed: the effective proposer whitelist (the request manager's for
+    the request, else the default) with its enabled status, and the bond and liveness the
+    request manager set (0: none; the requester's then apply)."""
+
+    allowed: tuple[str, ...]
+    enabled: bool
+    custom_bond: int = 0
+    custom_liveness: int = 0
+
+    def may_propose(self, signer: str) -> bool:
+        """A disabled whitelist lets anyone propose; an enabled one only those listed."""
+        return not self.enabled or signer.lower() in {a.lower() for a in self.allowed}
+
+    def charged_bond(self, requester_bond: int) -> int:
+        """The bond `proposePriceFor` pulls (the final fee comes on top): the request
+        manager's custom bond when set, else the one the request shows."""
+        return self.custom_bond if self.custom_bond else requester_bond
+
+    def liveness(self, requester_liveness: int, default_liveness: int) -> int:
+        """The liveness a proposal made now runs for."""
+        return self.custom_liveness or requester_liveness or default_liveness
+
+
+def allowance_to_approve(current: int, needed: int, configured: int | None) -> int | None:
+    """The allowance a bond currency's `approve` should set before a bond of `needed` is
+    pulled, or None when the `current` one covers it. Exactly what is needed, unless a
+    larger standing allowance is `configured` (in the currency's smallest unit); never
+    unlimited unless so configured."""
+    if needed < 0 or current < 0:
+        raise ValueError("allowance: amounts are never negative")
+    if configured is not None and configured <= 0:
+        raise ValueError("allowance: a configured allowance is positive")
+    if current >= needed:
+        return None
+    return needed if configured is None or configured < needed else configured

@@ -197,6 +197,13 @@ class UmaRiskSettings(BaseModel):
         description="Alert (OracleBondBalanceLow) when the signer holds less of a bond "
         "currency than this; 0: no alert.",
     )
+    bond_allowance: Amount | None = Field(
+        None,
+        gt=0,
+        description="A standing allowance of the bond currency the oracle may pull, set when a "
+        "bond needs more than it allows; null: each bond approves exactly what it needs, "
+        "when it needs it. Never unlimited.",
+    )
 
 
 class BulletinBoardSettings(BaseModel):
@@ -278,6 +285,13 @@ class UmaSourceConfig(BaseModel):
         None,
         description="Clarifications by each question's creator, appended to the question; "
         "null: none are read.",
+    )
+    managed: bool | None = Field(
+        None,
+        description="The oracle is UMA's ManagedOptimisticOracleV2 (UMIP-189): its proposer "
+        "whitelist is read, its request manager's bond weighed, settling left to its "
+        "resolver; null: detected at start; true or false: the start fails unless the "
+        "contract is (or is not) managed.",
     )
 
     @field_validator("oracle_address")

@@ -134,6 +134,7 @@ from oracle.errors import (
     AncillaryDataError,
     BondRefused,
     ChainError,
+    NotWhitelisted,
     ResolverError,
     SourceError,
 )
@@ -646,15 +647,74 @@ class UmaVenue(ConnectedVenue[UmaParts]):
             recorded = await parts.manager.intent(intent_key)
             view = await parts.oracle.get_request(key)
             holds: list[BondHold] = []
+            recheck = None
             if _new(recorded) and view.state == RequestState.REQUESTED:
+                # The managed oracle: the whitelist first (off it, nothing is approved or
+                # signed), then the bond it will really pull (the request manager's).
+                terms = await proposer.terms(key, view)
+                if terms is not None:
+                    if not terms.may_propose(parts.manager.address):
+                        raise NotWhitelisted(
+                            intent_key, parts.manager.address, parts.oracle.address, key.id_hex
+                        )
+                    view = replace(view, bond=terms.charged_bond(view.bond))
                 holds.append(await self._guard(parts, key, view))
+                charged = view
+
+                async def recheck() -> None:
+                    # Again in the bond's turn, before its approval: bonds sent meanwhile
+                    # count (a refusal now costs no approval).
+                    await self._guard(parts, key, charged)
+
             with parts.manager.bonded(intent_key, holds):
-                proposal = await proposer.propose(key, price)
+                proposal = await proposer.propose(key, price, recheck=recheck)
+        except NotWhitelisted as refused:
+            return await self._second_opinion_only(
+                parts, key, question, refused, outcome=outcome, price=price
+            )
         except BondRefused as refused:
             raise self._refused(refused, request=key.id_hex, action="propose") from None
         except ChainError as error:
             raise chain_failure(self.name, error) from None
         return self._receipt(parts, key, question, proposal, outcome=outcome, price=price)
+
+    async def _second_opinion_only(
+        self,
+        parts: UmaParts,
+        key: RequestKey,
+        question: AncillaryQuestion,
+        refused: NotWhitelisted,
+        *,
+        outcome: str,
+        price: int,
+    ) -> Receipt:
+        """The signer may not propose on this request (the managed oracle's whitelist):
+        nothing is approved or sent; our verdict is kept as a second opinion. Once a
+        whitelisted proposer's price stands, the receipt compares it with ours (a
+        disagreement opens a review item); until then, a retried delivery failure."""
+        if self._metrics is not None:
+            self._metrics.bond_refusals.labels(self.name, "not_whitelisted").inc()
+        try:
+            view = await parts.oracle.get_request(key)
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        if view.proposed:
+            return self._receipt(
+                parts, key, question, Proposal(None, view), outcome=outcome, price=price
+            )
+        emit(
+            logger,
+            logging.INFO,
+            "uma.second_opinion_waits",
+            source=self.name,
+            request=key.id_hex,
+            signer=refused.signer,
+            outcome=outcome,
+        )
+        raise ResolverError(
+            f"source {self.name}: {refused}; our verdict {outcome} waits as a second opinion "
+            "for a whitelisted proposer's price"
+        )
 
     def _refused(self, refused: BondRefused, **context: Any) -> ResolverError:
         """The bond budget refused the bond when its intent was recorded."""
@@ -762,7 +822,7 @@ class UmaVenue(ConnectedVenue[UmaParts]):
             "dispute"
             if disagreement is not None
             and self.config.dispute == "after_review"
-            and view.state == RequestState.PROPOSED
+            and view.state in parts.proposer.disputable
             else None
         )
         return Receipt(
@@ -795,7 +855,7 @@ class UmaVenue(ConnectedVenue[UmaParts]):
             view = await parts.oracle.get_request(key)
             holds: list[BondHold] = []
             if _new(recorded):
-                moot = self._dispute_moot(key, view, price, us)
+                moot = self._dispute_moot(key, view, price, us, parts.proposer.disputable)
                 if moot is not None:
                     emit(logger, logging.INFO, "uma.dispute_moot", source=self.name, reason=moot)
                     return Challenged(None, moot)
@@ -837,9 +897,15 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         )
 
     @staticmethod
-    def _dispute_moot(key: RequestKey, view: RequestView, price: int, us: str) -> str | None:
+    def _dispute_moot(
+        key: RequestKey,
+        view: RequestView,
+        price: int,
+        us: str,
+        disputable: tuple[RequestState, ...] = (RequestState.PROPOSED,),
+    ) -> str | None:
         """Why disputing the request makes no sense now (nothing is sent), or None."""
-        if view.state != RequestState.PROPOSED:
+        if view.state not in disputable:
             return (
                 f"UMA request {key.id_hex} is {view.state.name.lower()}: it can no longer be "
                 "disputed; nothing was sent"
@@ -856,10 +922,14 @@ class UmaVenue(ConnectedVenue[UmaParts]):
     async def state(self, market: MarketRef) -> Resolution:
         key = request_key(market.details)
         try:
-            view = await (await self._ready()).oracle.get_request(key)
+            parts = await self._ready()
+            view = await parts.oracle.get_request(key)
         except ChainError as error:
             raise ResolverError(f"source {self.name}: {error}") from None
         expiration = float(view.expiration_time) if view.expiration_time else None
+        if view.state == RequestState.EXPIRED and parts.proposer.managed is not None:
+            # The managed oracle: disputable until its resolver settles it; not final yet.
+            return Resolution(ResolutionStatus.PROPOSED, None, expiration)
         if view.state == RequestState.DISPUTED:
             return Resolution(ResolutionStatus.DISPUTED, None, expiration)
         if view.state == RequestState.EXPIRED:
@@ -886,7 +956,18 @@ class UmaVenue(ConnectedVenue[UmaParts]):
             emit(logger, logging.INFO, "uma.settle_left", market=market.market_id)
             return None
         try:
-            intent = await (await self._ready()).proposer.settle(key)
+            parts = await self._ready()
+            if parts.proposer.managed is not None:
+                # Only the managed oracle's resolver role settles: followed, never sent.
+                emit(
+                    logger,
+                    logging.INFO,
+                    "uma.settle_left_to_resolver",
+                    market=market.market_id,
+                    request=key.id_hex,
+                )
+                return None
+            intent = await parts.proposer.settle(key)
         except ChainError as error:
             raise chain_failure(self.name, error) from None
         return settled_reference(self.name, intent, f"request {key.id_hex} is not settleable yet")

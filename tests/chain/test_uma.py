@@ -183,8 +183,9 @@ def test_discover_parse_propose_once_and_settle(anvil_factory: AnvilFactory) -> 
             assert proposal.request.state == RequestState.PROPOSED
             assert proposal.request.proposed_price == PRICE_SCALE
             assert await token.balance_of(OURS) == before - BOND - FINAL_FEE
-            assert await token.allowance(OURS, stack.optimistic_oracle) == MAX_UINT256
-            assert len(sender_txs(anvil, OURS)) == 2  # approve (once) + proposePrice
+            # Exactly what the bond needed was approved, and the proposal used it up.
+            assert await token.allowance(OURS, stack.optimistic_oracle) == 0
+            assert len(sender_txs(anvil, OURS)) == 2  # approve + proposePrice
 
             # The same request again: the confirmed intent, nothing sent.
             assert (await proposer.propose(first, price)).intent == proposal.intent
@@ -198,9 +199,10 @@ def test_discover_parse_propose_once_and_settle(anvil_factory: AnvilFactory) -> 
                 assert skipped.ours(OURS)
             assert len(sender_txs(anvil, OURS)) == 2
 
-            # A second proposal uses the allowance set once: no second approve.
+            # A second proposal approves exactly its own bond again (never unlimited).
             await proposer.propose(second, 0)
-            assert len(sender_txs(anvil, OURS)) == 3
+            assert len(sender_txs(anvil, OURS)) == 4
+            assert await token.allowance(OURS, stack.optimistic_oracle) == 0
 
             await settle_after_liveness(anvil, proposer, first)
             # Bond and final fee back, and the reward; the second's bond still posted.
@@ -242,7 +244,7 @@ def test_a_request_proposed_first_by_someone_else_is_recorded_not_sent(
     asyncio.run(run())
 
 
-def test_bond_balance_allowance_cap_and_too_early(anvil_factory: AnvilFactory) -> None:
+def test_bond_balance_standing_allowance_and_too_early(anvil_factory: AnvilFactory) -> None:
     anvil = anvil_factory()
 
     async def run() -> None:
@@ -251,7 +253,9 @@ def test_bond_balance_allowance_cap_and_too_early(anvil_factory: AnvilFactory) -
             request = await ask(requester, stack, "Is the bond covered?")
         async with manager_for(anvil.url, key=DEV_KEYS[2]) as manager:
             oracle = OptimisticOracleV2(manager.pool, stack.optimistic_oracle)
-            proposer = UmaProposer(manager, oracle, allowance_cap=BOND + FINAL_FEE)
+            # A standing allowance configured above one bond: approved once, used twice.
+            standing = 3 * (BOND + FINAL_FEE)
+            proposer = UmaProposer(manager, oracle, allowance=standing)
             with pytest.raises(BondShortfall, match=f"{FINAL_FEE} short") as raised:
                 await proposer.propose(request, PRICE_SCALE)
             assert raised.value.needed == BOND + FINAL_FEE
@@ -261,15 +265,28 @@ def test_bond_balance_allowance_cap_and_too_early(anvil_factory: AnvilFactory) -
             with pytest.raises(TxError, match="too-early price is never proposed"):
                 await proposer.propose(request, TOO_EARLY_PRICE)
             assert sender_txs(anvil, OURS) == []
-            # Funded: the capped allowance is approved, then used up by the proposal.
+            # Funded: the standing allowance is approved, and the proposal takes its bond.
             async with manager_for(anvil.url) as deployer:
                 await call(
-                    deployer, "top-up", TESTNET_ERC20, stack.currency, "allocateTo", OURS, FINAL_FEE
+                    deployer,
+                    "top-up",
+                    TESTNET_ERC20,
+                    stack.currency,
+                    "allocateTo",
+                    OURS,
+                    FINAL_FEE + BOND + FINAL_FEE,
                 )
             proposal = await proposer.propose(request, PRICE_SCALE)
             assert proposal.intent is not None
             assert proposal.intent.state == IntentState.CONFIRMED
-            assert await Erc20(manager.pool, stack.currency).allowance(OURS, oracle.address) == 0
+            token = Erc20(manager.pool, stack.currency)
+            assert await token.allowance(OURS, oracle.address) == standing - BOND - FINAL_FEE
+            assert len(sender_txs(anvil, OURS)) == 2  # approve + proposePrice
+            async with manager_for(anvil.url, key=DEV_KEYS[1]) as requester:
+                another = await ask(requester, stack, "Is the standing allowance used again?")
+            await proposer.propose(another, 0)
+            assert len(sender_txs(anvil, OURS)) == 3  # no second approve
+            assert await token.allowance(OURS, oracle.address) == standing - 2 * (BOND + FINAL_FEE)
         assert reverted(anvil) == []
 
     asyncio.run(run())

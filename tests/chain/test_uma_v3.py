@@ -78,8 +78,8 @@ def test_assert_once_then_settle_true_after_liveness(anvil_factory: AnvilFactory
             assert view.identifier.rstrip(b"\0") == ASSERT_TRUTH.encode()
             assert view.state(await chain_time(anvil)) == AssertionState.ASSERTED
             assert await token.balance_of(OURS) == before - MINIMUM_BOND
-            assert await token.allowance(OURS, address) == MAX_UINT256
-            assert len(sender_txs(anvil, OURS)) == 2  # approve (once) + assertTruth
+            assert await token.allowance(OURS, address) == 0  # exactly the bond, used up
+            assert len(sender_txs(anvil, OURS)) == 2  # approve + assertTruth
 
             # Again: the confirmed intent, nothing sent.
             assert (await asserter.assert_truth(claim)).intent == asserted.intent
@@ -161,7 +161,9 @@ def test_several_claims_in_one_multicall_cost_less_gas(anvil_factory: AnvilFacto
             assert done[0].assertion == batch[0].assertion
             assert done[1].assertion is not None
             assert done[1].intent.state == IntentState.CONFIRMED
-            assert len(sender_txs(anvil, OURS)) == 1 + 3 + 1 + 1
+            # Each bond approves exactly what it needs: an approval before each of the three
+            # singles, the batch and the later claim.
+            assert len(sender_txs(anvil, OURS)) == 2 * 3 + 2 + 2
         assert reverted(anvil) == []
 
     asyncio.run(run())

@@ -7,7 +7,9 @@ import pytest
 from oracle.core.bonds import (
     OUR_PROPOSAL_DISPUTED,
     BondCaps,
+    ManagedTerms,
     Refusal,
+    allowance_to_approve,
     check_bond,
     gas_cost_in_currency,
     reask_review_reasons,
@@ -79,3 +81,50 @@ def test_a_reask_of_our_disputed_proposal_goes_to_a_person() -> None:
     # Another's disputed proposal, or not a re-ask at all: nothing for a person.
     assert reask_review_reasons({**ours, "ours": False}) == []
     assert reask_review_reasons(None) == []
+
+
+# --- UMA's managed OOv2 and the bond currency's allowance ----------------------------------
+
+US, THEM = "0x" + "aB" * 20, "0x" + "cd" * 20
+
+
+def test_the_managed_whitelist_lets_through_only_whom_it_lists_unless_disabled() -> None:
+    assert ManagedTerms((US.lower(),), enabled=True).may_propose(US)  # case does not matter
+    assert not ManagedTerms((THEM,), enabled=True).may_propose(US)
+    assert not ManagedTerms((), enabled=True).may_propose(US)
+    assert ManagedTerms((), enabled=False).may_propose(US)  # disabled: anyone
+
+
+def test_the_request_managers_bond_and_liveness_win_when_set() -> None:
+    plain = ManagedTerms((), enabled=False)
+    assert plain.charged_bond(100) == 100
+    assert plain.liveness(0, 7200) == 7200
+    assert plain.liveness(3600, 7200) == 3600
+    custom = ManagedTerms((), enabled=False, custom_bond=5000, custom_liveness=900)
+    assert custom.charged_bond(100) == 5000
+    assert custom.liveness(3600, 7200) == 900
+
+
+@pytest.mark.parametrize(
+    ("current", "needed", "configured", "approved"),
+    [
+        (0, 105, None, 105),  # exactly what the bond needs
+        (104, 105, None, 105),  # topped up to exactly the need
+        (105, 105, None, None),  # covered: nothing sent
+        (10**30, 105, None, None),
+        (0, 105, 1000, 1000),  # a larger standing allowance, when configured
+        (0, 105, 50, 105),  # a configured one below the need: the need
+        (600, 105, 1000, None),
+    ],
+)
+def test_the_allowance_approved_is_what_the_bond_needs_unless_configured_larger(
+    current: int, needed: int, configured: int | None, approved: int | None
+) -> None:
+    assert allowance_to_approve(current, needed, configured) == approved
+
+
+def test_a_bad_allowance_figure_is_refused_with_its_name() -> None:
+    with pytest.raises(ValueError, match="never negative"):
+        allowance_to_approve(-1, 5, None)
+    with pytest.raises(ValueError, match="configured allowance is positive"):
+        allowance_to_approve(0, 5, 0)

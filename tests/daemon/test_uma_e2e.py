@@ -328,7 +328,7 @@ def test_a_request_is_proposed_on_settled_and_final_a_review_posts_no_bond_a_cap
     assert gauge(metrics, "oracle_bonds_at_risk", **labels) == 0
     assert store.get_market(contested).state == MarketState.NEEDS_REVIEW
     assert world.view(contested).state == RequestState.REQUESTED
-    # approve (once), one proposal, one settle; nothing reverted.
+    # approve (exactly the bond), one proposal, one settle; nothing reverted.
     assert len(world.our_transactions()) == 3
     assert world.reverted() == []
     store.engine.dispose()
@@ -339,9 +339,8 @@ def assert_bond_gauges(metrics: DaemonMetrics, world: UmaWorld, *, balance: int)
     labels = {"venue": "uma", "token": world.stack.currency}
     assert gauge(metrics, "oracle_bond_refusals_total", venue="uma", reason="per_request_cap") == 1
     assert gauge(metrics, "oracle_bonds_at_risk", **labels) == BOND + FINAL_FEE
-    assert gauge(metrics, "oracle_bond_allowance", **labels) == float(
-        MAX_UINT256 - BOND - FINAL_FEE
-    )
+    # Exactly the bond was approved, and the proposal took it: never an unlimited allowance.
+    assert gauge(metrics, "oracle_bond_allowance", **labels) == 0
     assert gauge(metrics, "oracle_bond_balance", **labels) == balance
     # risk.min_bond_balance (2.5 units) in the currency's smallest unit, for the alert.
     assert gauge(metrics, "oracle_bond_min_balance", **labels) == 25 * 10**17
@@ -622,8 +621,9 @@ def test_a_dispute_sent_before_a_crash_is_recorded_at_the_restart_never_sent_aga
 
     assert store.get_market(market_id).state == MarketState.DISPUTED
     assert world.proposals(market_id, "DisputePrice") == 1
-    # approve, the one dispute, and our proposal on the requester's re-ask; nothing reverted.
-    assert len(world.our_transactions()) == 3
+    # The one dispute and our proposal on the requester's re-ask, each after an approval of
+    # exactly its bond; nothing reverted.
+    assert len(world.our_transactions()) == 4
     [reask] = [m for m in store.markets() if m.details.get("reask_of") == market_id]
     assert (reask.state, reask.submission["proposer"]) == (MarketState.SUBMITTED, OURS)
     assert world.reverted() == []
