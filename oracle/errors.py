@@ -173,6 +173,16 @@ class ResolverError(OracleError):
         self.retryable = retryable
 
 
+class AwaitingOthers(ResolverError):
+    """Nothing can be sent until someone else acts (the signer may not propose on a
+    managed oracle's request: our verdict waits as a second opinion for a whitelisted
+    proposer's). Not a failure a person must see: tried again with a growing delay, and at
+    once when the venue's events show another's answer."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retryable=True)
+
+
 class AnswerLost(ResolverError):
     """An answer already paid for can no longer take effect (a Reality.eth commitment
     whose reveal window passed): never retried; the market goes to a person. `record`

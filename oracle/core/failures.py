@@ -8,11 +8,17 @@ fails in one of two ways (`FailureKind`):
   4xx (not 408, 425 or 429), the contract reverts with an error that names a standing
   condition (a missing role, an outcome it does not offer, a request in another state).
   The market goes to a person at once, after that one attempt, with the reason.
+* **waiting**: nothing can be sent until someone else acts (off a managed oracle's
+  proposer whitelist, our verdict waits as a second opinion for a whitelisted proposer's
+  answer). Tried again after `backoff_delay(n)`, never handed to a person for that (the
+  daemon also tries at once when the venue's events show another's answer, and a
+  disagreement with it opens a review item then).
 * **transient**: it may pass (a node down, a 5xx, a bond cap that frees up, a revert
   nobody knows). It is retried after `backoff_delay(n)`: `retry_backoff` doubled per
   failed attempt, at most `retry_backoff_max`; the `max_attempts`-th failed attempt
-  goes to a person instead. There is no third way: every failure either waits longer
-  than the one before or stops, so a refusal is never retried at a constant interval.
+  goes to a person instead. Every failure either waits longer than the one before (up to
+  `retry_backoff_max`) or stops, so a refusal is never retried at a constant interval
+  short of that cap.
 
 `after_failure(kind, failed_before, now, policy)` is the whole rule; `classify_status`
 and `classify_revert` say which kind an HTTP status or a contract's revert is, and
@@ -38,6 +44,7 @@ _MAX_DOUBLINGS = 62
 class FailureKind(StrEnum):
     PERMANENT = "permanent"
     TRANSIENT = "transient"
+    WAITING = "waiting"  # nothing to send until someone else acts: never a person's work
 
 
 @dataclass(frozen=True)
@@ -94,7 +101,7 @@ def after_failure(
     attempts = failed_before + 1
     if kind is FailureKind.PERMANENT:
         return ToPerson("delivery_refused", attempts)
-    if attempts >= policy.max_attempts:
+    if attempts >= policy.max_attempts and kind is not FailureKind.WAITING:
         return ToPerson("delivery_failed", attempts)
     delay = backoff_delay(attempts, policy)
     return Retry(now + delay, delay, attempts)

@@ -118,7 +118,14 @@ from oracle.daemon.ports import (
 )
 from oracle.daemon.research import AgentPool
 from oracle.daemon.settings import DaemonSettings, MetricsSettings
-from oracle.errors import AnswerLost, IllegalTransition, LeaseLost, ResolverError, SourceError
+from oracle.errors import (
+    AnswerLost,
+    AwaitingOthers,
+    IllegalTransition,
+    LeaseLost,
+    ResolverError,
+    SourceError,
+)
 from oracle.files import write_atomically
 from oracle.log import emit
 from oracle.scrub import scrub_value
@@ -995,10 +1002,12 @@ class Daemon:
     async def _refused(self, row: MarketRow, error: ResolverError, event: str) -> MarketRow:
         """A delivery (an answer or a challenge) the venue refused: logged, then failed as
         its kind says (a person at once for a refusal that waiting will not cure)."""
-        kind = kind_of(error.retryable)
+        kind = (
+            FailureKind.WAITING if isinstance(error, AwaitingOthers) else kind_of(error.retryable)
+        )
         emit(
             logger,
-            logging.WARNING,
+            logging.INFO if kind is FailureKind.WAITING else logging.WARNING,
             event,
             market=row.id,
             kind=kind.value,

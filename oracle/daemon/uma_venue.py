@@ -132,6 +132,7 @@ from oracle.daemon.ports import (
 from oracle.daemon.settings import UmaSourceConfig
 from oracle.errors import (
     AncillaryDataError,
+    AwaitingOthers,
     BondRefused,
     ChainError,
     NotWhitelisted,
@@ -711,7 +712,7 @@ class UmaVenue(ConnectedVenue[UmaParts]):
             signer=refused.signer,
             outcome=outcome,
         )
-        raise ResolverError(
+        raise AwaitingOthers(
             f"source {self.name}: {refused}; our verdict {outcome} waits as a second opinion "
             "for a whitelisted proposer's price"
         )

@@ -189,7 +189,9 @@ class Markets(Transactions):
         reason: str,
     ) -> list[str]:
         """Markets of `source` by external id still waiting for their research (discovered
-        or deferred) at a time later than `at` (the venue's now) are researched at `at`:
+        or deferred), or for their next try (failed_retry: a delivery waiting for another's
+        answer, as a second opinion, among them), at a time later than `at` (the venue's
+        now) are tried at `at`:
         their `next_attempt_at` moves there, each with an audit row giving `reason`, in one
         transaction; returns their ids. No state changes (the next `promote` moves them as
         any market whose time has come); others, and ids not known, are left alone."""
@@ -198,7 +200,13 @@ class Markets(Transactions):
         waiting = (
             (MARKET.c.source == source)
             & MARKET.c.external_id.in_(list(external_ids))
-            & MARKET.c.state.in_([MarketState.DISCOVERED.value, MarketState.DEFERRED.value])
+            & MARKET.c.state.in_(
+                [
+                    MarketState.DISCOVERED.value,
+                    MarketState.DEFERRED.value,
+                    MarketState.FAILED_RETRY.value,
+                ]
+            )
             & (MARKET.c.next_attempt_at > at)
         )
         now = self.clock()

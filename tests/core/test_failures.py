@@ -206,3 +206,17 @@ def test_a_long_reason_is_cut_and_says_so() -> None:
     shown = quoted("x" * (MAX_REASON_CHARS + 25))
     assert shown == "x" * MAX_REASON_CHARS + "... (25 more characters)"
     assert quoted("short") == "short"
+
+
+def test_a_delivery_waiting_for_another_answer_never_reaches_a_person_and_waits_longer() -> None:
+    """Off a managed oracle's whitelist, nothing is sent until a whitelisted proposer
+    answers: that is no person's work, however long it takes; each try waits at least as
+    long as the one before, up to the cap."""
+    policy = RetryPolicy(max_attempts=3, backoff=10, backoff_max=80)
+    delays = []
+    for failed_before in range(50):
+        step = after_failure(FailureKind.WAITING, failed_before, 0.0, policy)
+        assert isinstance(step, Retry)
+        delays.append(step.delay)
+    assert delays[:5] == [10, 20, 40, 80, 80]
+    assert delays == sorted(delays)
