@@ -5,6 +5,7 @@ stale decisions and the audit chain."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 from pathlib import Path
@@ -568,11 +569,26 @@ def test_the_queue_streams_its_changes_to_signed_in_people_only(store: Store) ->
         assert response.headers["Content-Type"] == "text/event-stream"
         first = await next_event(response)
         assert first == 'event: queue\ndata: {"open": 1, "needs_approval": 0}\n\n'
+        # Each change names the items that changed, not the whole queue.
         await asyncio.to_thread(store.claim_review, review_id, "rita", assignee="rita")
-        assert (await next_event(response)).startswith("event: queue\n")
+        claimed = await next_event(response)
+        assert claimed.startswith("event: changes\n"), claimed
+        assert json.loads(claimed.split("data: ", 1)[1]) == {
+            "counts": {"open": 1, "needs_approval": 0},
+            "changed": [review_id],
+            "added": [],
+            "removed": [],
+        }
+        other = escalate(store, "q2")
+        added = json.loads((await next_event(response)).split("data: ", 1)[1])
+        assert (added["added"], added["changed"]) == ([other], [])
         await asyncio.to_thread(store.decide_review, review_id, "INVALID", "unclear", "rita")
-        second = await next_event(response)
-        assert second == 'event: queue\ndata: {"open": 0, "needs_approval": 1}\n\n'
+        second = json.loads((await next_event(response)).split("data: ", 1)[1])
+        assert second["counts"] == {"open": 1, "needs_approval": 1}
+        assert (second["changed"], second["added"], second["removed"]) == ([review_id], [], [])
+        await asyncio.to_thread(store.close_reviews, f"chain:q2", "settled", "watch")
+        closed = json.loads((await next_event(response)).split("data: ", 1)[1])
+        assert (closed["removed"], closed["changed"]) == ([other], [])
         response.close()
 
     run(store, scenario, local_settings(queue_poll_seconds=0.1))
