@@ -545,7 +545,9 @@ async def approvals(request: web.Request) -> web.StreamResponse:
     rows = _summaries(console, await _db(console.store.review_queue, ["needs_approval"]))
     briefs = {}
     for row in rows:
-        briefs[row["id"]] = await _db(evidence_brief, console.store, row["id"])
+        briefs[row["id"]] = await _db(
+            evidence_brief, console.store, row["id"], console.settings.token_table()
+        )
     return _page(request, "approvals.html", rows=rows, briefs=briefs)
 
 

@@ -586,7 +586,7 @@ def test_the_queue_streams_its_changes_to_signed_in_people_only(store: Store) ->
         second = json.loads((await next_event(response)).split("data: ", 1)[1])
         assert second["counts"] == {"open": 1, "needs_approval": 1}
         assert (second["changed"], second["added"], second["removed"]) == ([review_id], [], [])
-        await asyncio.to_thread(store.close_reviews, f"chain:q2", "settled", "watch")
+        await asyncio.to_thread(store.close_reviews, "chain:q2", "settled", "watch")
         closed = json.loads((await next_event(response)).split("data: ", 1)[1])
         assert (closed["removed"], closed["changed"]) == ([other], [])
         response.close()
@@ -714,10 +714,74 @@ def test_the_console_api_confirms_a_dispute_through_the_same_decision(store: Sto
         response = await client.post(
             f"/api/reviews/{review_id}/decide", json=decision, headers=auth
         )
+        # A dispute moves money: it waits for a second person (four-eyes by default).
+        assert await response.json() == {
+            "review": review_id,
+            "status": "needs_approval",
+            "market_state": "submitted",
+        }
+        approver = {"Authorization": f"Bearer {store.create_token('ann')}"}
+        response = await client.post(f"/api/reviews/{review_id}/approve", headers=approver)
         assert (await response.json())["market_state"] == "challenging"
 
     run(store, scenario)
+    assert store.get_market("uma:r1").submission["challenge_pending"]["by"] == "ann"
+    assert store.review(review_id).approval_reason == (
+        "moves money: confirms a dispute against their answer"
+    )
+
+
+def test_a_venue_whose_money_decisions_take_one_person_disputes_at_once(store: Store) -> None:
+    review_id = beside_another_answer(store, "r1", challenge="dispute")
+    auth = {"Authorization": f"Bearer {store.create_token('rita')}"}
+    decision = {"outcome": "YES", "reason": "they are wrong", "confirm": True}
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        response = await client.post(
+            f"/api/reviews/{review_id}/decide", json=decision, headers=auth
+        )
+        assert (await response.json())["market_state"] == "challenging"
+
+    run(store, scenario, local_settings(money_decisions_by_source={"uma": "one_person"}))
     assert store.get_market("uma:r1").submission["challenge_pending"]["by"] == "rita"
+
+
+def test_deciding_an_item_another_claimed_needs_a_confirmation(store: Store) -> None:
+    review_id = escalate(store, "q1")
+    store.claim_review(review_id, "ann", assignee="ann")
+    auth = {"Authorization": f"Bearer {store.create_token('rita')}"}
+    shown = store.latest_consensus("chain:q1")
+    assert shown is not None
+    decision = {
+        "outcome": "YES",
+        "reason": "the record says so",
+        "confirm": True,
+        "consensus_id": shown.id,
+        "checksum": shown.checksum,
+    }
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        response = await client.post(
+            f"/api/reviews/{review_id}/decide", json=decision, headers=auth
+        )
+        assert response.status == 409
+        assert "claimed by ann" in (await response.json())["error"]
+        assert store.review(review_id).status == "open"
+        response = await client.post(
+            f"/api/reviews/{review_id}/decide",
+            json={**decision, "override_claim": True},
+            headers=auth,
+        )
+        assert response.status == 200, await response.text()
+
+    run(store, scenario)
+    assert store.review(review_id).decided_by == "rita"
+    overridden = [
+        e
+        for e in store.audit_entries("market:chain:q1")
+        if e["action"] == "review.claim_overridden"
+    ]
+    assert [(e["actor"], e["details"]["claimed_by"]) for e in overridden] == [("rita", "ann")]
 
 
 def test_the_console_shows_what_confirming_a_defence_does_and_confirms_it(store: Store) -> None:
@@ -736,6 +800,9 @@ def test_the_console_shows_what_confirming_a_defence_does_and_confirms_it(store:
         response = await client.post(
             f"/api/reviews/{review_id}/decide", json=decision, headers=auth
         )
+        assert (await response.json())["status"] == "needs_approval"  # money moves
+        approver = {"Authorization": f"Bearer {store.create_token('ann')}"}
+        response = await client.post(f"/api/reviews/{review_id}/approve", headers=approver)
         assert (await response.json())["market_state"] == "challenging"
 
     run(store, scenario)
