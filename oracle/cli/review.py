@@ -400,11 +400,13 @@ def review_decide(  # click passes every option by name
             seen=seen,
             money_four_eyes=_console_settings(config_path).money_four_eyes,
         )
-        status = store.review(review_id).status
+        decided = store.review(review_id)
+        status = decided.status
     if status == "needs_approval":
         click.echo(
             f"review {review_id}: {market.id} decided {outcome} by {person.name}; "
-            "it needs an approver's approval before the daemon submits it"
+            "it needs an approver's approval before the daemon submits it "
+            f"({decided.approval_reason})"
         )
     elif status == "closed":
         click.echo(
