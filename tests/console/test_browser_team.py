@@ -7,6 +7,7 @@ sideways scrolling; the on-chain context, claims that warn, comments and notific
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -25,7 +26,7 @@ from oracle.store.tables import MarketRow
 
 from .helpers import PASSWORD, browser_sign_in, console_server
 from .scenario import BULK_VENUES, beside_another_answer, bulk_queue, contested, escalate
-from .test_browser import _answers  # four agents, sources on both sides
+from .test_browser import DOCS_SCREENSHOTS, _answers  # four agents, sources on both sides
 
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(
@@ -265,6 +266,8 @@ HOSTILE_QUESTION = (
 
 
 def test_the_queue_an_item_and_the_approvals_fit_a_phone(tmp_path: Path) -> None:
+    # ORACLE_CONSOLE_SCREENSHOTS=1 refreshes docs/console/phone-*.png.
+    shots = DOCS_SCREENSHOTS if os.environ.get("ORACLE_CONSOLE_SCREENSHOTS") else tmp_path
     url, store = _store(tmp_path)
     first = escalate(store, "phone-1", question=HOSTILE_QUESTION)
     second = escalate(store, "phone-2", question="Did the " + "B" * 250 + " vote pass?")
@@ -286,6 +289,7 @@ def test_the_queue_an_item_and_the_approvals_fit_a_phone(tmp_path: Path) -> None
             page.goto(f"{base}{path}")
             page.wait_for_selector("main h1")
             widths[name] = page.evaluate("document.scrollingElement.scrollWidth")
+            page.screenshot(path=str(shots / f"phone-{name}.png"), full_page=True)
         assert "ambiguous" in page.inner_text("table.approvals")
         browser.close()
     assert widths == {"queue": 390, "item": 390, "approvals": 390}, widths
