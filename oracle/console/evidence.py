@@ -45,8 +45,13 @@ def _stake(market: MarketRow, tokens: Tokens) -> dict[str, Any] | None:
         for key in ("bond", "final_fee", "reward", "currency")
         if details.get(key) not in (None, "")
     }
-    if "bond" not in raw and submission.get("bond") not in (None, "", 0):
+    ours = "bond" not in raw and submission.get("bond") not in (None, "", 0)
+    if ours:  # the bond of our answer, as recorded with it (Reality.eth)
         raw["bond"] = str(submission["bond"])
+    # Reality.eth: the bond standing on the question now (theirs), recorded with their
+    # answer; answering back over it posts at least double.
+    if submission.get("bond_seen") not in (None, "", 0):
+        raw["their_bond"] = str(submission["bond_seen"])
     if not raw.keys() - {"currency"}:
         return None
     currency = raw.get("currency")
@@ -57,10 +62,16 @@ def _stake(market: MarketRow, tokens: Tokens) -> dict[str, Any] | None:
 
     parts = []
     if "bond" in raw:
-        parts.append(f"bond {amount('bond')}")
+        parts.append(f"{'our bond' if ours else 'bond'} {amount('bond')}")
     if "final_fee" in raw:
         parts.append(f"final fee {amount('final_fee')}")
     text = " + ".join(parts)
+    if "their_bond" in raw:
+        text += f"{'; ' if text else ''}their bond {amount('their_bond')}"
+        if submission.get("challenge") in ("counter_answer", "defend"):
+            double = str(2 * int(raw["their_bond"])) if raw["their_bond"].isdigit() else ""
+            if double:
+                text += f", answering back posts {amount_text(double, token, currency)}"
     if "reward" in raw:
         text += f"{', ' if text else ''}reward {amount('reward')}"
     return {**raw, "token": None if token is None else token.symbol, "text": text}

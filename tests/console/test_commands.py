@@ -375,7 +375,7 @@ def test_review_show_gives_amounts_in_token_units_and_the_on_chain_context(
         shown.stdout
     )
     shown = run_oracle("review", "show", str(defence), cwd=cwd, env=env)
-    assert "at stake: bond 0.000000000000000001 ETH\n" in shown.stdout, shown.stderr
+    assert "at stake: our bond 0.000000000000000001 ETH\n" in shown.stdout, shown.stderr
     # Without the token's name, its smallest unit, said so, never a guess.
     del env["ORACLE__CONSOLE__TOKENS"]
     shown = run_oracle("review", "show", str(dispute), cwd=cwd, env=env)
