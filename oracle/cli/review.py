@@ -87,7 +87,7 @@ def _age(seconds: float) -> str:
     "claimed_by and decision (null until decided), among others.",
 )
 def review_list(config_path: str | None, show_all: bool, as_json: bool) -> None:
-    """Review items, oldest first, with age, deadline and reasons (one query)."""
+    """Review items, oldest first, with age, deadline, time left and reasons (one query)."""
     import json
 
     from oracle.console.evidence import review_summary
@@ -106,9 +106,12 @@ def review_list(config_path: str | None, show_all: bool, as_json: bool) -> None:
         decision = s["decision"]
         decided = f" -> {decision['outcome']} by {decision['by']}" if decision else ""
         _shown(f"{s['id']:>5}  {s['status']:<14} {s['market_id']}  {s['question']}{decided}")
+        left = s["time_left_seconds"]
+        due = f"late by {_age(-left)}" if left < 0 else f"due in {_age(left)}"
         _shown(
-            f"       venue {s['venue']}, waiting {_age(s['age_seconds'])}, "
-            f"resolve after {_when(s['resolve_after'])}"
+            f"       venue {s['venue']}, {due} ({s['deadline_by']}), waiting "
+            f"{_age(s['age_seconds'])}, resolve after {_when(s['resolve_after'])}"
+            + (f", at stake {s['stake']['text']}" if s["stake"] else "")
             + (f", claimed by {s['claimed_by']}" if s["claimed_by"] else "")
         )
         for reason in s["reasons"]:

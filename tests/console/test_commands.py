@@ -101,7 +101,11 @@ def test_review_list_and_show_as_json(setup: tuple[Path, dict[str, str], Store])
     ]
     assert all(r["age_seconds"] >= 0 and r["reasons"] for r in reviews)
     text_run = run_oracle("review", "list", cwd=cwd, env=env)
-    assert "venue chain, waiting" in text_run.stdout
+    # Resolve-after 500 s after the epoch: long overdue, and said so.
+    assert "venue chain, late by " in text_run.stdout
+    assert "(resolve-after time), waiting " in text_run.stdout
+    assert [r["deadline_at"] for r in reviews] == [500.0, 500.0]
+    assert all(r["time_left_seconds"] < 0 for r in reviews)
     evidence = json.loads(
         run_oracle("review", "show", str(first), "--json", cwd=cwd, env=env).stdout
     )
