@@ -22,6 +22,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 from sqlalchemy import update
 
+import oracle
 from oracle.core.lifecycle import MarketState
 from oracle.core.markets import MarketSpec
 from oracle.devchain import free_port
@@ -30,7 +31,8 @@ from oracle.store.repository import Store
 from oracle.store.reviews import insert_review
 from oracle.store.tables import MarketRow
 
-CHECKOUT = Path(__file__).resolve().parents[1]
+# The server runs the package this script imported (the same schema on both sides).
+PACKAGE_ROOT = Path(oracle.__file__).resolve().parents[1]
 PASSWORD = "correct horse battery"
 
 
@@ -76,22 +78,27 @@ def main() -> None:
             "ORACLE__DATABASE__URL": url,
             "ORACLE__CONSOLE__PORT": str(port),
             "ORACLE__CONSOLE__SECURE_COOKIES": "false",
-            "PYTHONPATH": str(CHECKOUT),
+            "PYTHONPATH": str(PACKAGE_ROOT),
         }
-        server = subprocess.Popen(
-            [sys.executable, "-m", "oracle", "console", "serve"],
-            env=env,
-            cwd=directory,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        log = Path(directory) / "console.log"
+        with log.open("w") as output:
+            server = subprocess.Popen(
+                [sys.executable, "-m", "oracle", "console", "serve"],
+                env=env,
+                cwd=directory,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            )
         base = f"http://127.0.0.1:{port}"
         try:
-            for _ in range(150):
+            deadline = time.monotonic() + 120
+            while True:
                 try:
-                    urllib.request.urlopen(f"{base}/healthz", timeout=1).close()
+                    urllib.request.urlopen(f"{base}/healthz", timeout=2).close()
                     break
                 except OSError:
+                    if server.poll() is not None or time.monotonic() > deadline:
+                        sys.exit(f"the console did not start:\n{log.read_text()}")
                     time.sleep(0.2)
             browser_times, server_times = measure(base, args.runs)
         finally:
