@@ -835,3 +835,66 @@ def test_market_text_is_isolated_and_what_was_hidden_is_counted(store: Store) ->
         )
 
     run(store, scenario)
+
+
+def test_comments_need_a_reviewer_and_the_forms_token_and_are_shown_escaped(
+    store: Store,
+) -> None:
+    review_id = escalate(store, "q1")
+    hostile = '<script>alert("x")</script>\u202etxet'
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        await sign_in(client, "val")
+        html = await (await client.get(f"/reviews/{review_id}")).text()
+        assert 'action="/reviews/1/comment"' not in html  # a viewer gets no form
+        csrf = await page_csrf(client)
+        response = await client.post(
+            f"/reviews/{review_id}/comment", data={"text": "hi", "csrf_token": csrf}
+        )
+        assert response.status == 403
+        await client.post("/logout", data={"csrf_token": csrf})
+        await sign_in(client, "rita")
+        response = await client.post(f"/reviews/{review_id}/comment", data={"text": "hi"})
+        assert response.status == 403  # no CSRF token
+        csrf = await page_csrf(client, f"/reviews/{review_id}")
+        response = await client.post(
+            f"/reviews/{review_id}/comment",
+            data={"text": hostile, "csrf_token": csrf},
+            allow_redirects=False,
+        )
+        assert response.status == 303
+        html = await (await client.get(f"/reviews/{review_id}")).text()
+        assert '<p class="text"><bdi>&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;' in html
+        assert "<script>alert" not in html
+        response = await client.post(
+            f"/reviews/{review_id}/comment", data={"text": "x" * 4001, "csrf_token": csrf}
+        )
+        assert response.status == 400
+
+    run(store, scenario)
+    comments = [
+        e for e in store.audit_entries("market:chain:q1") if e["action"] == "review.commented"
+    ]
+    assert [(e["actor"], e["details"]) for e in comments] == [
+        ("rita", {"review": review_id, "text": hostile})
+    ]
+    assert store.verify_audit() == []
+
+
+def test_the_queue_api_pages_searches_and_refuses_a_bad_page(store: Store) -> None:
+    ids = [escalate(store, f"q{i}", resolve_after=1000.0 - i) for i in range(7)]
+    token = store.create_token("val")
+    auth = {"Authorization": f"Bearer {token}"}
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        body = await (await client.get("/api/reviews?page=2", headers=auth)).json()
+        # Soonest deadline first: the last escalated resolves first.
+        assert [r["id"] for r in body["reviews"]] == ids[::-1][5:]
+        assert (body["total"], body["page"], body["pages"], body["per_page"]) == (7, 2, 2, 5)
+        body = await (await client.get("/api/reviews?q=chain:q3", headers=auth)).json()
+        assert [r["id"] for r in body["reviews"]] == [ids[3]]
+        response = await client.get("/api/reviews?page=two", headers=auth)
+        assert response.status == 400
+        assert "page 'two' is not a number" in (await response.json())["error"]
+
+    run(store, scenario, local_settings(page_size=5))
