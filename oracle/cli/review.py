@@ -17,6 +17,7 @@ from oracle.core.text import visible
 from oracle.errors import SetupError
 
 if TYPE_CHECKING:
+    from oracle.console.settings import ConsoleSettings
     from oracle.store.repository import Store
 
 
@@ -45,6 +46,13 @@ def _review_store(config_path: str | None) -> Iterator[Store]:
         raise SetupError(KEY, f"{redact_url(url)}: {describe(error, url)}") from None
     finally:
         store.engine.dispose()
+
+
+def _console_settings(config_path: str | None) -> ConsoleSettings:
+    """The `console:` section: token names for amounts, explorer links, the money rule."""
+    from oracle.config import load_settings
+
+    return load_settings(config_path).console
 
 
 def _shown(line: str = "") -> None:
@@ -79,15 +87,16 @@ def _age(seconds: float) -> str:
     "claimed_by and decision (null until decided), among others.",
 )
 def review_list(config_path: str | None, show_all: bool, as_json: bool) -> None:
-    """Review items, oldest first, with age, deadline and reasons (one query)."""
+    """Review items, oldest first, with age, deadline, time left and reasons (one query)."""
     import json
 
     from oracle.console.evidence import review_summary
 
+    tokens = _console_settings(config_path).token_table()
     with _review_store(config_path) as store:
         rows = store.review_queue(None if show_all else ["open", "needs_approval"])
         now = store.clock()
-    summaries = [review_summary(item, market, now) for item, market in rows]
+    summaries = [review_summary(item, market, now, tokens) for item, market in rows]
     if as_json:
         click.echo(json.dumps({"reviews": summaries}, indent=2))
         return
@@ -97,9 +106,12 @@ def review_list(config_path: str | None, show_all: bool, as_json: bool) -> None:
         decision = s["decision"]
         decided = f" -> {decision['outcome']} by {decision['by']}" if decision else ""
         _shown(f"{s['id']:>5}  {s['status']:<14} {s['market_id']}  {s['question']}{decided}")
+        left = s["time_left_seconds"]
+        due = f"late by {_age(-left)}" if left < 0 else f"due in {_age(left)}"
         _shown(
-            f"       venue {s['venue']}, waiting {_age(s['age_seconds'])}, "
-            f"resolve after {_when(s['resolve_after'])}"
+            f"       venue {s['venue']}, {due} ({s['deadline_by']}), waiting "
+            f"{_age(s['age_seconds'])}, resolve after {_when(s['resolve_after'])}"
+            + (f", at stake {s['stake']['text']}" if s["stake"] else "")
             + (f", claimed by {s['claimed_by']}" if s["claimed_by"] else "")
         )
         for reason in s["reasons"]:
@@ -118,8 +130,11 @@ def review_show(review_id: int, config_path: str | None, as_json: bool) -> None:
 
     from oracle.console.evidence import gather
 
+    console = _console_settings(config_path)
     with _review_store(config_path) as store:
-        evidence = gather(store, review_id)
+        evidence = gather(
+            store, review_id, tokens=console.token_table(), explorers=console.explorers
+        )
     if as_json:
         click.echo(json.dumps(evidence, indent=2))
         return
@@ -137,6 +152,19 @@ def _answer_window(window: dict[str, Any]) -> str:
     if window.get("early_outcomes"):
         line += f"; final once seen: {', '.join(window['early_outcomes'])}"
     return line + f" (from the {window['origin']}: {json.dumps(window['evidence'])})"
+
+
+def _print_due_and_context(e: dict[str, Any]) -> None:
+    """When the answer is due, what is at stake in token units, the on-chain facts."""
+    r = e["review"]
+    left = r["time_left_seconds"]
+    late = f"late by {_age(-left)}" if left < 0 else f"{_age(left)} left"
+    _shown(f"due: {_when(r['deadline_at'])} ({r['deadline_by']}); {late}")
+    if r["stake"]:
+        _shown(f"at stake: {r['stake']['text']}")
+    for fact in e["context"]["facts"]:
+        link = f" ({fact['link']})" if fact["link"] else ""
+        _shown(f"{fact['label']}: {fact['value']}{link}")
 
 
 def _print_evidence(e: dict[str, Any]) -> None:
@@ -158,8 +186,7 @@ def _print_evidence(e: dict[str, Any]) -> None:
             f"venue window ends {_when(r['window_ends_at'])} "
             f"({_age(r['window_left_seconds'])} left)"
         )
-    if r["stake"]:
-        _shown("at stake: " + ", ".join(f"{k} {v}" for k, v in r["stake"].items()))
+    _print_due_and_context(e)
     if r.get("challenge"):
         ch = r["challenge"]
         _shown(
@@ -173,6 +200,8 @@ def _print_evidence(e: dict[str, Any]) -> None:
     _shown("reasons:")
     for reason in r["reasons"]:
         _shown(f"  - {reason}")
+    for comment in e["comments"]:
+        _shown(f"comment by {comment['by']} at {_when(comment['at'])}: {comment['text']}")
     if r["decision"]:
         d = r["decision"]
         _shown(f"decided: {d['outcome']} by {d['by']}: {d['reason']}")
@@ -372,12 +401,21 @@ def review_decide(  # click passes every option by name
                 f"latest ({latest.checksum if latest else 'none'}): run `review show` again"
             )
         seen = Seen(latest.id, latest.checksum) if latest is not None else Seen(None, None)
-        market = store.decide_review(review_id, outcome, reason.strip(), person.name, seen=seen)
-        status = store.review(review_id).status
+        market = store.decide_review(
+            review_id,
+            outcome,
+            reason.strip(),
+            person.name,
+            seen=seen,
+            money_four_eyes=_console_settings(config_path).money_four_eyes,
+        )
+        decided = store.review(review_id)
+        status = decided.status
     if status == "needs_approval":
         click.echo(
             f"review {review_id}: {market.id} decided {outcome} by {person.name}; "
-            "it needs an approver's approval before the daemon submits it"
+            "it needs an approver's approval before the daemon submits it "
+            f"({decided.approval_reason})"
         )
     elif status == "closed":
         click.echo(

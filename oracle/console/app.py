@@ -28,11 +28,11 @@ import math
 import re
 import secrets
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib.resources import files
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 import jinja2
 from ada_url import URL as WhatwgUrl
@@ -40,7 +40,8 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from yarl import URL
 
-from oracle.console.evidence import gather, review_summary
+from oracle.console import notify
+from oracle.console.evidence import evidence_brief, gather, review_summary
 from oracle.console.metrics import ConsoleMetrics
 from oracle.console.settings import ConsoleSettings
 from oracle.core.review_rules import Action, may
@@ -48,7 +49,7 @@ from oracle.errors import AccessDenied, StaleDecision, StoreError
 from oracle.log import emit
 from oracle.store.console import Person, SignInLimits
 from oracle.store.repository import Store
-from oracle.store.reviews import Seen
+from oracle.store.reviews import QueueQuery, Seen
 
 SESSION_COOKIE = "oracle_console_session"
 LOGIN_CSRF_COOKIE = "oracle_console_login"
@@ -57,6 +58,7 @@ CSP = (
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 STATUSES = ("open", "needs_approval", "decided", "sent_back")
+MAX_COMMENT_CHARACTERS = 4000
 # What a redirect target after sign-in may contain: printable ASCII, without space and
 # backslash (see `same_origin_path`).
 _REDIRECT_CHARACTERS = frozenset(chr(code) for code in range(0x21, 0x7F)) - {"\\"}
@@ -78,9 +80,17 @@ class Console:
     templates: jinja2.Environment
     # Set on shutdown: the event streams end instead of holding the server open.
     closing: asyncio.Event
+    # Notifications on their way (kept so they are not collected before they finish).
+    notices: set[asyncio.Task[bool]] = field(default_factory=set)
 
 
 CONSOLE = web.AppKey("console", Console)
+
+
+class ClaimedElsewhere(StoreError):
+    """A decision on an item another person claimed, not confirmed as such (HTTP 409)."""
+
+
 PERSON = web.RequestKey("person", Person)
 CSRF = web.RequestKey("csrf", str)
 
@@ -213,7 +223,7 @@ def _guard(action: Action, handler: Handler) -> Handler:
             )
         try:
             return await handler(request)
-        except StaleDecision as error:
+        except (StaleDecision, ClaimedElsewhere) as error:
             return _refuse(request, 409, str(error))
         except AccessDenied as error:
             return await _forbid(request, str(error))
@@ -439,40 +449,106 @@ async def logout(request: web.Request) -> web.StreamResponse:
 # --- the queue and the evidence ---------------------------------------------------------
 
 
-async def _queue_rows(request: web.Request) -> tuple[list[dict[str, Any]], dict[str, str]]:
+def _summaries(console: Console, rows: Any) -> list[dict[str, Any]]:
+    now = console.store.clock()
+    tokens = console.settings.token_table()
+    return [review_summary(item, market, now, tokens) for item, market in rows]
+
+
+def _queue_query(request: web.Request) -> tuple[QueueQuery, dict[str, str]]:
+    """The queue page asked for: status, search, venue, reason, assignee and page."""
     console = request.app[CONSOLE]
     filters = {
-        "status": request.query.get("status", "open"),
-        "venue": request.query.get("venue", ""),
-        "claimed": request.query.get("claimed", ""),
+        key: request.query.get(key, default).strip()[:200]
+        for key, default in (
+            ("status", "open"),
+            ("q", ""),
+            ("venue", ""),
+            ("reason", ""),
+            ("assignee", ""),
+            ("page", "1"),
+        )
     }
+    # The older name of the assignee filter ("claimed": mine / nobody) still works.
+    claimed = request.query.get("claimed", "")
+    if claimed and not filters["assignee"]:
+        filters["assignee"] = claimed
     if filters["status"] not in (*STATUSES, "all"):
         raise StoreError(f"status {filters['status']!r} is not one of {', '.join(STATUSES)}, all")
-    statuses = None if filters["status"] == "all" else [filters["status"]]
-    rows = await _db(console.store.review_queue, statuses)
-    now = console.store.clock()
-    summaries = [review_summary(item, market, now) for item, market in rows]
-    person: Person = request[PERSON]
-    if filters["venue"]:
-        summaries = [s for s in summaries if s["venue"] == filters["venue"]]
-    if filters["claimed"] == "mine":
-        summaries = [s for s in summaries if s["claimed_by"] == person.name]
-    elif filters["claimed"] == "nobody":
-        summaries = [s for s in summaries if s["claimed_by"] is None]
-    return summaries, filters
+    try:
+        page = max(int(filters["page"]), 1)
+    except ValueError:
+        raise StoreError(f"page {filters['page']!r} is not a number") from None
+    assignee = request[PERSON].name if filters["assignee"] == "mine" else filters["assignee"]
+    query = QueueQuery(
+        statuses=None if filters["status"] == "all" else (filters["status"],),
+        search=filters["q"],
+        venue=filters["venue"],
+        reason=filters["reason"],
+        assignee=assignee,
+        page=page,
+        per_page=console.settings.page_size,
+    )
+    return query, filters
+
+
+async def _queue_rows(
+    request: web.Request,
+) -> tuple[list[dict[str, Any]], dict[str, str], dict[str, Any]]:
+    console = request.app[CONSOLE]
+    query, filters = _queue_query(request)
+    rows, total = await _db(console.store.review_page, query)
+    pages = max(math.ceil(total / query.per_page), 1)
+    paging = {"page": query.page, "pages": pages, "total": total, "per_page": query.per_page}
+    return _summaries(console, rows), filters, paging
+
+
+def _page_link(filters: dict[str, str], page: int) -> str:
+    """The queue's URL with the same filters, at `page`."""
+    query = {k: v for k, v in filters.items() if v and k != "page"}
+    return "/?" + urlencode({**query, "page": page})
 
 
 async def queue(request: web.Request) -> web.StreamResponse:
-    rows, filters = await _queue_rows(request)
-    return _page(request, "queue.html", rows=rows, filters=filters, statuses=STATUSES)
+    console = request.app[CONSOLE]
+    rows, filters, paging = await _queue_rows(request)
+    venues = await _db(console.store.review_venues)
+    return _page(
+        request,
+        "queue.html",
+        rows=rows,
+        filters=filters,
+        statuses=STATUSES,
+        paging=paging,
+        venues=venues,
+        page_link=lambda page: _page_link(filters, page),
+    )
+
+
+async def queue_rows_fragment(request: web.Request) -> web.StreamResponse:
+    """The queue rows of the items `ids` (comma-separated, at most one page), as the queue
+    page shows them: the live script puts them in place of the rows that changed."""
+    console = request.app[CONSOLE]
+    try:
+        ids = [int(part) for part in request.query.get("ids", "").split(",") if part.strip()]
+    except ValueError:
+        raise StoreError("ids must be review numbers, separated by commas") from None
+    ids = ids[: console.settings.page_size]
+    rows = _summaries(console, await _db(console.store.review_rows, ids))
+    return _page(request, "queue_rows.html", rows=rows)
 
 
 async def approvals(request: web.Request) -> web.StreamResponse:
+    """Decisions awaiting a second person, each with the evidence an approver needs at a
+    glance: the consensus and its quorum, how the agents split, what is at stake."""
     console = request.app[CONSOLE]
-    rows = await _db(console.store.review_queue, ["needs_approval"])
-    now = console.store.clock()
-    summaries = [review_summary(item, market, now) for item, market in rows]
-    return _page(request, "approvals.html", rows=summaries)
+    rows = _summaries(console, await _db(console.store.review_queue, ["needs_approval"]))
+    briefs = {}
+    for row in rows:
+        briefs[row["id"]] = await _db(
+            evidence_brief, console.store, row["id"], console.settings.token_table()
+        )
+    return _page(request, "approvals.html", rows=rows, briefs=briefs)
 
 
 def _review_id(request: web.Request) -> int:
@@ -485,7 +561,13 @@ def _review_id(request: web.Request) -> int:
 async def _evidence(request: web.Request) -> dict[str, Any]:
     console = request.app[CONSOLE]
     review_id = _review_id(request)
-    evidence: dict[str, Any] = await _db(gather, console.store, review_id)
+    evidence: dict[str, Any] = await _db(
+        gather,
+        console.store,
+        review_id,
+        tokens=console.settings.token_table(),
+        explorers=console.settings.explorers,
+    )
     consensus = evidence["consensus"]
     await _db(
         console.store.record,
@@ -502,7 +584,13 @@ async def review_page(request: web.Request) -> web.StreamResponse:
     evidence = await _evidence(request)
     people = await _db(console.store.people)
     reviewers = [p.name for p in people if may(p.role, Action.DECIDE)]
-    return _page(request, "review.html", e=evidence, reviewers=reviewers)
+    return _page(
+        request,
+        "review.html",
+        e=evidence,
+        reviewers=reviewers,
+        money_four_eyes=console.settings.money_four_eyes(evidence["market"]["venue"]),
+    )
 
 
 async def review_json(request: web.Request) -> web.StreamResponse:
@@ -510,8 +598,8 @@ async def review_json(request: web.Request) -> web.StreamResponse:
 
 
 async def queue_json(request: web.Request) -> web.StreamResponse:
-    rows, _ = await _queue_rows(request)
-    return web.json_response({"reviews": rows})
+    rows, _, paging = await _queue_rows(request)
+    return web.json_response({"reviews": rows, **paging})
 
 
 async def proof_json(request: web.Request) -> web.StreamResponse:
@@ -578,6 +666,21 @@ async def decide(request: web.Request) -> web.StreamResponse:
         raise StoreError("choose an outcome")
     if not reason:
         raise StoreError("give the reason for the decision")
+    before = await _db(console.store.review, review_id)
+    if before.claimed_by not in (None, person.name):
+        # Someone else said they work on it: deciding over them is a choice, made knowingly.
+        if fields.get("override_claim") not in ("yes", True):
+            raise ClaimedElsewhere(
+                f"review {review_id} is claimed by {before.claimed_by}: confirm that you "
+                "decide it instead (tick the box on the page; override_claim in the API)"
+            )
+        await _db(
+            console.store.record,
+            person.name,
+            "review.claim_overridden",
+            f"market:{before.market_id}",
+            {"review": review_id, "claimed_by": before.claimed_by},
+        )
     market = await _db(
         console.store.decide_review,
         review_id,
@@ -585,9 +688,16 @@ async def decide(request: web.Request) -> web.StreamResponse:
         reason,
         person.name,
         seen=_seen(fields),
+        money_four_eyes=console.settings.money_four_eyes,
     )
     console.metrics.decisions.labels(person.name).inc()
     item = await _db(console.store.review, review_id)
+    if item.status == "needs_approval":
+        people = await _db(console.store.people)
+        approvers = [
+            p.name for p in people if may(p.role, Action.APPROVE) and p.name != person.name
+        ]
+        _notify(request, "approval_needed", approvers, review_id, market)
     return _done(request, review_id, {"status": item.status, "market_state": market.state})
 
 
@@ -595,8 +705,10 @@ async def approve(request: web.Request) -> web.StreamResponse:
     console = request.app[CONSOLE]
     review_id = _review_id(request)
     person: Person = request[PERSON]
+    decided_by = (await _db(console.store.review, review_id)).decided_by
     market = await _db(console.store.approve_review, review_id, person.name)
     console.metrics.approvals.labels(person.name).inc()
+    _notify(request, "approved", [decided_by] if decided_by else [], review_id, market)
     return _done(request, review_id, {"status": "decided", "market_state": market.state})
 
 
@@ -640,7 +752,48 @@ async def assign(request: web.Request) -> web.StreamResponse:
         assignee=assignee,
         reassign=True,
     )
+    item = await _db(console.store.review, review_id)
+    market = await _db(console.store.get_market, item.market_id)
+    if assignee != request[PERSON].name:
+        _notify(request, "assigned", [assignee], review_id, market)
     return _done(request, review_id, {"claimed_by": assignee})
+
+
+async def comment(request: web.Request) -> web.StreamResponse:
+    """A comment on an item: kept in the audit log (hash-chained, like every action) and
+    shown on the item's page, escaped."""
+    console = request.app[CONSOLE]
+    review_id = _review_id(request)
+    fields = await _fields(request)
+    text = str(fields.get("text", "")).strip()
+    if not text:
+        raise StoreError("write the comment first")
+    if len(text) > MAX_COMMENT_CHARACTERS:
+        raise StoreError(f"a comment holds at most {MAX_COMMENT_CHARACTERS} characters")
+    item = await _db(console.store.review, review_id)
+    await _db(
+        console.store.record,
+        request[PERSON].name,
+        "review.commented",
+        f"market:{item.market_id}",
+        {"review": review_id, "text": text},
+    )
+    return _done(request, review_id, {"commented": True})
+
+
+def _notify(request: web.Request, kind: str, to: list[str], review_id: int, market: Any) -> None:
+    """Tell `to` (per person) about `kind`, through the configured webhook, after the
+    action committed and without waiting for it."""
+    console = request.app[CONSOLE]
+    url = console.settings.notify_webhook_url
+    if url is None or not to:
+        return
+    notice = notify.body(kind, to, request[PERSON].name, review_id, market.id, market.question)
+    task = asyncio.get_running_loop().create_task(
+        notify.send(url, notice, console.settings.notify_timeout_seconds)
+    )
+    console.notices.add(task)
+    task.add_done_callback(console.notices.discard)
 
 
 async def unassign(request: web.Request) -> web.StreamResponse:
@@ -654,8 +807,12 @@ async def unassign(request: web.Request) -> web.StreamResponse:
 
 
 async def queue_events(request: web.Request) -> web.StreamResponse:
-    """Server-sent events: `queue` with the counts whenever the open queue changes (an
-    item opened, claimed, decided, approved ...); the page's script reloads on it.
+    """Server-sent events of what changed in the queue: first `queue` with the counts,
+    then, whenever items awaiting a person change (opened, claimed, decided, approved, a
+    deadline moved), `changes` with the counts and the ids of the items `changed`,
+    `added` and `removed` since the tick before. The page re-fetches only the rows it
+    shows that changed (`/queue/rows?ids=`), and offers to reload for new items; each tick
+    reads a few columns per item, never the items themselves.
 
     The stream lasts only as long as what opened it: each tick identifies the request
     again, so a session signed out or ended (the account disabled) or a token revoked
@@ -665,22 +822,30 @@ async def queue_events(request: web.Request) -> web.StreamResponse:
         headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"}
     )
     await response.prepare(request)
-    last: object = None
+    last: dict[int, tuple[Any, ...]] | None = None
     quiet = 0.0
     while not console.closing.is_set():
         person, _, _ = await _identify(request)
         if person is None:
             await response.write(b"event: signed_out\ndata: {}\n\n")
             break
-        rows = await _db(console.store.review_queue, ["open", "needs_approval"])
-        state = tuple((item.id, item.status, item.claimed_by) for item, _ in rows)
-        if state != last:
-            last, quiet = state, 0.0
-            counts = {
-                status: sum(1 for item, _ in rows if item.status == status)
-                for status in ("open", "needs_approval")
-            }
+        marks: dict[int, tuple[Any, ...]] = await _db(console.store.queue_marks)
+        counts = {
+            status: sum(1 for mark in marks.values() if mark[0] == status)
+            for status in ("open", "needs_approval")
+        }
+        if last is None:
+            last, quiet = marks, 0.0
             await response.write(f"event: queue\ndata: {json.dumps(counts)}\n\n".encode())
+        elif marks != last:
+            change = {
+                "counts": counts,
+                "changed": sorted(i for i in marks.keys() & last.keys() if marks[i] != last[i]),
+                "added": sorted(marks.keys() - last.keys()),
+                "removed": sorted(last.keys() - marks.keys()),
+            }
+            last, quiet = marks, 0.0
+            await response.write(f"event: changes\ndata: {json.dumps(change)}\n\n".encode())
         elif quiet >= 15.0:  # a comment now and then keeps proxies from closing the stream
             quiet = 0.0
             await response.write(b": still here\n\n")
@@ -731,6 +896,7 @@ ROUTES: tuple[tuple[str, str, Handler, Action | None], ...] = (
     ("GET", "/", queue, Action.VIEW),
     ("GET", "/approvals", approvals, Action.APPROVE),
     ("GET", "/events/queue", queue_events, Action.VIEW),
+    ("GET", "/queue/rows", queue_rows_fragment, Action.VIEW),
     ("GET", "/reviews/{review_id}", review_page, Action.VIEW),
     ("GET", "/proofs/{consensus_id}.json", proof_json, Action.VIEW),
     ("POST", "/reviews/{review_id}/decide", decide, Action.DECIDE),
@@ -740,12 +906,14 @@ ROUTES: tuple[tuple[str, str, Handler, Action | None], ...] = (
     ("POST", "/reviews/{review_id}/claim", claim, Action.DECIDE),
     ("POST", "/reviews/{review_id}/unassign", unassign, Action.DECIDE),
     ("POST", "/reviews/{review_id}/assign", assign, Action.APPROVE),
+    ("POST", "/reviews/{review_id}/comment", comment, Action.DECIDE),
     ("GET", "/api/reviews", queue_json, Action.VIEW),
     ("GET", "/api/reviews/{review_id}", review_json, Action.VIEW),
     ("POST", "/api/reviews/{review_id}/decide", decide, Action.DECIDE),
     ("POST", "/api/reviews/{review_id}/approve", approve, Action.APPROVE),
     ("POST", "/api/reviews/{review_id}/reopen", reopen, Action.DECIDE),
     ("POST", "/api/reviews/{review_id}/send-back", send_back, Action.DECIDE),
+    ("POST", "/api/reviews/{review_id}/comment", comment, Action.DECIDE),
 )
 
 

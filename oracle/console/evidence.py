@@ -8,15 +8,20 @@ market's history."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
+from oracle.core.amounts import Tokens, amount_text
 from oracle.core.markets import HIDDEN_CHARACTERS, value_format
 from oracle.core.proof import verify_proof
 from oracle.core.review_rules import confirming
 from oracle.core.urls import normalize_url
 from oracle.core.values import describe
 from oracle.errors import ProofError
+
+DEFAULT_TOKENS = Tokens()
 
 if TYPE_CHECKING:
     from oracle.store.repository import Store
@@ -30,15 +35,115 @@ if TYPE_CHECKING:
     )
 
 
-def _stake(details: Mapping[str, Any]) -> dict[str, str] | None:
-    """What answering puts at stake on the venue, as its market details report it (the
-    bond and fee in the currency's smallest unit, UMA's reward): None when it says nothing."""
-    stake = {
+def _stake(market: MarketRow, tokens: Tokens) -> dict[str, Any] | None:
+    """What answering puts at stake on the venue, as its market details (or, for a venue
+    that records its bond with the answer, the submission) report it: the raw amounts in
+    the currency's smallest unit and `text` in token units with the symbol ("bond 500
+    USDC + final fee 1.5 USDC"). None when it says nothing."""
+    details, submission = market.details, market.submission or {}
+    raw = {
         key: str(details[key])
         for key in ("bond", "final_fee", "reward", "currency")
         if details.get(key) not in (None, "")
     }
-    return stake or None
+    ours = "bond" not in raw and submission.get("bond") not in (None, "", 0)
+    if ours:  # the bond of our answer, as recorded with it (Reality.eth)
+        raw["bond"] = str(submission["bond"])
+    # Reality.eth: the bond standing on the question now (theirs), recorded with their
+    # answer; answering back over it posts at least double.
+    if submission.get("bond_seen") not in (None, "", 0):
+        raw["their_bond"] = str(submission["bond_seen"])
+    if not raw.keys() - {"currency"}:
+        return None
+    currency = raw.get("currency")
+    token = tokens.of(currency, details)
+
+    def amount(key: str) -> str:
+        return amount_text(raw[key], token, currency)
+
+    parts = []
+    if "bond" in raw:
+        parts.append(f"{'our bond' if ours else 'bond'} {amount('bond')}")
+    if "final_fee" in raw:
+        parts.append(f"final fee {amount('final_fee')}")
+    text = " + ".join(parts)
+    if "their_bond" in raw:
+        text += f"{'; ' if text else ''}their bond {amount('their_bond')}"
+        if submission.get("challenge") in ("counter_answer", "defend"):
+            double = str(2 * int(raw["their_bond"])) if raw["their_bond"].isdigit() else ""
+            if double:
+                text += f", answering back posts {amount_text(double, token, currency)}"
+    if "reward" in raw:
+        text += f"{', ' if text else ''}reward {amount('reward')}"
+    return {**raw, "token": None if token is None else token.symbol, "text": text}
+
+
+def deadline(market: MarketRow) -> tuple[float, str]:
+    """When a person's answer is due and what sets it (as the queue sorts:
+    `oracle.store.reviews.deadline_column`): the venue's challenge window, else the
+    question's answer window, else its resolve-after time."""
+    if market.window_ends_at is not None:
+        return market.window_ends_at, "the venue's challenge window ends"
+    closes = (market.answer_window or {}).get("closes_at")
+    if isinstance(closes, int | float):
+        return float(closes), "every outcome is final (answer window)"
+    return market.resolve_after, "resolve-after time"
+
+
+_HEX = re.compile(r"0x[0-9a-fA-F]{2,}\Z")
+
+
+def _explorer(
+    templates: Mapping[str, str], keys: Sequence[str], kind: str, value: str
+) -> str | None:
+    if not _HEX.match(value):
+        return None
+    for key in keys:
+        if key in templates:
+            return templates[key].replace("{kind}", kind).replace("{value}", value)
+    return None
+
+
+def chain_context(market: MarketRow, explorers: Mapping[str, str]) -> dict[str, Any]:
+    """The on-chain facts of a market as its venue recorded them: the request or question
+    id, who asked, the transactions (with explorer links where configured, by chain id
+    or venue name), and the raw ancillary data or question text (shown escaped)."""
+    details = market.details
+    keys = [str(k) for k in (details.get("chain_id"), market.source) if k not in (None, "")]
+    facts = []
+    for key, label, kind in (
+        ("request_id", "request id", None),
+        ("question_id", "question id", None),
+        ("assertion_id", "assertion id", None),
+        ("requester", "requester", "address"),
+        ("asker", "asker", "address"),
+        ("oracle", "oracle contract", "address"),
+        ("contract", "contract", "address"),
+        ("currency", "currency", "address"),
+        ("tx_hash", "asked in transaction", "tx"),
+    ):
+        value = details.get(key)
+        if value in (None, ""):
+            continue
+        text = str(value)
+        link = None if kind is None else _explorer(explorers, keys, kind, text)
+        facts.append({"label": label, "value": text, "link": link})
+    for key, label in (("tx_hash", "our transaction"), ("dispute_tx", "dispute transaction")):
+        value = (market.submission or {}).get(key)
+        if isinstance(value, str) and value:
+            facts.append(
+                {"label": label, "value": value, "link": _explorer(explorers, keys, "tx", value)}
+            )
+    raw = None
+    ancillary = details.get("ancillary_data")
+    if isinstance(ancillary, str) and ancillary.startswith("0x"):
+        try:
+            raw = bytes.fromhex(ancillary[2:]).decode("utf-8", errors="backslashreplace")
+        except ValueError:
+            raw = ancillary
+    elif isinstance(details.get("text"), str):
+        raw = details["text"]
+    return {"facts": facts, "raw_text": raw}
 
 
 def _challenge(market: MarketRow) -> dict[str, Any] | None:
@@ -63,8 +168,14 @@ def _challenge(market: MarketRow) -> dict[str, Any] | None:
     }
 
 
-def review_summary(item: ReviewItemRow, market: MarketRow, now: float) -> dict[str, Any]:
-    """One queue row: the item, its market, its age and deadline."""
+def review_summary(
+    item: ReviewItemRow,
+    market: MarketRow,
+    now: float,
+    tokens: Tokens = DEFAULT_TOKENS,
+) -> dict[str, Any]:
+    """One queue row: the item, its market, its age, deadline and time left."""
+    due, due_by = deadline(market)
     return {
         "id": item.id,
         "status": item.status,
@@ -82,7 +193,11 @@ def review_summary(item: ReviewItemRow, market: MarketRow, now: float) -> dict[s
         "window_left_seconds": None
         if market.window_ends_at is None
         else max(market.window_ends_at - now, 0.0),
-        "stake": _stake(market.details),
+        # When the answer is due (the queue's order) and how long is left (negative: late).
+        "deadline_at": due,
+        "deadline_by": due_by,
+        "time_left_seconds": due - now,
+        "stake": _stake(market, tokens),
         "challenge": _challenge(market),
         "claimed_by": item.claimed_by,
         "decision": None
@@ -99,6 +214,14 @@ def review_summary(item: ReviewItemRow, market: MarketRow, now: float) -> dict[s
             "approved_at": item.approved_at,
         },
     }
+
+
+def _host(url: str) -> str | None:
+    """The host a source's URL names (shown beside its title, which its page wrote)."""
+    try:
+        return urlsplit(url.strip()).hostname
+    except ValueError:
+        return None
 
 
 def _same_source(url: str) -> str:
@@ -128,6 +251,7 @@ def _sources_by_outcome(
                 key,
                 {
                     "url": source.url,
+                    "host": _host(source.url),
                     "title": source.title,
                     "category": source.category,
                     "credibility": source.credibility_score,
@@ -165,6 +289,8 @@ def build_evidence(  # noqa: PLR0917 (each argument is one record read by gather
     history: Sequence[AuditRow],
     console_history: Sequence[Mapping[str, Any]],
     now: float,
+    tokens: Tokens = DEFAULT_TOKENS,
+    explorers: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     proof: dict[str, Any] = consensus.proof if consensus is not None else {}
     votes = {vote["agent_id"]: vote for vote in proof.get("votes", [])}
@@ -205,7 +331,14 @@ def build_evidence(  # noqa: PLR0917 (each argument is one record read by gather
             verifies = False
     verdict = proof.get("verdict", {})
     return {
-        "review": review_summary(item, market, now),
+        "review": review_summary(item, market, now, tokens),
+        "context": chain_context(market, explorers or {}),
+        # Comments people left on this item (kept in the audit log, like every action).
+        "comments": [
+            {"id": e["id"], "at": e["at"], "by": e["actor"], "text": e["details"].get("text")}
+            for e in console_history
+            if e["action"] == "review.commented" and e["details"].get("review") == item.id
+        ],
         "market": {
             "id": market.id,
             "venue": market.source,
@@ -272,7 +405,13 @@ def build_evidence(  # noqa: PLR0917 (each argument is one record read by gather
     }
 
 
-def gather(store: Store, review_id: int, now: float | None = None) -> dict[str, Any]:
+def gather(
+    store: Store,
+    review_id: int,
+    now: float | None = None,
+    tokens: Tokens = DEFAULT_TOKENS,
+    explorers: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """The evidence of review item `review_id`, read from the store (StoreError when
     the item does not exist). The consensus shown is the market's latest."""
     item = store.review(review_id)
@@ -291,4 +430,36 @@ def gather(store: Store, review_id: int, now: float | None = None) -> dict[str, 
         store.audit(market.id),
         store.audit_entries(f"market:{market.id}"),
         store.clock() if now is None else now,
+        tokens,
+        explorers,
     )
+
+
+def evidence_brief(store: Store, review_id: int, tokens: Tokens = DEFAULT_TOKENS) -> dict[str, Any]:
+    """What an approver sees of an item's evidence on the approvals page: the consensus
+    (outcome, quorum, agreement, whether its proof verifies), how the agents split (per
+    outcome: agents and sources), failed agents, what is at stake, the challenge."""
+    e = gather(store, review_id, tokens=tokens)
+    consensus = e["consensus"]
+    return {
+        "consensus": None
+        if consensus is None
+        else {
+            key: consensus[key]
+            for key in ("id", "outcome", "reached", "agreement_ratio", "proof_verifies")
+        },
+        "split": [
+            {
+                "outcome": group["outcome"],
+                "agents": len(group["agents"]),
+                "sources": len(group["sources"]),
+                "confidence": max((a["confidence"] or 0.0 for a in group["agents"]), default=None),
+            }
+            for group in e["outcomes"]
+            if group["agents"]
+        ],
+        "failures": len(e["failures"]),
+        "stake": e["review"]["stake"],
+        "challenge": e["review"]["challenge"],
+        "comments": len(e["comments"]),
+    }

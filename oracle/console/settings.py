@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Self
+from typing import Literal, Self
 
 from pydantic import (
     AliasChoices,
@@ -16,7 +16,18 @@ from pydantic import (
     model_validator,
 )
 
+from oracle.core.amounts import Token, Tokens
 from oracle.errors import ConfigError
+
+MoneyRule = Literal["four_eyes", "one_person"]
+
+
+class TokenSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    symbol: str = Field(min_length=1, max_length=20)
+    decimals: int = Field(18, ge=0, le=36)
+
 
 # Addresses a browser reaches only from this machine: the one place plain http is allowed.
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -67,6 +78,52 @@ class ConsoleSettings(BaseModel):
     # that signs `oracle console audit export`: a signed export is an anchor the
     # database's writer cannot forge. Kept away from the database and its backups.
     audit_key_file: Path | None = None
+    # Queue items per page (the queue is paginated on the server, soonest deadline first).
+    page_size: int = Field(50, ge=5, le=500)
+    # Decisions that move money (a dispute, a counter-answer, a defence: a confirmed
+    # challenge that posts a bond) need a second person: `four_eyes` (the default) or
+    # `one_person`; per venue (market source name) in `money_decisions_by_source`.
+    money_decisions: MoneyRule = "four_eyes"
+    money_decisions_by_source: dict[str, MoneyRule] = Field(default_factory=dict)
+    # Amounts in token units: ERC-20 bond currencies by address (`symbol`, `decimals`),
+    # when the venue did not record them; the chain's native token (Reality.eth bonds).
+    tokens: dict[str, TokenSettings] = Field(default_factory=dict)
+    native_token: TokenSettings = Field(default_factory=lambda: TokenSettings(symbol="ETH"))
+    # Block explorer links per chain id (or venue name): a template with {kind} ("tx" or
+    # "address") and {value}, e.g. "https://polygonscan.com/{kind}/{value}".
+    explorers: dict[str, str] = Field(default_factory=dict)
+    # Per-person notifications (an item assigned to someone, a decision awaiting or given
+    # approval): a small JSON body POSTed to this URL (an Alertmanager webhook receiver,
+    # a chat bridge); null: none sent.
+    notify_webhook_url: str | None = Field(None, min_length=1, max_length=2000)
+    notify_timeout_seconds: float = Field(5.0, gt=0, le=60, allow_inf_nan=False)
+
+    @field_validator("explorers")
+    @classmethod
+    def _explorer_templates(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, template in value.items():
+            if not template.startswith(("https://", "http://")) or "{value}" not in template:
+                raise ValueError(
+                    f"[{key}]: {template!r} must be an http(s) URL with {{value}} in it"
+                )
+        return value
+
+    @field_validator("notify_webhook_url")
+    @classmethod
+    def _webhook(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("https://", "http://")):
+            raise ValueError(f"{value!r} is not an http(s) URL")
+        return value
+
+    def money_four_eyes(self, source: str) -> bool:
+        """Whether a decision that moves money on `source` needs a second person."""
+        return self.money_decisions_by_source.get(source, self.money_decisions) == "four_eyes"
+
+    def token_table(self) -> Tokens:
+        return Tokens(
+            {address: Token(t.symbol, t.decimals) for address, t in self.tokens.items()},
+            Token(self.native_token.symbol, self.native_token.decimals),
+        )
 
     @field_validator("trusted_proxies")
     @classmethod

@@ -54,14 +54,21 @@ def may(role: Role | str, action: Action) -> bool:
 
 
 def approval_reason(
-    outcome: str, consensus_reached: bool | None, consensus_outcome: str | None
+    outcome: str,
+    consensus_reached: bool | None,
+    consensus_outcome: str | None,
+    moves_money: str | None = None,
 ) -> str | None:
     """Why a decision needs a second person's approval before delivery (four-eyes), or
-    None: an INVALID answer, or one that overrides a consensus that reached quorum."""
+    None: an INVALID answer, one that overrides a consensus that reached quorum, or one
+    that moves money (`moves_money`: the offer it confirms, e.g. "dispute", where the
+    venue's rule is four-eyes)."""
     if outcome == "INVALID":
         return "INVALID is decided"
     if consensus_reached and consensus_outcome is not None and outcome != consensus_outcome:
         return f"overrides the consensus {consensus_outcome}, which reached quorum"
+    if moves_money is not None:
+        return f"moves money: confirms {confirming(moves_money)}"
     return None
 
 

@@ -28,11 +28,11 @@ offers nothing: such an item only closes when the venue settles.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Table, bindparam, insert, update
+from sqlalchemy import Connection, String, Table, bindparam, cast, func, insert, or_, update
 from sqlalchemy import select as core_select
 from sqlmodel import col, select
 
@@ -157,7 +157,136 @@ def _market_values(connection: Connection, market_id: str) -> dict[str, Any]:
     )
 
 
-class Reviews(ConsoleRecords, Transactions):
+@dataclass(frozen=True)
+class QueueQuery:
+    """One page of the review queue as a person asks for it: statuses (None: all), a
+    search of the question text and the market id, the venue (the market's source),
+    words of a reason, the assignee ("" anyone, "nobody", or a name), the page (from 1)
+    and its size. Sorted by deadline, soonest first (`deadline_column`)."""
+
+    statuses: tuple[str, ...] | None = ("open",)
+    search: str = ""
+    venue: str = ""
+    reason: str = ""
+    assignee: str = ""
+    page: int = 1
+    per_page: int = 50
+
+
+def _like(text: str) -> str:
+    """`text` as a LIKE pattern matching it anywhere, its wildcards taken literally."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def deadline_column() -> Any:
+    """When a person's answer is due, as SQL: the end of the venue's challenge window when
+    an answer stands there (`window_ends_at`), else when every outcome of the question is
+    final (its answer window's `closes_at`), else its resolve-after time."""
+    return func.coalesce(
+        MARKET.c.window_ends_at,
+        MARKET.c.answer_window["closes_at"].as_float(),
+        MARKET.c.resolve_after,
+    )
+
+
+class ReviewQueue(Transactions):
+    """The queue as pages (filtered, searched, soonest deadline first) and as the marks
+    the live stream compares between ticks."""
+
+    def _queue_filters(self, query: QueueQuery) -> list[Any]:
+        where: list[Any] = []
+        if query.statuses is not None:
+            where.append(_REVIEW.c.status.in_(list(query.statuses)))
+        if query.search.strip():
+            pattern = _like(query.search.strip())
+            where.append(
+                or_(
+                    MARKET.c.question.ilike(pattern, escape="\\"),
+                    MARKET.c.id.ilike(pattern, escape="\\"),
+                )
+            )
+        if query.venue:
+            where.append(MARKET.c.source == query.venue)
+        if query.reason.strip():
+            where.append(
+                cast(_REVIEW.c.reasons, String).ilike(_like(query.reason.strip()), escape="\\")
+            )
+        if query.assignee == "nobody":
+            where.append(_REVIEW.c.claimed_by.is_(None))
+        elif query.assignee:
+            where.append(_REVIEW.c.claimed_by == query.assignee)
+        return where
+
+    def review_page(self, query: QueueQuery) -> tuple[list[tuple[ReviewItemRow, MarketRow]], int]:
+        """One page of the queue (soonest deadline first, then oldest item) and how many
+        items match in all: two queries, whatever the queue's length."""
+        where = self._queue_filters(query)
+        joined = _REVIEW.join(MARKET, MARKET.c.id == _REVIEW.c.market_id)
+        with self.reading() as session:
+            total = session.execute(
+                core_select(func.count()).select_from(joined).where(*where)
+            ).scalar_one()
+            statement = (
+                select(ReviewItemRow, MarketRow)
+                .join(MarketRow, col(MarketRow.id) == col(ReviewItemRow.market_id))
+                .where(*where)
+                .order_by(deadline_column(), col(ReviewItemRow.id))
+                .offset((max(query.page, 1) - 1) * query.per_page)
+                .limit(query.per_page)
+            )
+            rows = [(item, market) for item, market in session.exec(statement).all()]
+        return rows, int(total)
+
+    def review_rows(self, review_ids: Sequence[int]) -> list[tuple[ReviewItemRow, MarketRow]]:
+        """The items `review_ids` (those that exist) with their markets, in one query."""
+        if not review_ids:
+            return []
+        with self.reading() as session:
+            statement = (
+                select(ReviewItemRow, MarketRow)
+                .join(MarketRow, col(MarketRow.id) == col(ReviewItemRow.market_id))
+                .where(col(ReviewItemRow.id).in_(list(review_ids)))
+                .order_by(col(ReviewItemRow.id))
+            )
+            return [(item, market) for item, market in session.exec(statement).all()]
+
+    def review_venues(self) -> list[str]:
+        """The venues (market sources) of the items awaiting a person, for the filter."""
+        statement = (
+            core_select(MARKET.c.source)
+            .select_from(_REVIEW.join(MARKET, MARKET.c.id == _REVIEW.c.market_id))
+            .where(_REVIEW.c.status.in_(["open", "needs_approval"]))
+            .distinct()
+            .order_by(MARKET.c.source)
+        )
+        with self.reading() as session:
+            return [row[0] for row in session.execute(statement).all()]
+
+    def queue_marks(
+        self, statuses: Sequence[str] = ("open", "needs_approval")
+    ) -> dict[int, tuple[Any, ...]]:
+        """What the live stream compares between ticks, per item in `statuses`: its status,
+        assignee, decision, approval, market state and deadline (a few columns, no JSON
+        rows: cheap for thousands of items)."""
+        statement = (
+            core_select(
+                _REVIEW.c.id,
+                _REVIEW.c.status,
+                _REVIEW.c.claimed_by,
+                _REVIEW.c.decided_outcome,
+                _REVIEW.c.approved_by,
+                MARKET.c.state,
+                MARKET.c.window_ends_at,
+            )
+            .select_from(_REVIEW.join(MARKET, MARKET.c.id == _REVIEW.c.market_id))
+            .where(_REVIEW.c.status.in_(list(statuses)))
+        )
+        with self.reading() as session:
+            return {row[0]: tuple(row[1:]) for row in session.execute(statement).all()}
+
+
+class Reviews(ReviewQueue, ConsoleRecords, Transactions):
     def _insert_review(
         self,
         connection: Connection,
@@ -284,12 +413,16 @@ class Reviews(ConsoleRecords, Transactions):
         decided_by: str,
         *,
         seen: Seen | None = None,
+        money_four_eyes: Callable[[str], bool] | None = None,
     ) -> MarketRow:
         """Record a person's decision. Bound to `seen`, it is refused as StaleDecision when
         newer research exists. Four-eyes: a decision that needs approval waits as
         `needs_approval` (the market unchanged); any other moves the market to
         `reviewed` by the lifecycle table, atomically: a market not awaiting review gets
-        IllegalTransition, and neither it nor the item changes."""
+        IllegalTransition, and neither it nor the item changes. `money_four_eyes(source)`
+        says whether a decision that moves money there (confirming a dispute, a
+        counter-answer, a defence) waits for a second person (the console and `oracle
+        review decide` pass the configured rule; four-eyes by default)."""
         if not reason.strip():
             raise StoreError(f"review {review_id}: a decision needs a reason")
         with self._writing() as connection:
@@ -309,10 +442,21 @@ class Reviews(ConsoleRecords, Transactions):
                 consensus = self._check_fresh(connection, review_id, market_id, seen)
             else:
                 consensus = connection.execute(_LATEST_CONSENSUS, {"market_id": market_id}).first()
+            current = _market_values(connection, market_id)
+            offer = challenge_offer(current)
+            money = (
+                offer.action
+                if offer is not None
+                and outcome != offer.their_outcome
+                and money_four_eyes is not None
+                and money_four_eyes(str(current["source"]))
+                else None
+            )
             needs = approval_reason(
                 outcome,
                 None if consensus is None else consensus.reached,
                 None if consensus is None else consensus.outcome,
+                money,
             )
             decision = {
                 "decided_outcome": outcome,
@@ -330,9 +474,9 @@ class Reviews(ConsoleRecords, Transactions):
                 "consensus": decision["seen_consensus_id"],
                 "checksum": decision["seen_checksum"],
             }
-            current = _market_values(connection, market_id)
-            offer = challenge_offer(current)
-            if offer is not None and needs is None:
+            if offer is not None and needs is None and outcome != offer.their_outcome:
+                # An offer whose money never comes back (an arbitrator's fee): two people,
+                # whatever the venue's rule for the other decisions that move money.
                 needs = offer_approval_reason(offer.action)
                 decision["approval_reason"] = needs
                 details["needs_approval"] = needs

@@ -27,6 +27,7 @@ from oracle.store.database import open_database
 from oracle.store.repository import Store
 from oracle.store.tables import ConsoleAuditRow
 
+CHECKOUT = Path(__file__).resolve().parents[2]
 PASSWORD = "correct horse battery"
 ACCOUNTS = {"rita": "reviewer", "ann": "approver", "val": "viewer", "adam": "admin"}
 _CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
@@ -97,16 +98,25 @@ async def page_csrf(client: TestClient[web.Request, web.Application], path: str 
 
 
 @contextmanager
-def console_server(database_url: str, cwd: Path) -> Iterator[str]:
+def console_server(
+    database_url: str, cwd: Path, env: dict[str, str] | None = None
+) -> Iterator[str]:
     """`oracle console serve` over `database_url` as a process of its own, on plain http
-    at 127.0.0.1 (the one address where Secure cookies may be off); yields its base URL."""
+    at 127.0.0.1 (the one address where Secure cookies may be off); yields its base URL.
+    `env`: more ORACLE__ settings."""
     port = free_port()
+    extra = env or {}
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("ORACLE")},
         "ORACLE__DATABASE__URL": database_url,
         "ORACLE__CONSOLE__PORT": str(port),
         "ORACLE__CONSOLE__SECURE_COOKIES": "false",
         "ORACLE__CONSOLE__QUEUE_POLL_SECONDS": "0.2",
+        # This checkout's package, whichever one the environment installed.
+        "PYTHONPATH": os.pathsep.join(
+            [str(CHECKOUT), *filter(None, [os.environ.get("PYTHONPATH")])]
+        ),
+        **extra,
     }
     server = subprocess.Popen(
         [sys.executable, "-m", "oracle", "console", "serve"],

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sqlalchemy import update
+
 from oracle.core import ConsensusParams, SourceThresholds
 from oracle.core.consensus import evaluate
 from oracle.core.lifecycle import MarketEvent, MarketState
@@ -12,6 +14,8 @@ from oracle.core.markets import MarketSpec, value_format
 from oracle.core.models import AgentFailure, AgentResult, ConsensusInput, Market
 from oracle.core.proof import build_proof
 from oracle.store.repository import Store
+from oracle.store.reviews import insert_review
+from oracle.store.tables import MarketRow
 from oracle.testing import result
 
 OWNER = "replica-test"
@@ -187,3 +191,42 @@ def superseded_for_review(store: Store, external_id: str) -> str:
         },
     )
     return store.open_review(market_id, None, ["they answered NO over our YES"])
+
+
+BULK_VENUES = ("uma", "reality", "omen")
+BULK_REASONS = (
+    "no quorum: 2 of 4 agents agree",
+    "sources below the minimum: 12 official",
+    "INVALID proposed by the consensus",
+)
+
+
+def bulk_queue(store: Store, count: int, now: float) -> list[int]:
+    """`count` markets waiting for a person, each with its open item, written in one
+    transaction (a queue as long as a busy team's; the lifecycle path one market at a time
+    would take minutes). Deadlines are spread over the next days, in no order of id; the
+    venues and reasons cycle through `BULK_VENUES` and `BULK_REASONS`. The items' ids."""
+    specs = [
+        MarketSpec(
+            source=BULK_VENUES[i % len(BULK_VENUES)],
+            external_id=f"bulk-{i:05d}",
+            question=f"Will bulk event number {i} happen before the deadline?",
+            criteria="Per the official record.",
+            resolve_after=now - 86_400 + ((i * 7919) % count) * 60.0,
+            details={"question_id": f"0x{i:064x}"},
+        )
+        for i in range(count)
+    ]
+    store.add_discovered(specs, actor="poller")
+    market = MarketRow.__table__  # type: ignore[attr-defined]
+    ids = [spec.market_id for spec in specs]
+    with store.engine.begin() as connection:
+        connection.execute(
+            update(market)
+            .where(market.c.id.in_(ids))
+            .values(state=MarketState.NEEDS_REVIEW.value, state_changed_at=now)
+        )
+        return [
+            insert_review(connection, market_id, None, [BULK_REASONS[i % 3]], now - i)
+            for i, market_id in enumerate(ids)
+        ]

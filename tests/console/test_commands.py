@@ -9,10 +9,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import text
+from sqlalchemy import text, update
 
 from oracle.store.database import open_database
 from oracle.store.repository import Store
+from oracle.store.tables import MarketRow
 from tests.commands import one_error_line, run_oracle
 
 from .helpers import PASSWORD, cut_audit_tail, rewrite_audit
@@ -100,7 +101,11 @@ def test_review_list_and_show_as_json(setup: tuple[Path, dict[str, str], Store])
     ]
     assert all(r["age_seconds"] >= 0 and r["reasons"] for r in reviews)
     text_run = run_oracle("review", "list", cwd=cwd, env=env)
-    assert "venue chain, waiting" in text_run.stdout
+    # Resolve-after 500 s after the epoch: long overdue, and said so.
+    assert "venue chain, late by " in text_run.stdout
+    assert "(resolve-after time), waiting " in text_run.stdout
+    assert [r["deadline_at"] for r in reviews] == [500.0, 500.0]
+    assert all(r["time_left_seconds"] < 0 for r in reviews)
     evidence = json.loads(
         run_oracle("review", "show", str(first), "--json", cwd=cwd, env=env).stdout
     )
@@ -183,9 +188,13 @@ def test_a_disagreement_is_confirmed_or_declined_with_review_decide(
         "review", "decide", str(confirm), "--outcome", "YES", "--reason", "wrong", *admin,
         cwd=cwd, env=env,
     )  # fmt: skip
-    assert "the daemon will send a dispute against their answer on the venue, once" in (
+    # A dispute moves money: one person's decision waits for an approver (by default).
+    assert "needs an approver's approval before the daemon submits it (moves money: " in (
         run.stdout
     ), run.stderr
+    assert store.get_market("uma:r1").state == "submitted"
+    store.add_user("ann", "approver", PASSWORD)
+    store.approve_review(confirm, "ann")
     assert store.get_market("uma:r1").state == "challenging"
     run = run_oracle(
         "review", "decide", str(decline), "--outcome", "NO", "--reason", "right", *admin,
@@ -208,6 +217,8 @@ def test_a_superseded_answer_is_defended_or_accepted_with_review_decide(
     store.add_user("adam", "admin", PASSWORD)
     admin = ("--as", "adam", "--password-file", str(cwd / "password"))
 
+    # This venue's decisions that move money take one person.
+    env = {**env, "ORACLE__CONSOLE__MONEY_DECISIONS_BY_SOURCE": '{"reality": "one_person"}'}
     shown = run_oracle("review", "show", str(defend), cwd=cwd, env=env)
     assert "another's answer stands: NO by 0xcdcd" in shown.stdout, shown.stderr
     assert "decide another outcome to confirm a defence of our superseded answer: the " in (
@@ -331,3 +342,45 @@ def test_review_show_prints_market_text_escaped_and_counts_what_was_hidden(
     )
     assert evidence["market"]["hidden_characters"] == 14
     assert evidence["market"]["question"] == forged  # the data, as stored
+
+
+def test_review_show_gives_amounts_in_token_units_and_the_on_chain_context(
+    setup: tuple[Path, dict[str, str], Store],
+) -> None:
+    cwd, env, store = setup
+    usdc = "0x2791Bca1f2de4661ED88A30C99A7a9449Aa84174"
+    dispute = beside_another_answer(store, "r1", challenge="dispute")
+    table = MarketRow.__table__  # type: ignore[attr-defined]
+    market = store.get_market("uma:r1")
+    details = {
+        **market.details,
+        "currency": usdc,
+        "bond": "500000000",
+        "final_fee": "1500000",
+        "requester": "0x" + "12" * 20,
+        "tx_hash": "0x" + "ab" * 32,
+    }
+    with store.engine.begin() as connection:
+        connection.execute(update(table).where(table.c.id == "uma:r1").values(details=details))
+    defence = superseded_for_review(store, "q1")  # a native bond of 1 wei, as recorded
+    env = {
+        **env,
+        "ORACLE__CONSOLE__TOKENS": json.dumps({usdc: {"symbol": "USDC", "decimals": 6}}),
+        "ORACLE__CONSOLE__EXPLORERS": '{"uma": "https://polygonscan.com/{kind}/{value}"}',
+    }
+    shown = run_oracle("review", "show", str(dispute), cwd=cwd, env=env)
+    assert "at stake: bond 500 USDC + final fee 1.5 USDC\n" in shown.stdout, shown.stderr
+    assert "500000000" not in shown.stdout
+    assert (
+        f"asked in transaction: 0x{'ab' * 32} (https://polygonscan.com/tx/0x{'ab' * 32})"
+        in shown.stdout
+    )
+    assert f"requester: 0x{'12' * 20} (https://polygonscan.com/address/0x{'12' * 20})" in (
+        shown.stdout
+    )
+    shown = run_oracle("review", "show", str(defence), cwd=cwd, env=env)
+    assert "at stake: our bond 0.000000000000000001 ETH\n" in shown.stdout, shown.stderr
+    # Without the token's name, its smallest unit, said so, never a guess.
+    del env["ORACLE__CONSOLE__TOKENS"]
+    shown = run_oracle("review", "show", str(dispute), cwd=cwd, env=env)
+    assert f"bond 500,000,000 (smallest units of {usdc})" in shown.stdout

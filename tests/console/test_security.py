@@ -5,6 +5,7 @@ stale decisions and the audit chain."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 from pathlib import Path
@@ -568,11 +569,26 @@ def test_the_queue_streams_its_changes_to_signed_in_people_only(store: Store) ->
         assert response.headers["Content-Type"] == "text/event-stream"
         first = await next_event(response)
         assert first == 'event: queue\ndata: {"open": 1, "needs_approval": 0}\n\n'
+        # Each change names the items that changed, not the whole queue.
         await asyncio.to_thread(store.claim_review, review_id, "rita", assignee="rita")
-        assert (await next_event(response)).startswith("event: queue\n")
+        claimed = await next_event(response)
+        assert claimed.startswith("event: changes\n"), claimed
+        assert json.loads(claimed.split("data: ", 1)[1]) == {
+            "counts": {"open": 1, "needs_approval": 0},
+            "changed": [review_id],
+            "added": [],
+            "removed": [],
+        }
+        other = escalate(store, "q2")
+        added = json.loads((await next_event(response)).split("data: ", 1)[1])
+        assert (added["added"], added["changed"]) == ([other], [])
         await asyncio.to_thread(store.decide_review, review_id, "INVALID", "unclear", "rita")
-        second = await next_event(response)
-        assert second == 'event: queue\ndata: {"open": 0, "needs_approval": 1}\n\n'
+        second = json.loads((await next_event(response)).split("data: ", 1)[1])
+        assert second["counts"] == {"open": 1, "needs_approval": 1}
+        assert (second["changed"], second["added"], second["removed"]) == ([review_id], [], [])
+        await asyncio.to_thread(store.close_reviews, "chain:q2", "settled", "watch")
+        closed = json.loads((await next_event(response)).split("data: ", 1)[1])
+        assert (closed["removed"], closed["changed"]) == ([other], [])
         response.close()
 
     run(store, scenario, local_settings(queue_poll_seconds=0.1))
@@ -698,10 +714,74 @@ def test_the_console_api_confirms_a_dispute_through_the_same_decision(store: Sto
         response = await client.post(
             f"/api/reviews/{review_id}/decide", json=decision, headers=auth
         )
+        # A dispute moves money: it waits for a second person (four-eyes by default).
+        assert await response.json() == {
+            "review": review_id,
+            "status": "needs_approval",
+            "market_state": "submitted",
+        }
+        approver = {"Authorization": f"Bearer {store.create_token('ann')}"}
+        response = await client.post(f"/api/reviews/{review_id}/approve", headers=approver)
         assert (await response.json())["market_state"] == "challenging"
 
     run(store, scenario)
+    assert store.get_market("uma:r1").submission["challenge_pending"]["by"] == "ann"
+    assert store.review(review_id).approval_reason == (
+        "moves money: confirms a dispute against their answer"
+    )
+
+
+def test_a_venue_whose_money_decisions_take_one_person_disputes_at_once(store: Store) -> None:
+    review_id = beside_another_answer(store, "r1", challenge="dispute")
+    auth = {"Authorization": f"Bearer {store.create_token('rita')}"}
+    decision = {"outcome": "YES", "reason": "they are wrong", "confirm": True}
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        response = await client.post(
+            f"/api/reviews/{review_id}/decide", json=decision, headers=auth
+        )
+        assert (await response.json())["market_state"] == "challenging"
+
+    run(store, scenario, local_settings(money_decisions_by_source={"uma": "one_person"}))
     assert store.get_market("uma:r1").submission["challenge_pending"]["by"] == "rita"
+
+
+def test_deciding_an_item_another_claimed_needs_a_confirmation(store: Store) -> None:
+    review_id = escalate(store, "q1")
+    store.claim_review(review_id, "ann", assignee="ann")
+    auth = {"Authorization": f"Bearer {store.create_token('rita')}"}
+    shown = store.latest_consensus("chain:q1")
+    assert shown is not None
+    decision = {
+        "outcome": "YES",
+        "reason": "the record says so",
+        "confirm": True,
+        "consensus_id": shown.id,
+        "checksum": shown.checksum,
+    }
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        response = await client.post(
+            f"/api/reviews/{review_id}/decide", json=decision, headers=auth
+        )
+        assert response.status == 409
+        assert "claimed by ann" in (await response.json())["error"]
+        assert store.review(review_id).status == "open"
+        response = await client.post(
+            f"/api/reviews/{review_id}/decide",
+            json={**decision, "override_claim": True},
+            headers=auth,
+        )
+        assert response.status == 200, await response.text()
+
+    run(store, scenario)
+    assert store.review(review_id).decided_by == "rita"
+    overridden = [
+        e
+        for e in store.audit_entries("market:chain:q1")
+        if e["action"] == "review.claim_overridden"
+    ]
+    assert [(e["actor"], e["details"]["claimed_by"]) for e in overridden] == [("rita", "ann")]
 
 
 def test_the_console_shows_what_confirming_a_defence_does_and_confirms_it(store: Store) -> None:
@@ -720,6 +800,9 @@ def test_the_console_shows_what_confirming_a_defence_does_and_confirms_it(store:
         response = await client.post(
             f"/api/reviews/{review_id}/decide", json=decision, headers=auth
         )
+        assert (await response.json())["status"] == "needs_approval"  # money moves
+        approver = {"Authorization": f"Bearer {store.create_token('ann')}"}
+        response = await client.post(f"/api/reviews/{review_id}/approve", headers=approver)
         assert (await response.json())["market_state"] == "challenging"
 
     run(store, scenario)
@@ -752,3 +835,66 @@ def test_market_text_is_isolated_and_what_was_hidden_is_counted(store: Store) ->
         )
 
     run(store, scenario)
+
+
+def test_comments_need_a_reviewer_and_the_forms_token_and_are_shown_escaped(
+    store: Store,
+) -> None:
+    review_id = escalate(store, "q1")
+    hostile = '<script>alert("x")</script>\u202etxet'
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        await sign_in(client, "val")
+        html = await (await client.get(f"/reviews/{review_id}")).text()
+        assert 'action="/reviews/1/comment"' not in html  # a viewer gets no form
+        csrf = await page_csrf(client)
+        response = await client.post(
+            f"/reviews/{review_id}/comment", data={"text": "hi", "csrf_token": csrf}
+        )
+        assert response.status == 403
+        await client.post("/logout", data={"csrf_token": csrf})
+        await sign_in(client, "rita")
+        response = await client.post(f"/reviews/{review_id}/comment", data={"text": "hi"})
+        assert response.status == 403  # no CSRF token
+        csrf = await page_csrf(client, f"/reviews/{review_id}")
+        response = await client.post(
+            f"/reviews/{review_id}/comment",
+            data={"text": hostile, "csrf_token": csrf},
+            allow_redirects=False,
+        )
+        assert response.status == 303
+        html = await (await client.get(f"/reviews/{review_id}")).text()
+        assert '<p class="text"><bdi>&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;' in html
+        assert "<script>alert" not in html
+        response = await client.post(
+            f"/reviews/{review_id}/comment", data={"text": "x" * 4001, "csrf_token": csrf}
+        )
+        assert response.status == 400
+
+    run(store, scenario)
+    comments = [
+        e for e in store.audit_entries("market:chain:q1") if e["action"] == "review.commented"
+    ]
+    assert [(e["actor"], e["details"]) for e in comments] == [
+        ("rita", {"review": review_id, "text": hostile})
+    ]
+    assert store.verify_audit() == []
+
+
+def test_the_queue_api_pages_searches_and_refuses_a_bad_page(store: Store) -> None:
+    ids = [escalate(store, f"q{i}", resolve_after=1000.0 - i) for i in range(7)]
+    token = store.create_token("val")
+    auth = {"Authorization": f"Bearer {token}"}
+
+    async def scenario(client) -> None:  # type: ignore[no-untyped-def]
+        body = await (await client.get("/api/reviews?page=2", headers=auth)).json()
+        # Soonest deadline first: the last escalated resolves first.
+        assert [r["id"] for r in body["reviews"]] == ids[::-1][5:]
+        assert (body["total"], body["page"], body["pages"], body["per_page"]) == (7, 2, 2, 5)
+        body = await (await client.get("/api/reviews?q=chain:q3", headers=auth)).json()
+        assert [r["id"] for r in body["reviews"]] == [ids[3]]
+        response = await client.get("/api/reviews?page=two", headers=auth)
+        assert response.status == 400
+        assert "page 'two' is not a number" in (await response.json())["error"]
+
+    run(store, scenario, local_settings(page_size=5))

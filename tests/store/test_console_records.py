@@ -9,7 +9,7 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, text, update
 
 from oracle.core.audit import AuditHead, anchor_problems, export_differences
 from oracle.core.lifecycle import MarketEvent, MarketState
@@ -18,7 +18,8 @@ from oracle.store.console import SignInLimits
 from oracle.store.engine import make_engine
 from oracle.store.migrate import upgrade
 from oracle.store.repository import Store
-from oracle.store.reviews import Seen
+from oracle.store.reviews import QueueQuery, Seen
+from oracle.store.tables import MarketRow
 from tests.console.helpers import cut_audit_tail, rewrite_audit
 from tests.console.scenario import (
     agreeing,
@@ -411,3 +412,98 @@ def test_a_defence_is_offered_only_to_a_disputed_market_whose_answer_was_superse
     store.apply_event("uma:r9", MarketEvent.DISPUTED, actor="s")
     with pytest.raises(StoreError, match="not set to answer back"):
         store.decide_review(beside, "YES", "they are wrong", "rita")
+
+
+def _set_market(store: Store, market_id: str, **values: object) -> None:
+    table = MarketRow.__table__  # type: ignore[attr-defined]
+    with store.engine.begin() as connection:
+        connection.execute(update(table).where(table.c.id == market_id).values(**values))
+
+
+def test_the_queue_pages_by_deadline_with_search_and_filters(store: Store) -> None:
+    # Deadlines: the venue's challenge window, else the answer window's end, else the
+    # resolve-after time; soonest first, whatever the order the items came in.
+    late = escalate(store, "late", question="Will 100% of votes be counted?", resolve_after=900.0)
+    windowed = escalate(store, "window", question="Will the bridge open?", resolve_after=100.0)
+    _set_market(store, "chain:window", window_ends_at=5_000.0)
+    answer = escalate(store, "answer", question="Will it snow_in June?", resolve_after=50.0)
+    _set_market(
+        store,
+        "chain:answer",
+        answer_window={"closes_at": 2_000.0, "origin": "question", "evidence": "June"},
+    )
+    early = escalate(store, "early", question="Will the dam hold?", resolve_after=300.0)
+    store.claim_review(early, "rita", assignee="rita")
+
+    def page(**query: object) -> tuple[list[int | None], int]:
+        rows, total = store.review_page(QueueQuery(**query))  # type: ignore[arg-type]
+        return [item.id for item, _ in rows], total
+
+    assert page() == ([early, late, answer, windowed], 4)
+    assert page(per_page=2) == ([early, late], 4)
+    assert page(per_page=2, page=2) == ([answer, windowed], 4)
+    assert page(per_page=2, page=3) == ([], 4)
+    # Search: the question's words or the market id, case-insensitive; "%" and "_" are
+    # only characters, never wildcards.
+    assert page(search="BRIDGE") == ([windowed], 1)
+    assert page(search="chain:ear") == ([early], 1)
+    assert page(search="100%") == ([late], 1)
+    assert page(search="snow_in") == ([answer], 1)
+    assert page(search="w_ll") == ([], 0)
+    assert page(assignee="rita") == ([early], 1)
+    assert page(assignee="nobody") == ([late, answer, windowed], 3)
+    assert page(venue="chain", reason="agree") == page(reason="agree")
+    assert page(venue="uma") == ([], 0)
+    other = beside_another_answer(store, "r1", challenge="dispute")
+    assert page(venue="uma") == ([other], 1)
+    assert page(reason="they proposed NO") == ([other], 1)
+    store.decide_review(late, "INVALID", "unclear", "rita", seen=seen(store, late))
+    assert page()[1] == 4
+    assert page(statuses=("needs_approval",)) == ([late], 1)
+    assert page(statuses=None)[1] == 5
+    assert store.review_venues() == ["chain", "uma"]
+
+
+def test_the_live_marks_change_with_what_a_person_sees(store: Store) -> None:
+    first = escalate(store, "q1")
+    marks = store.queue_marks()
+    assert list(marks) == [first]
+    store.claim_review(first, "rita", assignee="rita")
+    claimed = store.queue_marks()
+    assert claimed[first] != marks[first]
+    store.decide_review(first, "INVALID", "unclear", "rita", seen=seen(store, first))
+    assert store.queue_marks()[first][0] == "needs_approval"
+    store.approve_review(first, "ann")
+    assert store.queue_marks() == {}
+
+
+def test_a_decision_that_moves_money_waits_for_a_second_person_where_the_rule_says(
+    store: Store,
+) -> None:
+    four_eyes = beside_another_answer(store, "r1", challenge="dispute")
+    store.decide_review(four_eyes, "YES", "they are wrong", "ann", money_four_eyes=lambda _: True)
+    item = store.review(four_eyes)
+    assert (item.status, item.approval_reason) == (
+        "needs_approval",
+        "moves money: confirms a dispute against their answer",
+    )
+    assert store.get_market("uma:r1").state == MarketState.SUBMITTED
+    with pytest.raises(AccessDenied, match="another person must approve"):
+        store.approve_review(four_eyes, "ann")
+    store.add_user("otto", "approver", PASSWORD)
+    assert store.approve_review(four_eyes, "otto").state == MarketState.CHALLENGING
+    # Declining (their outcome) sends nothing: no second person needed.
+    declined = beside_another_answer(store, "r2", challenge="dispute")
+    store.decide_review(declined, "NO", "they are right", "rita", money_four_eyes=lambda _: True)
+    assert store.review(declined).status == "closed"
+    # A venue whose rule is one person: confirmed at once.
+    sources: list[str] = []
+    one = beside_another_answer(store, "r3", challenge="dispute")
+    store.decide_review(
+        one, "YES", "they are wrong", "rita", money_four_eyes=lambda s: sources.append(s) or False
+    )
+    assert sources == ["uma"]
+    assert store.get_market("uma:r3").state == MarketState.CHALLENGING
+    defence = superseded_for_review(store, "q1")
+    store.decide_review(defence, "YES", "ours stands", "rita", money_four_eyes=lambda _: True)
+    assert store.review(defence).approval_reason.startswith("moves money: confirms a defence")  # type: ignore[union-attr]
