@@ -64,6 +64,9 @@ MAY_BE_EMPTY = {
     "Tool calls by result",
     "RPC latency p50 / p95 by endpoint",
     "RPC error ratio by endpoint",
+    "RPC node head age",
+    "RPC nodes usable per chain",
+    "Signer time to empty",  # no signer: no chain venue
     # No UMA or Reality.eth venue and no debate on the live stack: their queries run and
     # return nothing.
     "Bond balance and allowance",
