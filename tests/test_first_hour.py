@@ -122,3 +122,53 @@ def test_the_readme_commands_work_as_written() -> None:
     assert program.name == "oracle"
     assert os.access(program, os.X_OK)
     assert program.parent.resolve() == (ROOT / ".venv" / "bin").resolve()
+
+
+def test_a_fresh_clone_runs_the_readmes_first_command_to_its_closing_line(
+    tmp_path: Path,
+) -> None:
+    """`git clone` of this commit, then `./scripts/demo --exit` as the README's first
+    command, with nothing set up: it installs what it needs (PyPI, npm), runs, and ends
+    saying what happened and what to do next. Minutes, most of them installing."""
+    if shutil.which("git") is None or shutil.which("npm") is None:
+        pytest.skip("git and npm are needed to clone and set up as a new user would")
+    clone = tmp_path / "oracle"
+    subprocess.run(
+        ["git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(clone)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("ORACLE", "VIRTUAL"))}
+    environment.pop("PYTHONPATH", None)
+    from .anvil import free_port  # noqa: PLC0415 (the other tests here need no anvil)
+
+    run = subprocess.run(
+        [
+            "./scripts/demo",
+            "--exit",
+            "--metrics-port",
+            str(free_port()),
+            "--console-port",
+            str(free_port()),
+        ],
+        cwd=clone,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    lines = run.stdout.splitlines()
+    assert lines[0] == "1. local chain: anvil started", run.stdout
+    assert "3 questions asked on-chain" in run.stdout
+    assert "http://" not in run.stdout
+    assert lines[-1].startswith(
+        "Done: 3 questions asked; 1 answered on-chain and final, 2 waiting for a person. "
+    ), run.stdout
+    assert "Next: " in lines[-1]
+    # Nothing but what the demo needs, and no Python warning on the way.
+    assert "Traceback" not in run.stderr, run.stderr[-3000:]
+    assert "Warning" not in run.stderr, run.stderr[-3000:]
+    assert (clone / ".venv" / "bin" / "oracle").is_file()
