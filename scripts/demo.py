@@ -110,6 +110,7 @@ def main() -> None:
     chain.start()
     daemon: Daemon | None = None
     console: subprocess.Popen[bytes] | None = None
+    ending = ""
     try:
         config, asked = prepare(home, chain, args.metrics_port, stays=not args.exit)
         log = home / "daemon.log"
@@ -126,7 +127,7 @@ def main() -> None:
         if not args.exit:
             print("\nThe daemon, the console and the chain keep running; Ctrl-C stops them.")
             signal.sigwait({signal.SIGINT, signal.SIGTERM})
-        print(closing(home, states, stayed=not args.exit))
+        ending = closing(home, states, stayed=not args.exit)
     finally:
         if console is not None and console.poll() is None:
             console.send_signal(signal.SIGTERM)
@@ -135,6 +136,7 @@ def main() -> None:
             daemon.process.send_signal(signal.SIGTERM)
             daemon.process.wait(timeout=60)
         chain.stop(signal.SIGKILL)
+    print(ending)  # once everything has stopped, as it says
 
 
 def start_console(

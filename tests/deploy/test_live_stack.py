@@ -531,8 +531,13 @@ def test_alerts_track_the_daemon(stack: Stack) -> None:
         "OracleSignerBalanceLow",
         "OracleAutoSubmitAccuracyLow",
         "OracleAgentBrierHigh",
+        "OracleRpcNoHealthyNode",
+        "OracleRpcHeadStalled",
+        "OracleSignerRunwayShort",
     ):
         assert (quiet, "") not in active
+    # The watchdog fires from the first evaluation: the pipeline works.
+    assert active[("OracleWatchdog", "")] == "firing"
 
 
 def test_probes_of_every_deployment_answer_on_the_real_daemon(stack: Stack) -> None:
