@@ -5,6 +5,7 @@ These commands use the daemon's database and never create or migrate it: that is
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -396,6 +397,11 @@ def review_decide(  # click passes every option by name
     )
     if account is not None and token:
         fail("--as: give either an API token or --as, not both")
+    if account is not None and not password_file and not sys.stdin.isatty():
+        fail(
+            f"oracle review decide: no terminal to ask {account}'s password on: "
+            "give it with --password-file FILE (or use --token-file)"
+        )
     with _review_store(config_path) as store:
         if account is not None:
             password = (

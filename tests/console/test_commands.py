@@ -102,6 +102,17 @@ def test_adding_an_account_without_a_terminal_names_password_file(
         "give it with --password-file FILE"
     )
     assert store._active_user("rita") is None  # nothing was added
+    # Deciding as an account, likewise.
+    review_id = escalate(store, "q1")
+    run = run_oracle(
+        "review", "decide", str(review_id), "--outcome", "YES", "--reason", "record",
+        "--as", "adam", cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert one_error_line(run) == (
+        "oracle review decide: no terminal to ask adam's password on: "
+        "give it with --password-file FILE (or use --token-file)"
+    )
+    assert store.review(review_id).status == "open"
 
 
 def test_review_list_and_show_as_json(setup: tuple[Path, dict[str, str], Store]) -> None:
