@@ -110,8 +110,9 @@ def main() -> None:
     chain.start()
     daemon: Daemon | None = None
     console: subprocess.Popen[bytes] | None = None
+    ending = ""
     try:
-        config, asked = prepare(home, chain, args.metrics_port)
+        config, asked = prepare(home, chain, args.metrics_port, stays=not args.exit)
         log = home / "daemon.log"
         process = subprocess.Popen(
             [sys.executable, "-m", "oracle", "run", "--config", str(config)],
@@ -120,12 +121,13 @@ def main() -> None:
         )
         daemon = Daemon(process, log)
         print(f"4. daemon started with replay agents; log: {log}")
-        show(home, chain, config, asked, args.metrics_port, daemon=daemon)
-        console = start_console(home, config, args.console_port)
-        if args.exit:
-            return
-        print("\nThe daemon, the console and the chain keep running; Ctrl-C stops them.")
-        signal.sigwait({signal.SIGINT, signal.SIGTERM})
+        states = show(home, chain, config, asked, args.metrics_port, daemon=daemon)
+        console, token = start_console(home, config, args.console_port, stays=not args.exit)
+        where_to_look(home, config, token, args.metrics_port, stays=not args.exit)
+        if not args.exit:
+            print("\nThe daemon, the console and the chain keep running; Ctrl-C stops them.")
+            signal.sigwait({signal.SIGINT, signal.SIGTERM})
+        ending = closing(home, states, stayed=not args.exit)
     finally:
         if console is not None and console.poll() is None:
             console.send_signal(signal.SIGTERM)
@@ -134,17 +136,24 @@ def main() -> None:
             daemon.process.send_signal(signal.SIGTERM)
             daemon.process.wait(timeout=60)
         chain.stop(signal.SIGKILL)
+    print(ending)  # once everything has stopped, as it says
 
 
-def start_console(home: Path, config: Path, port: int) -> subprocess.Popen[bytes]:
+def start_console(
+    home: Path, config: Path, port: int, *, stays: bool
+) -> tuple[subprocess.Popen[bytes], Path]:
     """The review console over the demo's database, with two demo accounts (a reviewer
-    and an approver, for the four-eyes rule) sharing a password written to a file."""
+    and an approver, for the four-eyes rule) sharing a password written to a file, and
+    an API token of the reviewer's for `oracle review decide` (written to a file too)."""
     password_file = home / "console-password"
     password_file.write_text(secrets.token_urlsafe(12) + "\n")
     password_file.chmod(0o600)
     for name, role in (("demo-reviewer", "reviewer"), ("demo-approver", "approver")):
         oracle(config, "console", "user", "add", name, "--role", role,
                "--password-file", str(password_file))  # fmt: skip
+    token_file = home / "reviewer-token"
+    token_file.touch(mode=0o600)
+    token_file.write_text(oracle(config, "console", "token", "create", "demo-reviewer"))
     log = home / "console.log"
     environment = {
         **os.environ,
@@ -168,20 +177,23 @@ def start_console(home: Path, config: Path, port: int) -> subprocess.Popen[bytes
             if process.poll() is not None or time.monotonic() > deadline:
                 sys.exit(f"demo: the review console did not start: {last_error(log)} ({log})")
             time.sleep(0.2)
-    print(
-        f"   console:  {address}  (sign in as demo-reviewer or demo-approver, "
-        f"password in {password_file}; docs/console.md)"
-    )
-    return process
+    accounts = f"demo-reviewer or demo-approver, password in {password_file}"
+    if stays:
+        print(f"7. review console: {address}  (sign in as {accounts}; docs/console.md)")
+    else:  # it stops with the demo: no address that will not answer
+        print(f"7. review console served (accounts {accounts}); it stops with the demo")
+    return process, token_file
 
 
-def prepare(home: Path, chain: Anvil, metrics_port: int) -> tuple[Path, dict[str, str]]:
+def prepare(
+    home: Path, chain: Anvil, metrics_port: int, *, stays: bool
+) -> tuple[Path, dict[str, str]]:
     """Config written, contracts deployed, the example questions asked."""
     config = home / "config.yaml"
     recordings = [json.loads(p.read_text()) for p in sorted(EXAMPLES.glob("*.json"))]
     agents = sorted({r["agent_id"] for doc in recordings for r in doc["results"]})
     config.write_text(yaml.safe_dump(_config(home, chain.url, agents, metrics_port)))
-    print(f"1. local chain: anvil at {chain.url}")
+    print(f"1. local chain: anvil at {chain.url}" if stays else "1. local chain: anvil started")
     deployment = json.loads(oracle(config, "chain", "deploy", "--min-liveness", str(LIVENESS)))
     print(f"2. contracts deployed: AgentOracle at {deployment['contracts']['AgentOracle']}")
     past = str(int(time.time()) - 60)
@@ -203,7 +215,7 @@ def prepare(home: Path, chain: Anvil, metrics_port: int) -> tuple[Path, dict[str
 
 def show(
     home: Path, chain: Anvil, config: Path, asked: dict[str, str], port: int, *, daemon: Daemon
-) -> None:
+) -> dict[str, str]:
     """Wait for the decisions, let the window pass, print what happened and where to look."""
     states = wait_for(
         "the daemon to decide every question", lambda: _decided(config, asked), 90, daemon
@@ -227,17 +239,43 @@ def show(
     with urllib.request.urlopen(metrics_url, timeout=5) as response:
         if b"oracle_markets" not in response.read():
             sys.exit("demo: the metrics endpoint does not serve the daemon's metrics")
+    return _decided(config, asked)
+
+
+def where_to_look(home: Path, config: Path, token: Path, port: int, *, stays: bool) -> None:
+    """Where to look, and how to decide a review as the demo's reviewer: only addresses
+    that still answer when this is read (none with --exit: everything stops)."""
     print("\nWhere to look:")
-    print(f"   metrics:  {metrics_url}  (health: /healthz, readiness: /readyz)")
+    if stays:
+        print(
+            f"   metrics:  http://127.0.0.1:{port}/metrics  (health: /healthz, readiness: /readyz)"
+        )
     print(f"   proofs:   {home / 'proofs'}/<market>/<checksum>.json and .md")
     print(f"   reviews:  .venv/bin/oracle review list --config {config}")
+    print(f"   one:      .venv/bin/oracle review show ID --config {config}")
     print(
-        f"   decide:   .venv/bin/oracle console user add NAME --role admin "
-        f"--config {config}, then\n"
-        f"             .venv/bin/oracle review decide ID --outcome X --reason WHY --as NAME "
-        f"--config {config}"
+        f"   decide:   .venv/bin/oracle review decide ID --outcome X --reason WHY "
+        f"--token-file {token} --config {config}"
     )
+    print("             (as demo-reviewer; an override waits for demo-approver, in the console)")
     print("   verify:   .venv/bin/oracle proof verify FILE")
+
+
+def closing(home: Path, states: dict[str, str], *, stayed: bool) -> str:
+    """The last line: what happened, and what to do next."""
+    final = sum(1 for s in states.values() if s == "final")
+    review = sum(1 for s in states.values() if s == "needs_review")
+    happened = (
+        f"{len(states)} questions asked; {final} answered on-chain and final, "
+        f"{review} waiting for a person"
+    )
+    if stayed:
+        return f"\nStopped. {happened}; the demo's data stays in {home}."
+    return (
+        f"\nDone: {happened}. The chain, the daemon and the console have stopped; the data "
+        f"stays in {home}. Next: decide a review with the commands above, or run ./scripts/demo "
+        "without --exit to keep everything running and use the review console."
+    )
 
 
 def _decided(config: Path, asked: dict[str, str]) -> dict[str, str]:

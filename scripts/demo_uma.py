@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 from _demo_chain import close_manager, demo_run, dev_manager, stored_market
+from eth_abi import decode as abi_decode
 
 from oracle.chain.contracts import Deployment, encode_call
 from oracle.chain.intents import IntentState
@@ -129,6 +130,25 @@ def write_config(home: Path, url: str, deployment_file: Path, key: RequestKey) -
     return path
 
 
+def token(chain: Any, address: str) -> tuple[str, int]:
+    """An ERC-20's symbol and decimals, read from the chain."""
+
+    def call(selector: str) -> bytes:
+        answer = chain.rpc("eth_call", {"to": address, "data": selector}, "latest")
+        return bytes.fromhex(answer.removeprefix("0x"))
+
+    (symbol,) = abi_decode(["string"], call("0x95d89b41"))  # symbol()
+    (decimals,) = abi_decode(["uint8"], call("0x313ce567"))  # decimals()
+    return str(symbol), int(decimals)
+
+
+def units(amount: int, decimals: int) -> str:
+    """`amount` of the smallest unit as a decimal number of whole units, exactly."""
+    whole, fraction = divmod(amount, 10**decimals)
+    digits = str(fraction).rjust(decimals, "0").rstrip("0")
+    return f"{whole}.{digits}" if digits else str(whole)
+
+
 def request_view(url: str, oracle: str, key: RequestKey) -> RequestView:
     async def read() -> RequestView:
         pool = RpcPool([url], RpcSettings())
@@ -157,9 +177,14 @@ def main() -> None:
         market_id = f"uma:{key.id_hex}"
         run.wait_for("the proposal", lambda: stored_market(home, market_id)[0] == "submitted")
         view = request_view(chain.url, oracle, key)
+        symbol, decimals = token(chain, view.currency)
+        question = parse_ancillary(key.ancillary_data)
+        # Prices are fixed-point with 18 decimals (UMA's YES_OR_NO_QUERY: 1 is p2, YES).
+        proposed = outcome_of_price(question, view.proposed_price)
         print(
-            f"3. the daemon proposed: state {view.state.name}, price {view.proposed_price}, "
-            f"bond {view.total_bond} posted by {view.proposer}"
+            f"3. the daemon proposed: state {view.state.name}, price "
+            f"{units(view.proposed_price, 18)} ({proposed}), "
+            f"bond {units(view.total_bond, decimals)} {symbol} posted by {view.proposer}"
         )
         chain.rpc("evm_increaseTime", LIVENESS + 1)
         chain.mine()
@@ -169,8 +194,8 @@ def main() -> None:
         view = request_view(chain.url, oracle, key)
         print(
             f"4. after the liveness: market {stored_market(home, market_id)[0]}, request "
-            f"{view.state.name} at price {view.resolved_price} "
-            f"({outcome_of_price(parse_ancillary(key.ancillary_data), view.resolved_price)})"
+            f"{view.state.name} at price {units(view.resolved_price, 18)} "
+            f"({outcome_of_price(question, view.resolved_price)})"
         )
         print(f"   proofs: {home / 'proofs'}   config: {config}   log: {log}")
 

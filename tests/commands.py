@@ -26,9 +26,10 @@ def run_oracle(
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
     timeout: float = 120,
+    stdin: int | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """`oracle ARGS` in a fresh process; the caller's ORACLE* variables are not inherited,
-    `env` adds variables."""
+    `env` adds variables; `stdin=subprocess.DEVNULL`: no terminal to ask on."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("ORACLE")}
     environment["PYTHONPATH"] = os.pathsep.join(
         filter(None, [str(REPO), environment.get("PYTHONPATH")])
@@ -41,6 +42,7 @@ def run_oracle(
         timeout=timeout,
         env=environment,
         cwd=cwd,
+        stdin=stdin,
         check=False,
     )
 

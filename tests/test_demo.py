@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shlex
 import socket
 import subprocess
 import sys
@@ -11,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from .anvil import anvil_binary, free_port
+from .commands import run_oracle
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,11 +39,35 @@ def test_demo_shows_answers_final_a_review_and_live_metrics(tmp_path: Path) -> N
         check=False,
     )
     assert run.returncode == 0, run.stdout + run.stderr
-    assert f"console:  http://127.0.0.1:{console_port}/  (sign in as demo-reviewer" in run.stdout
+    assert "7. review console served (accounts demo-reviewer or demo-approver" in run.stdout
     assert "3 questions asked on-chain" in run.stdout
     assert "1 final, 2 needs_review" in run.stdout
     assert "on-chain FINAL     outcome=YES" in run.stdout
     assert list((tmp_path / "proofs").glob("*/*.json"))
+    # Everything has stopped: no address is shown that would not answer.
+    assert "http://" not in run.stdout, run.stdout
+    assert f":{console_port}" not in run.stdout
+    # The last line says what happened and what to do next.
+    assert run.stdout.splitlines()[-1] == (
+        "Done: 3 questions asked; 1 answered on-chain and final, 2 waiting for a person. "
+        f"The chain, the daemon and the console have stopped; the data stays in {tmp_path}. "
+        "Next: decide a review with the commands above, or run ./scripts/demo without --exit "
+        "to keep everything running and use the review console."
+    )
+    # The "decide" hint works as printed, as the account the demo created.
+    (hint,) = [line for line in run.stdout.splitlines() if line.startswith("   decide:")]
+    words = shlex.split(hint.removeprefix("   decide:"))
+    assert words[:3] == [".venv/bin/oracle", "review", "decide"]
+    config = words[words.index("--config") + 1]
+    listed = json.loads(run_oracle("review", "list", "--json", "--config", config).stdout)
+    review_id = str(listed["reviews"][0]["id"])
+    filled = [
+        {"ID": review_id, "X": "INVALID", "WHY": "the demo's sources disagree"}.get(w, w)
+        for w in words[1:]
+    ]
+    decided = run_oracle(*filled)
+    assert decided.returncode == 0, decided.stderr
+    assert "by demo-reviewer" in decided.stdout, decided.stdout
 
 
 def test_demo_reports_a_daemon_that_died_with_its_last_error(tmp_path: Path) -> None:

@@ -21,12 +21,25 @@ class ChainObserver(Protocol):
     def tx_replaced(self) -> None:
         """A transaction was replaced by one with higher fees at the same nonce."""
 
+    def rpc_node(
+        self, chain_id: int, index: int, endpoint: str, *, up: bool, head_timestamp: int | None
+    ) -> None:
+        """What the pool's last health check (or failed call) found of node `index` (its
+        place in `chain.rpc.urls`) of chain `chain_id`: whether the pool may use it (`up`:
+        answering, on the chain, not lagging) and the timestamp of the latest block it
+        reported (None before it ever answered). `endpoint` is redacted as for `rpc_call`."""
+
 
 class _Silent:
     def rpc_call(self, endpoint: str, seconds: float, *, failed: bool) -> None:
         pass
 
     def tx_replaced(self) -> None:
+        pass
+
+    def rpc_node(
+        self, chain_id: int, index: int, endpoint: str, *, up: bool, head_timestamp: int | None
+    ) -> None:
         pass
 
 

@@ -22,7 +22,9 @@ API key. web3's own loggers, which print endpoint URLs, get a filter that redact
 
 Every call made on a node, health probes included, is reported to the pool's observer
 (`oracle.chain.observer`; the daemon's metrics): the node's redacted name, how long it
-took, and whether the node failed.
+took, and whether the node failed; after each health check (and each node failure), what
+the pool knows of every node: usable or not, and the timestamp of its latest block (the
+daemon exports each node's head age from it).
 """
 
 from __future__ import annotations
@@ -218,6 +220,7 @@ class _Node:
         self.failures = 0
         self.down_until = 0.0
         self.height: int | None = None
+        self.head_timestamp: int | None = None  # of the latest block it reported
         self.lagging = False
         self.disabled = False  # serves another chain: never used again
         self.last_error = ""
@@ -292,6 +295,7 @@ class RpcPool:
                 raise ChainIdMismatch(node.name, expected, cid)
         self._chain_id = expected
         self._last_health = self._clock()
+        self._report()
         emit(
             logger,
             logging.INFO,
@@ -331,6 +335,7 @@ class RpcPool:
         node.down_until = self._clock() + backoff
         node.verified = False
         node.last_error = describe_failure(error)
+        self._report()
         emit(
             logger,
             logging.WARNING,
@@ -347,6 +352,20 @@ class RpcPool:
         node.down_until = 0.0
         node.last_error = ""
 
+    def _report(self) -> None:
+        """Every node's state to the observer (once the chain id is known)."""
+        if self._chain_id is None:
+            return
+        now = self._clock()
+        for index, node in enumerate(self._nodes):
+            self._observer.rpc_node(
+                self._chain_id,
+                index,
+                node.name,
+                up=node.usable(now),
+                head_timestamp=node.head_timestamp,
+            )
+
     def _observe(self, node: _Node, started: float, *, failed: bool) -> None:
         self._observer.rpc_call(node.name, time.perf_counter() - started, failed=failed)
 
@@ -357,7 +376,9 @@ class RpcPool:
         """
         started = time.perf_counter()
         try:
-            chain_id, height = await asyncio.gather(node.w3.eth.chain_id, node.w3.eth.block_number)
+            chain_id, head = await asyncio.gather(
+                node.w3.eth.chain_id, node.w3.eth.get_block("latest")
+            )
         except Exception as error:
             failed = is_node_failure(error)
             self._observe(node, started, failed=failed)
@@ -372,7 +393,8 @@ class RpcPool:
             node.last_error = f"serves chain id {chain_id}, expected {expected}"
             emit(logger, logging.ERROR, "rpc.wrong_chain", node=node.name, chain_id=chain_id)
             return None
-        node.height = int(height)
+        node.height = int(head["number"])
+        node.head_timestamp = int(head["timestamp"])
         node.verified = True
         self._mark_up(node)
         return int(chain_id)
@@ -400,6 +422,7 @@ class RpcPool:
                     )
                 node.lagging = lagging
             self._last_health = self._clock()
+            self._report()
 
     # -- calls ------------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ migrate it."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,11 @@ def user() -> None:
 @config_option
 def user_add(name: str, role: str, password_file: str | None, config_path: str | None) -> None:
     """Add an account (the password is asked for twice, or read from --password-file)."""
+    if not password_file and not sys.stdin.isatty():
+        fail(
+            f"oracle console user add: no terminal to ask {name}'s password on: "
+            "give it with --password-file FILE"
+        )
     password = (
         _read_secret_file(password_file, "--password-file")
         if password_file

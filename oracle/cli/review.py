@@ -5,6 +5,7 @@ These commands use the daemon's database and never create or migrate it: that is
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -122,10 +123,16 @@ def review_list(config_path: str | None, show_all: bool, as_json: bool) -> None:
 @click.argument("review_id", type=int)
 @config_option
 @click.option("--json", "as_json", is_flag=True, help="Print the full evidence as JSON.")
-def review_show(review_id: int, config_path: str | None, as_json: bool) -> None:
-    """One review item with its full evidence: the question, every agent's answer and
-    reasoning, the sources grouped by the outcome they support, failures, the proof and
-    the history. `decide` binds to the consensus and checksum shown here."""
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Every agent's whole reasoning, every source and quote, the whole history.",
+)
+def review_show(review_id: int, config_path: str | None, as_json: bool, full: bool) -> None:
+    """One review item: the question, why it awaits a person, the consensus and its proof,
+    each agent's answer in one line, the sources counted per outcome, failures, the
+    debate and the latest history; `--full` adds every agent's reasoning, the sources and
+    their quotes, and the whole history. `decide` binds to the checksum shown here."""
     import json
 
     from oracle.console.evidence import gather
@@ -138,7 +145,7 @@ def review_show(review_id: int, config_path: str | None, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(evidence, indent=2))
         return
-    _print_evidence(evidence)
+    _print_evidence(evidence, full=full)
 
 
 def _answer_window(window: dict[str, Any]) -> str:
@@ -167,7 +174,23 @@ def _print_due_and_context(e: dict[str, Any]) -> None:
         _shown(f"{fact['label']}: {fact['value']}{link}")
 
 
-def _print_evidence(e: dict[str, Any]) -> None:
+# What the concise `review show` keeps: the start of an agent's reasoning, the latest
+# history entries.
+_REASONING_SHOWN = 120
+_HISTORY_SHOWN = 3
+
+
+def _first_line(text: str) -> str:
+    """The first line of `text` that says something, cut at _REASONING_SHOWN characters;
+    `...` marks what was left out."""
+    lines = [part.strip() for part in text.split("\n") if part.strip()]
+    line = lines[0] if lines else ""
+    if len(line) > _REASONING_SHOWN:
+        return line[: _REASONING_SHOWN - 3] + "..."
+    return line + (" ..." if len(lines) > 1 else "")
+
+
+def _print_evidence(e: dict[str, Any], *, full: bool) -> None:
     r, m, c = e["review"], e["market"], e["consensus"]
     _shown(f"review {r['id']} ({r['status']}) for market {m['id']} on {m['venue']}")
     _shown(f"question: {m['question']}")
@@ -217,7 +240,60 @@ def _print_evidence(e: dict[str, Any]) -> None:
             f"{'reached' if c['reached'] else 'not reached'}): {c['explanation']}"
         )
         _shown(f"proof checksum: {c['checksum']} ({verifies})")
-    for group in e["outcomes"]:
+    if full:
+        _print_answers(e["outcomes"])
+    else:
+        _print_answers_briefly(e["outcomes"])
+    for f in e["failures"]:
+        _shown(f"failed: {f['agent_id']}: {f['error']}")
+    if e["debate"]:
+        _print_debate(e["debate"])
+    if e["majority"]:
+        _print_majority(e["majority"])
+    for x in e["excluded"]:
+        _shown(f"excluded: {x}")
+    _print_history(e, full=full)
+
+
+def _print_answers_briefly(outcomes: list[dict[str, Any]]) -> None:
+    """Each outcome's sources counted, and its agents one line each."""
+    _shown("answers:")
+    for group in outcomes:
+        sources = group["sources"]
+        alone = sum(1 for s in sources if s["only_this_side"])
+        _shown(
+            f"  {group['outcome']}: {len(group['agents'])} agent(s), "
+            f"{len(sources)} source(s)" + (f", {alone} only this side" if alone else "")
+        )
+        for a in group["agents"]:
+            counted = "" if a["counted"] else ", not counted"
+            _shown(
+                f"    {a['agent_id']} {a['confidence']:.0%}{counted}: {_first_line(a['reasoning'])}"
+            )
+
+
+def _print_history(e: dict[str, Any], *, full: bool) -> None:
+    """The market's and the console's history: the latest entries, or (`full`) all."""
+    _shown("")
+    history = e["history"] if full else e["history"][-_HISTORY_SHOWN:]
+    earlier = len(e["history"]) - len(history)
+    _shown("history:" + (f" (the latest {len(history)}; {earlier} earlier)" if earlier else ""))
+    for h in history:
+        _shown(f"  {_when(h['at'])} {h['actor']}: {h['from']} -> {h['to']} ({h['reason']})")
+    console_history = e["console_history"] if full else e["console_history"][-_HISTORY_SHOWN:]
+    for h in console_history:
+        _shown(f"  {_when(h['at'])} {h['actor']}: {h['action']}")
+    if not full:
+        _shown("")
+        _shown(
+            "every agent's reasoning, the sources and their quotes: "
+            f"oracle review show {e['review']['id']} --full"
+        )
+
+
+def _print_answers(outcomes: list[dict[str, Any]]) -> None:
+    """Each outcome's agents with their whole reasoning, and its sources with quotes."""
+    for group in outcomes:
         _shown("")
         _shown(f"== {group['outcome']}: {len(group['agents'])} agents")
         for a in group["agents"]:
@@ -228,20 +304,6 @@ def _print_evidence(e: dict[str, Any]) -> None:
             for line in a["reasoning"].split("\n"):
                 _shown(line)
         _print_sources(group["sources"])
-    for f in e["failures"]:
-        _shown(f"failed: {f['agent_id']}: {f['error']}")
-    if e["debate"]:
-        _print_debate(e["debate"])
-    if e["majority"]:
-        _print_majority(e["majority"])
-    for x in e["excluded"]:
-        _shown(f"excluded: {x}")
-    _shown("")
-    _shown("history:")
-    for h in e["history"]:
-        _shown(f"  {_when(h['at'])} {h['actor']}: {h['from']} -> {h['to']} ({h['reason']})")
-    for h in e["console_history"]:
-        _shown(f"  {_when(h['at'])} {h['actor']}: {h['action']}")
 
 
 def _print_sources(sources: list[dict[str, Any]]) -> None:
@@ -370,6 +432,11 @@ def review_decide(  # click passes every option by name
     )
     if account is not None and token:
         fail("--as: give either an API token or --as, not both")
+    if account is not None and not password_file and not sys.stdin.isatty():
+        fail(
+            f"oracle review decide: no terminal to ask {account}'s password on: "
+            "give it with --password-file FILE (or use --token-file)"
+        )
     with _review_store(config_path) as store:
         if account is not None:
             password = (

@@ -21,6 +21,7 @@ registry too, and `oracle_build_info` says which version, commit and configurati
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Mapping
 
 from prometheus_client import (
@@ -64,8 +65,14 @@ PIPELINE_BUCKETS = (0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200)
 
 
 class DaemonMetrics:
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+    def __init__(
+        self,
+        registry: CollectorRegistry | None = None,
+        *,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
         self.registry = registry or CollectorRegistry()
+        self._wall_clock = wall_clock  # block timestamps are wall-clock seconds
         r = self.registry
         self.agents = AgentMetrics(r)
         self.markets = Gauge("oracle_markets", "Markets by lifecycle state.", ["state"], registry=r)
@@ -220,6 +227,24 @@ class DaemonMetrics:
             "Calls on which the RPC node failed (transport, timeout, node trouble; not a "
             "refused request such as a revert), by endpoint (its URL redacted).",
             ["endpoint"],
+            registry=r,
+        )
+        # Each RPC node as the pool's health checks last found it; labels: the chain id, the
+        # node's place in chain.rpc.urls and its redacted URL (never credentials).
+        node_labels = ["chain_id", "node", "endpoint"]
+        self.rpc_node_up = Gauge(
+            "oracle_rpc_node_up",
+            "1 while the RPC pool may use the node (it answers, serves the chain, does not "
+            "lag), by chain id, node index and endpoint (its URL redacted).",
+            node_labels,
+            registry=r,
+        )
+        self.rpc_node_head_age = Gauge(
+            "oracle_rpc_node_head_age_seconds",
+            "Seconds since the timestamp of the latest block the RPC node reported at its "
+            "last health check, by chain id, node index and endpoint (its URL redacted); "
+            "it grows while the node's head stands still or the node does not answer.",
+            node_labels,
             registry=r,
         )
         self._add_bond_metrics(r)
@@ -454,6 +479,17 @@ class DaemonMetrics:
 
     def tx_replaced(self) -> None:
         self.tx_replacements.inc()
+
+    def rpc_node(
+        self, chain_id: int, index: int, endpoint: str, *, up: bool, head_timestamp: int | None
+    ) -> None:
+        labels = (str(chain_id), str(index), endpoint)
+        self.rpc_node_up.labels(*labels).set(1.0 if up else 0.0)
+        if head_timestamp is not None:
+            # Read at every scrape: the age keeps growing between health checks.
+            self.rpc_node_head_age.labels(*labels).set_function(
+                lambda: max(self._wall_clock() - head_timestamp, 0.0)
+            )
 
 
 def _label(value: object) -> str:

@@ -33,7 +33,7 @@ DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "console"
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(),
     reason="Debian's chromium is not installed at /usr/bin/chromium "
-    "(scripts/setup.sh installs it: apt-get install chromium)",
+    "(scripts/test installs it: apt-get install chromium)",
 )
 
 QUESTION = "Did the Federal Reserve cut its policy rate at the September 2026 meeting?"

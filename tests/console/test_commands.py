@@ -5,6 +5,7 @@ identity."""
 from __future__ import annotations
 
 import json
+import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -89,6 +90,32 @@ def test_accounts_tokens_and_a_decision_that_carries_an_identity(
     assert item.seen_checksum == consensus.checksum
 
 
+def test_adding_an_account_without_a_terminal_names_password_file(
+    setup: tuple[Path, dict[str, str], Store],
+) -> None:
+    cwd, env, store = setup
+    run = run_oracle(
+        "console", "user", "add", "rita", "--role", "reviewer",
+        cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert one_error_line(run) == (
+        "oracle console user add: no terminal to ask rita's password on: "
+        "give it with --password-file FILE"
+    )
+    assert store._active_user("rita") is None  # nothing was added
+    # Deciding as an account, likewise.
+    review_id = escalate(store, "q1")
+    run = run_oracle(
+        "review", "decide", str(review_id), "--outcome", "YES", "--reason", "record",
+        "--as", "adam", cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert one_error_line(run) == (
+        "oracle review decide: no terminal to ask adam's password on: "
+        "give it with --password-file FILE (or use --token-file)"
+    )
+    assert store.review(review_id).status == "open"
+
+
 def test_review_list_and_show_as_json(setup: tuple[Path, dict[str, str], Store]) -> None:
     cwd, env, store = setup
     first = escalate(store, "q1")
@@ -121,10 +148,31 @@ def test_review_list_and_show_as_json(setup: tuple[Path, dict[str, str], Store])
     assert groups["NO"]["sources"][0]["only_this_side"] is True
     assert evidence["consensus"]["proof_verifies"] is True
     assert [h["to"] for h in evidence["history"]][-1] == "needs_review"
+    full = run_oracle("review", "show", str(first), "--full", cwd=cwd, env=env).stdout
+    assert "mistral-researcher concluded NO from its sources" in full
+    assert "[only this side]" in full
+    assert f"proof checksum: {evidence['consensus']['checksum']} (verifies)" in full
+    # By default: what a person needs to choose, each agent in one line, sources counted.
     shown = run_oracle("review", "show", str(first), cwd=cwd, env=env).stdout
-    assert "mistral-researcher concluded NO from its sources" in shown
-    assert "[only this side]" in shown
     assert f"proof checksum: {evidence['consensus']['checksum']} (verifies)" in shown
+    no = groups["NO"]
+    mistral = next(a for a in no["agents"] if a["agent_id"] == "mistral-researcher")
+    assert (
+        f"    mistral-researcher {mistral['confidence']:.0%}: "
+        "mistral-researcher concluded NO from its sources"
+    ) in shown.splitlines(), shown
+    alone = sum(1 for s in no["sources"] if s["only_this_side"])
+    assert alone > 0
+    assert (
+        f"  NO: {len(no['agents'])} agent(s), {len(no['sources'])} source(s), "
+        f"{alone} only this side"
+    ) in shown.splitlines()
+    assert "[only this side]" not in shown
+    assert not any(line.startswith("   * ") for line in shown.splitlines())
+    assert shown.splitlines()[-1] == (
+        f"every agent's reasoning, the sources and their quotes: oracle review show {first} --full"
+    )
+    assert len(shown.splitlines()) < len(full.splitlines())
 
 
 def test_audit_export_and_verify(setup: tuple[Path, dict[str, str], Store]) -> None:

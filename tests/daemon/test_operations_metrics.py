@@ -213,3 +213,40 @@ def test_the_config_checksum_changes_with_the_config_and_shows_no_secret(
     assert all(len(c) == 12 and int(c, 16) >= 0 for c in checksums)
     # Computed from the masked configuration: a key that differs does not show through.
     assert config_checksum(with_rpc(secret_url)) == config_checksum(with_rpc(other_key))
+
+
+def test_each_rpc_node_shows_whether_it_is_usable_and_its_head_age_without_credentials(
+    anvil: Anvil,
+) -> None:
+    """The pool's health checks set `oracle_rpc_node_up` and the head age per node: the
+    age is the wall clock minus the latest block's timestamp, growing between checks and
+    starting again from a new block; a node that never answered has no age."""
+    wall = [0.0]
+    metrics = DaemonMetrics(wall_clock=lambda: wall[0])
+    dead = f"http://reader:hunter2@127.0.0.1:{free_port()}/v3/{API_KEY}"
+
+    def latest_timestamp() -> int:
+        return int(anvil.rpc("eth_getBlockByNumber", "latest", False)["timestamp"], 16)
+
+    def node(index: int, url: str) -> dict[str, str]:
+        return {"chain_id": "31337", "node": str(index), "endpoint": redact_url(url)}
+
+    async def run() -> list[float | None]:
+        async with RpcPool([dead, anvil.url], FAST_RPC, observer=metrics) as pool:
+            first = latest_timestamp()
+            wall[0] = first + 42
+            seen = [value(metrics, "oracle_rpc_node_head_age_seconds", **node(1, anvil.url))]
+            wall[0] = first + 100  # no new block: the age keeps growing, read at the scrape
+            seen.append(value(metrics, "oracle_rpc_node_head_age_seconds", **node(1, anvil.url)))
+            anvil.rpc("evm_mine", first + 90)  # a new head, 10 s before the wall clock
+            await pool.check_health()
+            seen.append(value(metrics, "oracle_rpc_node_head_age_seconds", **node(1, anvil.url)))
+            return seen
+
+    assert asyncio.run(run()) == [42.0, 100.0, 10.0]
+    assert value(metrics, "oracle_rpc_node_up", **node(1, anvil.url)) == 1
+    assert value(metrics, "oracle_rpc_node_up", **node(0, dead)) == 0
+    assert value(metrics, "oracle_rpc_node_head_age_seconds", **node(0, dead)) is None
+    exposition = generate_latest(metrics.registry).decode()
+    assert "hunter2" not in exposition
+    assert API_KEY not in exposition

@@ -56,7 +56,7 @@ def find_tool(name: str, package: str = "prometheus") -> str:
                 return str(candidate)
         pytest.skip(
             f"`{name}` not found on PATH: install Debian's {package} package "
-            "(scripts/setup.sh does, when apt-get is available)"
+            "(scripts/test does, through scripts/setup_test_tools.sh, when apt-get is available)"
         )
     return found
 

@@ -129,6 +129,9 @@ def test_secrets_are_read_from_files_never_written_in_the_configuration() -> Non
         (["alertname=OracleSourceMalformedMarkets", "severity=info"], "webhook"),
         (["alertname=OracleReviewPending", "severity=warning"], "webhook,slack-review"),
         (["alertname=OracleMarketDisputed", "severity=warning"], "webhook,slack-review"),
+        (["alertname=OracleWatchdog", "severity=none"], "deadmans-switch"),
+        (["alertname=OracleRpcNoHealthyNode", "severity=critical"], "webhook,pagerduty,slack"),
+        (["alertname=OracleSignerRunwayShort", "severity=warning"], "webhook,slack"),
     ],
 )
 def test_routes_send_each_alert_to_the_promised_receivers(
@@ -296,7 +299,8 @@ class Sink:
 
 
 def configuration_for(tmp: Path, sink: Sink) -> Path:
-    """The shipped configuration with every receiver pointed at `sink`: the webhook's URL,
+    """The shipped configuration with every receiver pointed at `sink`: each webhook's URL
+    (`/webhook` for the receiver `webhook`, `/<receiver>` for the others),
     the Slack URL and PagerDuty's endpoint; the Slack URL and the routing key are written
     to files, read as in production. Groups are sent after 1 s instead of 30 s."""
     document = config()
@@ -306,7 +310,7 @@ def configuration_for(tmp: Path, sink: Sink) -> Path:
     routing_key.write_text(ROUTING_KEY)
     for receiver in document["receivers"]:
         for webhook in receiver.get("webhook_configs", []):
-            webhook["url"] = f"{sink.url}/webhook"
+            webhook["url"] = f"{sink.url}/{receiver['name']}"
         for slack in receiver.get("slack_configs", []):
             slack["api_url_file"] = str(slack_url)
         for pagerduty in receiver.get("pagerduty_configs", []):
@@ -421,11 +425,50 @@ def test_alertmanager_inhibits_what_the_configuration_says(tmp_path: Path) -> No
                 ("OracleSourcePollErrors", "venue"): False,
             }
             settles_to(manager, expected)
-            # No replica at all: everything else is its consequence.
-            post_alerts(manager, {"alertname": "OracleDaemonAbsent", "severity": "critical"})
-            settles_to(manager, dict.fromkeys(expected, True) | {("OracleDaemonAbsent", ""): False})
+            # No replica at all: everything else is its consequence, but the watchdog, which
+            # is about the alerting pipeline.
+            post_alerts(
+                manager,
+                {"alertname": "OracleDaemonAbsent", "severity": "critical"},
+                {"alertname": "OracleWatchdog", "severity": "none"},
+            )
+            settles_to(
+                manager,
+                dict.fromkeys(expected, True)
+                | {("OracleDaemonAbsent", ""): False, ("OracleWatchdog", ""): False},
+            )
         finally:
             assert stop(manager.process) == 0, manager.log.read_text(errors="replace")
+
+
+def test_the_watchdog_reaches_the_deadmans_switch_and_nobody_else(tmp_path: Path) -> None:
+    with Sink() as sink:
+        manager = start_alertmanager(tmp_path, sink)
+        try:
+            post_alerts(
+                manager,
+                {"alertname": "OracleWatchdog", "severity": "none"},
+                {"alertname": "OracleSourceDown", "severity": "warning", "source": "chain"},
+            )
+            wait_for(
+                "the watchdog at the dead man's switch",
+                lambda: sink.bodies("/deadmans-switch") and sink.bodies("/webhook"),
+                30,
+                [manager.log],
+            )
+            time.sleep(2)  # every group of both alerts has been sent
+        finally:
+            assert stop(manager.process) == 0, manager.log.read_text(errors="replace")
+
+    def names(path: str) -> set[str]:
+        return {a["labels"]["alertname"] for body in sink.bodies(path) for a in body["alerts"]}
+
+    assert names("/deadmans-switch") == {"OracleWatchdog"}
+    assert names("/webhook") == {"OracleSourceDown"}
+    slack = [a["title"] for m in sink.bodies("/slack") for a in m["attachments"]]
+    assert slack, "OracleSourceDown never reached Slack"
+    assert not any("OracleWatchdog" in title for title in slack), slack
+    assert not sink.bodies("/pagerduty")
 
 
 # -- end to end ----------------------------------------------------------------------------

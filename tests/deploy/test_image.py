@@ -47,7 +47,7 @@ CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 def podman() -> str:
     found = shutil.which("podman")
     if found is None:
-        pytest.skip("podman not found (Debian's podman package; scripts/setup.sh installs it)")
+        pytest.skip("podman not found (Debian's podman package; scripts/test installs it)")
     if os.geteuid() != 0:
         pytest.skip("the image tests run podman as root")
     return found

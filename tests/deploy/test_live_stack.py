@@ -64,6 +64,9 @@ MAY_BE_EMPTY = {
     "Tool calls by result",
     "RPC latency p50 / p95 by endpoint",
     "RPC error ratio by endpoint",
+    "RPC node head age",
+    "RPC nodes usable per chain",
+    "Signer time to empty",  # no signer: no chain venue
     # No UMA or Reality.eth venue and no debate on the live stack: their queries run and
     # return nothing.
     "Bond balance and allowance",
@@ -528,8 +531,13 @@ def test_alerts_track_the_daemon(stack: Stack) -> None:
         "OracleSignerBalanceLow",
         "OracleAutoSubmitAccuracyLow",
         "OracleAgentBrierHigh",
+        "OracleRpcNoHealthyNode",
+        "OracleRpcHeadStalled",
+        "OracleSignerRunwayShort",
     ):
         assert (quiet, "") not in active
+    # The watchdog fires from the first evaluation: the pipeline works.
+    assert active[("OracleWatchdog", "")] == "firing"
 
 
 def test_probes_of_every_deployment_answer_on_the_real_daemon(stack: Stack) -> None:

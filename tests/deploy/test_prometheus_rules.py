@@ -34,10 +34,15 @@ REQUIRED_ALERTS = {
     "OracleRpcErrorRatioHigh",  # per endpoint
     "OracleAutoSubmitAccuracyLow",  # the accuracy ledger, under its configured bound
     "OracleAgentBrierHigh",  # per agent, over its configured bound
+    "OracleWatchdog",  # always firing: the dead man's switch hears the pipeline works
+    "OracleRpcNoHealthyNode",  # per chain and replica: every RPC node out
+    "OracleRpcHeadStalled",  # per chain and replica: the freshest head is old
+    "OracleSignerRunwayShort",  # the signer's time to empty at its burn rate
 }
 # Alerts about one market: they carry what a person needs to act (deploy/alertmanager).
 MARKET_LABELS = {"market", "venue", "question", "answer", "answers", "proof"}
-SEVERITIES = {"critical", "warning", "info"}
+# "none": the watchdog, for the dead man's switch alone (deploy/alertmanager).
+SEVERITIES = {"critical", "warning", "info", "none"}
 RUNBOOKS = RULES.parents[2] / "docs" / "runbooks"
 # Every runbook answers these, in this order, each with some text under it.
 RUNBOOK_SECTIONS = ("## What it means", "## What to look at", "## What to do")
