@@ -256,10 +256,21 @@ def build_proof(
             **({} if timing is None else {"timing": timing}),
         }
     )
-    # The rest is small: checked whole here, so the encoder need not walk the sources.
-    finite = _unrepresentable(body) is None
+    # The rest is small: checked here for NaN and infinities (by the standard encoder, in C;
+    # whatever else RFC 8785 cannot hold the encoder refuses, naming the field), so the
+    # encoder need not walk the sources.
+    finite = _finite(body)
     body["sources"], finite_sources = _source_records(result.sources)
     return _sealed(body, finite=finite and finite_sources)
+
+
+def _finite(value: Any) -> bool:
+    """Whether `value` holds no NaN or infinity (False too when it is not plain JSON data)."""
+    try:
+        json.dumps(value, allow_nan=False, check_circular=False)
+    except (ValueError, TypeError, RecursionError):
+        return False
+    return True
 
 
 @cache

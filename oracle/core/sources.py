@@ -8,7 +8,10 @@ list for every repeated URL.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import cache
 from itertools import combinations
+
+from pydantic import TypeAdapter
 
 from oracle.core.models import (
     AgentResult,
@@ -18,6 +21,7 @@ from oracle.core.models import (
     ResearchSource,
     SourceOverlap,
 )
+from oracle.core.urls import normalize_url
 
 # Each distinct category adds 0.04 to quality, capped at 0.2 (reached at 5 categories).
 _DIVERSITY_BONUS_PER_CATEGORY = 1 / 25
@@ -54,38 +58,44 @@ def merge_sources(results: Sequence[AgentResult]) -> list[MergedSource]:
     Sorted by relevance x credibility (highest first), ties by URL, so the list is
     the same whatever order the agents arrived in.
     """
-    best: dict[str, ResearchSource] = {}
+    best: dict[str, tuple[float, ResearchSource]] = {}
     cited_by: dict[str, list[str]] = {}
     for result in sorted(results, key=lambda r: r.agent_id):
+        agent_id = result.agent_id
         for source in result.sources:
-            url = source.normalized_url
+            url = normalize_url(source.url)
+            score = source.relevance_score * source.credibility_score
             current = best.get(url)
             if current is None:
-                best[url] = source
-                cited_by[url] = [result.agent_id]
+                best[url] = (score, source)
+                cited_by[url] = [agent_id]
                 continue
-            if _score(source) > _score(current):
-                best[url] = source
-            if cited_by[url][-1] != result.agent_id:
-                cited_by[url].append(result.agent_id)
-    merged = [
-        MergedSource(
-            url=url,
-            title=source.title,
-            category=source.category,
-            credibility_score=source.credibility_score,
-            relevance_score=source.relevance_score,
-            published_at=source.published_at,
-            cited_by=tuple(cited_by[url]),
-        )
-        for url, source in best.items()
-    ]
-    merged.sort(key=lambda s: (-s.relevance_score * s.credibility_score, s.url))
-    return merged
+            if score > current[0]:
+                best[url] = (score, source)
+            if cited_by[url][-1] != agent_id:
+                cited_by[url].append(agent_id)
+    order = sorted(best, key=lambda url: (-best[url][0], url))
+    # One validation of the whole list (the same as each MergedSource(...)), not one call each.
+    return _merged_sources_adapter().validate_python(
+        [
+            {
+                "url": url,
+                "title": source.title,
+                "category": source.category,
+                "credibility_score": source.credibility_score,
+                "relevance_score": source.relevance_score,
+                "published_at": source.published_at,
+                "cited_by": tuple(cited_by[url]),
+            }
+            for url in order
+            for source in (best[url][1],)
+        ]
+    )
 
 
-def _score(source: ResearchSource) -> float:
-    return source.relevance_score * source.credibility_score
+@cache
+def _merged_sources_adapter() -> TypeAdapter[list[MergedSource]]:
+    return TypeAdapter(list[MergedSource])
 
 
 def overlap_band(average: float) -> OverlapBand:
