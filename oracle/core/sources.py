@@ -32,7 +32,7 @@ def distinct_sources(sources: Iterable[ResearchSource]) -> list[ResearchSource]:
     """An agent's sources with repeated URLs (after normalization) counted once."""
     by_url: dict[str, ResearchSource] = {}
     for source in sources:
-        by_url.setdefault(source.normalized_url, source)
+        by_url.setdefault(normalize_url(source.url), source)
     return list(by_url.values())
 
 
@@ -46,10 +46,19 @@ def source_quality(sources: Sequence[ResearchSource]) -> float:
     return min(average_credibility + bonus, 1.0)
 
 
-def vote_weight(confidence: float, sources: Sequence[ResearchSource], min_total: int) -> float:
-    """confidence x source_quality x min(sources / min_total, 1)."""
+def vote_weight(
+    confidence: float,
+    sources: Sequence[ResearchSource],
+    min_total: int,
+    *,
+    quality: float | None = None,
+) -> float:
+    """confidence x source_quality x min(sources / min_total, 1); `quality`: the sources'
+    `source_quality`, when the caller has it already."""
     count_factor = min(len(sources) / min_total, 1.0)
-    return confidence * source_quality(sources) * count_factor
+    if quality is None:
+        quality = source_quality(sources)
+    return confidence * quality * count_factor
 
 
 def merge_sources(results: Sequence[AgentResult]) -> list[MergedSource]:
@@ -112,7 +121,7 @@ def overlap_band(average: float) -> OverlapBand:
 def analyze_overlap(results: Sequence[AgentResult]) -> SourceOverlap:
     """Pairwise Jaccard similarity of the agents' normalized URL sets."""
     url_sets = {
-        result.agent_id: {s.normalized_url for s in result.sources}
+        result.agent_id: set(map(normalize_url, [s.url for s in result.sources]))
         for result in sorted(results, key=lambda r: r.agent_id)
     }
     pairs = []
