@@ -6,9 +6,11 @@ For 7 agents x {50, 100, 200, 500, 1000, 2000} sources each (half of each agent'
 shared by all agents, as `document` builds them), from the same JSON text:
 
 - ours: the whole in-process path of `oracle consensus FILE`: the text decoded as the
-  command decodes it (`oracle.safe_json.loads`), parsed and validated
-  (`parse_consensus_input`: every field, every URL read as a browser reads it), evaluated
-  (`evaluate`), and the proof built with its RFC 8785 checksum (`build_proof`);
+  command decodes it (`oracle.safe_json.loads`), then the command's own
+  `oracle.cli.consensus.run_consensus`: parsed and validated (`parse_consensus_input`:
+  every field, every URL read as a browser reads it), evaluated (`evaluate`), and the proof
+  built with its RFC 8785 checksum (`build_proof`), with the cyclic garbage collector paused
+  as the command pauses it;
 - plain: `plain_consensus` below, the design document's algorithm
   (docs/consensus.md; seed: the consensus-algorithm document) done plainly:
   `json.loads`, the evidence checks, weights, the BFT head count and the merged sources and
@@ -35,13 +37,8 @@ from itertools import combinations
 from typing import Any
 
 from oracle import safe_json
-from oracle.core import (
-    ConsensusParams,
-    SourceThresholds,
-    build_proof,
-    evaluate,
-    parse_consensus_input,
-)
+from oracle.cli.consensus import run_consensus
+from oracle.core import ConsensusParams, SourceThresholds
 from oracle.core.urls import normalize_url, parse_web_url
 from oracle.testing import consensus_document, result_dict, source_dicts
 
@@ -66,9 +63,7 @@ def ours(text: str) -> str:
     """`oracle consensus FILE` in-process, from the file's text to the proof's checksum."""
     normalize_url.cache_clear()
     parse_web_url.cache_clear()
-    consensus_input = parse_consensus_input(safe_json.loads(text))
-    result = evaluate(consensus_input, PARAMS, THRESHOLDS)
-    proof = build_proof(consensus_input, result, PARAMS, THRESHOLDS)
+    _, proof = run_consensus(safe_json.loads(text), PARAMS, THRESHOLDS)
     return str(proof["checksum"])
 
 
