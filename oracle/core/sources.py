@@ -126,8 +126,9 @@ def analyze_overlap(results: Sequence[AgentResult]) -> SourceOverlap:
     }
     pairs = []
     for (agent_a, urls_a), (agent_b, urls_b) in combinations(url_sets.items(), 2):
-        union = len(urls_a) + len(urls_b) - len(urls_a & urls_b)
-        jaccard = len(urls_a & urls_b) / union if union else 0.0
+        common = len(urls_a & urls_b)
+        union = len(urls_a) + len(urls_b) - common
+        jaccard = common / union if union else 0.0
         pairs.append(OverlapPair(agents=(agent_a, agent_b), jaccard=jaccard))
     average = sum(p.jaccard for p in pairs) / len(pairs) if pairs else 0.0
     unique: set[str] = set().union(*url_sets.values()) if url_sets else set()
