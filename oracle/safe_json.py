@@ -20,11 +20,14 @@ responses, so their HTTP client checks each body with :func:`check_nesting` firs
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from array import array
 from itertools import accumulate
 from typing import Any
+
+import orjson
 
 from oracle.errors import JsonError, JsonTooDeep
 
@@ -44,6 +47,11 @@ _ESCAPE = re.compile(
     re.DOTALL,
 )
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# Every byte but `"`, `\\` and the brackets: dropped before the strings are told apart.
+_NOT_STRUCTURE = bytes(byte for byte in range(256) if byte not in b'"\\[]{}')
+# An integer orjson would read as a float (beyond 64 bits) has at least 19 digits.
+_DIGITS = bytes.maketrans(b"0123456789", b"0000000000")
+_LONG_DIGITS = b"0" * 19
 
 
 def _steps(text: str) -> bytes:
@@ -51,10 +59,31 @@ def _steps(text: str) -> bytes:
     return outside_strings.translate(_STEPS, _NOT_BRACKETS)
 
 
+def _quick_steps(text: str) -> bytes | None:
+    """`_steps(text)` by plain byte operations (no regular expression over the strings);
+    None when the text has a backslash outside its strings, which only `_steps` reads as
+    the decoder does. Escaped backslashes and quotes are masked first, so every `"` left
+    opens or closes a string (a final unterminated string runs to the end, as in `_STRING`).
+    Once all but quotes, backslashes and brackets are dropped, each `""` is a string with
+    none of them, or two strings with nothing between them: both go without changing what
+    is outside, and few quotes are left to split on."""
+    data = text.encode("utf-8", "surrogatepass")
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"\\")
+    structure = data.translate(None, _NOT_STRUCTURE).replace(b'""', b"")
+    outside = b"".join(structure.split(b'"')[::2])
+    if b"\\" in outside:
+        return None
+    return outside.translate(_STEPS, _NOT_BRACKETS)
+
+
 def nesting_depth(text: str) -> int:
     """The deepest nesting of arrays and objects in `text`, brackets inside strings not
     counted: at least as deep as the C decoder recurses before it accepts or rejects it."""
-    return max(0, max(accumulate(array("b", _steps(text))), default=0))
+    steps = _quick_steps(text)
+    if steps is None:
+        steps = _steps(text)
+    return max(0, max(accumulate(array("b", steps)), default=0))
 
 
 def check_nesting(data: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> None:
@@ -77,7 +106,7 @@ def check_nesting(data: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> 
 
 def valid_text(text: str) -> str:
     """`text` with any lone surrogate replaced by U+FFFD, so it encodes as UTF-8."""
-    if _SURROGATE.search(text) is None:
+    if text.isascii() or _SURROGATE.search(text) is None:
         return text
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
@@ -102,6 +131,14 @@ def loads(data: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> Any:
     text = valid_text(text)
     if _SURROGATE_ESCAPE.search(text) is not None:
         text = _ESCAPE.sub(_escape, text)
+    if _LONG_DIGITS not in text.encode("utf-8").translate(_DIGITS):
+        # orjson reads what is strictly JSON exactly as the standard decoder does, and
+        # faster; it refuses the rest (NaN, a number beyond a double, a control character
+        # in a string, ...), which the standard decoder then takes or refuses, naming the
+        # problem as before. It would read an integer beyond 64 bits as a float: such a
+        # text never comes here.
+        with contextlib.suppress(orjson.JSONDecodeError):
+            return orjson.loads(text)
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 import sqlite3
@@ -15,8 +16,10 @@ import pytest
 import yaml
 from alembic.script import ScriptDirectory
 
+import oracle.core as core_package
 from oracle.cli import cli as command_tree
 from oracle.cli import main as entry_point
+from oracle.cli.consensus import run_consensus
 from oracle.console.evidence import review_summary
 from oracle.core import (
     ConsensusParams,
@@ -28,6 +31,7 @@ from oracle.core import (
 from oracle.core.lifecycle import MarketEvent
 from oracle.core.markets import MarketSpec
 from oracle.devchain import free_port
+from oracle.errors import InputError
 from oracle.store.database import open_database
 from oracle.store.engine import make_engine
 from oracle.store.migrate import MIGRATIONS, head_revision, upgrade
@@ -649,3 +653,31 @@ def test_consensus_shows_no_float_noise_and_leaves_the_proof_as_built(tmp_path: 
     markdown = oracle("consensus", "-", "--format", "markdown", stdin=json.dumps(document))
     assert re.findall(r"\d\.\d{7,}", markdown.stdout) == []
     assert proof["checksum"] in markdown.stdout
+
+
+def test_consensus_pauses_the_garbage_collector_only_while_it_computes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[bool] = []
+
+    def watching(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return evaluate(*args, **kwargs)
+
+    monkeypatch.setattr(core_package, "evaluate", watching)
+    document = consensus_document([result_dict(f"agent-{i}", "YES", 0.8) for i in range(3)])
+    params, thresholds = ConsensusParams(), SourceThresholds()
+    result, proof = run_consensus(document, params, thresholds)
+    assert (seen, gc.isenabled(), result.outcome) == ([False], True, "YES")
+    parsed = parse_consensus_input(document)
+    expected = build_proof(parsed, evaluate(parsed, params, thresholds), params, thresholds)
+    assert proof == expected
+    with pytest.raises(InputError):
+        run_consensus({"market": {}}, params, thresholds)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        run_consensus(document, params, thresholds)
+        assert not gc.isenabled()  # left as it was found
+    finally:
+        gc.enable()

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from oracle import safe_json
 from oracle.errors import JsonError, JsonTooDeep
 from oracle.safe_json import MAX_DEPTH, loads, nesting_depth, valid_text
 
@@ -130,3 +131,35 @@ def test_importing_the_chain_stack_keeps_the_recursion_limit() -> None:
     )
     before, after = child.stdout.split()
     assert before == after
+
+
+@given(st.text(alphabet='[]{}"\\ ,:1aé\U0001f600\ud800', max_size=80))
+def test_the_quick_measure_reads_strings_as_the_regular_expression_does(text: str) -> None:
+    """Where the byte-level measure answers (no backslash outside a string), it is the
+    regular expression's; the decoder's own reading is checked above."""
+    quick = safe_json._quick_steps(text)
+    if quick is not None:
+        assert quick == safe_json._steps(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[18446744073709551616]",  # beyond 64 bits: orjson would read a float
+        "[-9223372036854775809]",
+        "[1e400]",  # beyond a double: the standard decoder's infinity
+        "[NaN, Infinity]",
+        '{"a": 1, "a": 2}',
+        '["\\ud83d\\ude00", "\\ud800", 0.1e-400, -0]',
+        "[0.30000000000000004, 5e-324, 1.7976931348623157e308]",
+    ],
+)
+def test_values_are_those_of_the_standard_decoder(text: str) -> None:
+    # repr tells an int from a float, and -0.0 from 0.0
+    assert repr(loads(text)) == repr(json.loads(text.replace("\\ud800", "\\ufffd")))
+
+
+@given(json_values)
+def test_the_fast_decoder_returns_the_standard_decoders_values(value: Any) -> None:
+    text = json.dumps(value)
+    assert repr(loads(text)) == repr(json.loads(text))

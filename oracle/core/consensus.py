@@ -225,14 +225,17 @@ def _votes(
     votes, valid, excluded = [], [], []
     for result in results:
         shortfalls = evidence_shortfalls(result.sources, thresholds) if need_evidence else []
+        quality = source_quality(result.sources)
         votes.append(
             Vote(
                 agent_id=result.agent_id,
                 outcome=result.outcome,
                 confidence=result.confidence,
-                weight=vote_weight(result.confidence, result.sources, thresholds.min_total)
+                weight=vote_weight(
+                    result.confidence, result.sources, thresholds.min_total, quality=quality
+                )
                 * reputation.get(result.agent_id, 1.0),
-                source_quality=source_quality(result.sources),
+                source_quality=quality,
                 source_count=len(result.sources),
                 counted=not shortfalls,
                 excluded_reasons=tuple(shortfalls),

@@ -30,17 +30,22 @@ import hashlib
 import json
 import math
 import re
+from datetime import datetime
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import rfc8785
 
+from oracle.core import canonical
 from oracle.core.text import markdown_inline, visible
 from oracle.errors import ProofError
 
 if TYPE_CHECKING:
     # Annotations only: `oracle proof verify` checks a document without building the
     # core's models.
-    from oracle.core.models import ConsensusInput, ConsensusResult
+    from pydantic import TypeAdapter
+
+    from oracle.core.models import ConsensusInput, ConsensusResult, MergedSource
     from oracle.core.params import ConsensusParams, SourceThresholds
 
 PROOF_VERSION = 2
@@ -120,10 +125,19 @@ def canonical_bytes(value: Any) -> bytes:
     problem = _unrepresentable(value)
     if problem is not None:
         raise ProofError(f"not representable in RFC 8785 JSON: {problem}")
+    return _canonical_bytes(value)
+
+
+def _canonical_bytes(value: Any) -> bytes:
+    """`canonical_bytes` of a value with no NaN or infinity in it (the fast encoder writes
+    them as null); anything else it cannot hold is refused naming the field."""
     try:
-        return rfc8785.dumps(value)
-    except rfc8785.CanonicalizationError as error:  # pragma: no cover - checked above
-        raise ProofError(f"not representable in RFC 8785 JSON: {error}") from None
+        return canonical.canonical_bytes(value)
+    except (rfc8785.CanonicalizationError, ValueError, TypeError, AttributeError):
+        problem = _unrepresentable(value)
+        if problem is None:  # pragma: no cover - _unrepresentable names all it refuses
+            raise
+        raise ProofError(f"not representable in RFC 8785 JSON: {problem}") from None
 
 
 def _digest_v1(canonical_body: dict[str, Any]) -> str:
@@ -136,8 +150,10 @@ def _digest_v1(canonical_body: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _digest_v2(body: dict[str, Any]) -> str:
-    return hashlib.sha256(canonical_bytes(body)).hexdigest()
+def _digest_v2(body: dict[str, Any], *, finite: bool = False) -> str:
+    """The checksum of `body`; `finite`: it is known to hold no NaN or infinity."""
+    encoded = _canonical_bytes(body) if finite else canonical_bytes(body)
+    return hashlib.sha256(encoded).hexdigest()
 
 
 def _body(proof: dict[str, Any]) -> dict[str, Any]:
@@ -160,9 +176,10 @@ def compute_checksum(proof: dict[str, Any]) -> str:
     )
 
 
-def _sealed(body: dict[str, Any]) -> dict[str, Any]:
-    """`body` (a version 2 proof without its derived fields) with checksum and proof_id."""
-    checksum = _digest_v2(body)
+def _sealed(body: dict[str, Any], *, finite: bool = False) -> dict[str, Any]:
+    """`body` (a version 2 proof without its derived fields) with checksum and proof_id;
+    `finite`: it is known to hold no NaN or infinity."""
+    checksum = _digest_v2(body, finite=finite)
     return {"proof_id": f"proof-{checksum[:16]}", **body, "checksum": checksum}
 
 
@@ -241,7 +258,7 @@ def build_proof(
             "tensions": [t.model_dump(mode="json") for t in result.tensions],
             "blind_spots": list(result.blind_spots),
             "overlap": result.overlap.model_dump(mode="json"),
-            "sources": [s.model_dump(mode="json") for s in result.sources],
+            "sources": None,  # below: the one large part, rounded without a second walk
             "config": {
                 "consensus": params.model_dump(mode="json"),
                 "sources": thresholds.model_dump(mode="json"),
@@ -251,7 +268,52 @@ def build_proof(
             **({} if timing is None else {"timing": timing}),
         }
     )
-    return _sealed(body)
+    # The rest is small: checked here for NaN and infinities (by the standard encoder, in C;
+    # whatever else RFC 8785 cannot hold the encoder refuses, naming the field), so the
+    # encoder need not walk the sources.
+    finite = _finite(body)
+    body["sources"], finite_sources = _source_records(result.sources)
+    return _sealed(body, finite=finite and finite_sources)
+
+
+def _finite(value: Any) -> bool:
+    """Whether `value` holds no NaN or infinity (False too when it is not plain JSON data)."""
+    try:
+        json.dumps(value, allow_nan=False, check_circular=False)
+    except (ValueError, TypeError, RecursionError):
+        return False
+    return True
+
+
+@cache
+def _datetime_adapter() -> TypeAdapter[datetime]:
+    # pydantic's own JSON form of a datetime, as `model_dump(mode="json")` writes it; built
+    # on first use (`oracle proof verify` builds no model).
+    from pydantic import TypeAdapter  # noqa: PLC0415
+
+    return TypeAdapter(datetime)
+
+
+def _source_records(sources: tuple[MergedSource, ...]) -> tuple[list[dict[str, Any]], bool]:
+    """The merged sources as a proof holds them: each as `model_dump(mode="json")` gives it,
+    its floats rounded as `_canonical_values` rounds them; and whether every score is
+    finite. (Built here rather than dumped and walked: the one part of a proof that grows
+    with the evidence.)"""
+    when = _datetime_adapter().dump_python
+    records = [
+        {
+            "url": s.url,
+            "title": s.title,
+            "category": s.category,
+            "credibility_score": round(s.credibility_score, _FLOAT_DECIMALS),
+            "relevance_score": round(s.relevance_score, _FLOAT_DECIMALS),
+            "published_at": None if s.published_at is None else when(s.published_at, mode="json"),
+            "cited_by": list(s.cited_by),
+        }
+        for s in sources
+    ]
+    finite = all(math.isfinite(s.credibility_score + s.relevance_score) for s in sources)
+    return records, finite
 
 
 def reseal(proof: dict[str, Any]) -> dict[str, Any]:

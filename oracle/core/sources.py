@@ -8,7 +8,10 @@ list for every repeated URL.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import cache
 from itertools import combinations
+
+from pydantic import TypeAdapter
 
 from oracle.core.models import (
     AgentResult,
@@ -18,6 +21,7 @@ from oracle.core.models import (
     ResearchSource,
     SourceOverlap,
 )
+from oracle.core.urls import normalize_url
 
 # Each distinct category adds 0.04 to quality, capped at 0.2 (reached at 5 categories).
 _DIVERSITY_BONUS_PER_CATEGORY = 1 / 25
@@ -28,7 +32,7 @@ def distinct_sources(sources: Iterable[ResearchSource]) -> list[ResearchSource]:
     """An agent's sources with repeated URLs (after normalization) counted once."""
     by_url: dict[str, ResearchSource] = {}
     for source in sources:
-        by_url.setdefault(source.normalized_url, source)
+        by_url.setdefault(normalize_url(source.url), source)
     return list(by_url.values())
 
 
@@ -49,10 +53,19 @@ def source_quality(sources: Sequence[ResearchSource]) -> float:
     return min(average_credibility + bonus, 1.0)
 
 
-def vote_weight(confidence: float, sources: Sequence[ResearchSource], min_total: int) -> float:
-    """confidence x source_quality x min(sources / min_total, 1)."""
+def vote_weight(
+    confidence: float,
+    sources: Sequence[ResearchSource],
+    min_total: int,
+    *,
+    quality: float | None = None,
+) -> float:
+    """confidence x source_quality x min(sources / min_total, 1); `quality`: the sources'
+    `source_quality`, when the caller has it already."""
     count_factor = min(len(sources) / min_total, 1.0)
-    return confidence * source_quality(sources) * count_factor
+    if quality is None:
+        quality = source_quality(sources)
+    return confidence * quality * count_factor
 
 
 def merge_sources(results: Sequence[AgentResult]) -> list[MergedSource]:
@@ -61,38 +74,44 @@ def merge_sources(results: Sequence[AgentResult]) -> list[MergedSource]:
     Sorted by relevance x credibility (highest first), ties by URL, so the list is
     the same whatever order the agents arrived in.
     """
-    best: dict[str, ResearchSource] = {}
+    best: dict[str, tuple[float, ResearchSource]] = {}
     cited_by: dict[str, list[str]] = {}
     for result in sorted(results, key=lambda r: r.agent_id):
+        agent_id = result.agent_id
         for source in result.sources:
-            url = source.normalized_url
+            url = normalize_url(source.url)
+            score = source.relevance_score * source.credibility_score
             current = best.get(url)
             if current is None:
-                best[url] = source
-                cited_by[url] = [result.agent_id]
+                best[url] = (score, source)
+                cited_by[url] = [agent_id]
                 continue
-            if _score(source) > _score(current):
-                best[url] = source
-            if cited_by[url][-1] != result.agent_id:
-                cited_by[url].append(result.agent_id)
-    merged = [
-        MergedSource(
-            url=url,
-            title=source.title,
-            category=source.category,
-            credibility_score=source.credibility_score,
-            relevance_score=source.relevance_score,
-            published_at=source.published_at,
-            cited_by=tuple(cited_by[url]),
-        )
-        for url, source in best.items()
-    ]
-    merged.sort(key=lambda s: (-s.relevance_score * s.credibility_score, s.url))
-    return merged
+            if score > current[0]:
+                best[url] = (score, source)
+            if cited_by[url][-1] != agent_id:
+                cited_by[url].append(agent_id)
+    order = sorted(best, key=lambda url: (-best[url][0], url))
+    # One validation of the whole list (the same as each MergedSource(...)), not one call each.
+    return _merged_sources_adapter().validate_python(
+        [
+            {
+                "url": url,
+                "title": source.title,
+                "category": source.category,
+                "credibility_score": source.credibility_score,
+                "relevance_score": source.relevance_score,
+                "published_at": source.published_at,
+                "cited_by": tuple(cited_by[url]),
+            }
+            for url in order
+            for source in (best[url][1],)
+        ]
+    )
 
 
-def _score(source: ResearchSource) -> float:
-    return source.relevance_score * source.credibility_score
+@cache
+def _merged_sources_adapter() -> TypeAdapter[list[MergedSource]]:
+    return TypeAdapter(list[MergedSource])
 
 
 def overlap_band(average: float) -> OverlapBand:
@@ -109,13 +128,14 @@ def overlap_band(average: float) -> OverlapBand:
 def analyze_overlap(results: Sequence[AgentResult]) -> SourceOverlap:
     """Pairwise Jaccard similarity of the agents' normalized URL sets."""
     url_sets = {
-        result.agent_id: {s.normalized_url for s in result.sources}
+        result.agent_id: set(map(normalize_url, [s.url for s in result.sources]))
         for result in sorted(results, key=lambda r: r.agent_id)
     }
     pairs = []
     for (agent_a, urls_a), (agent_b, urls_b) in combinations(url_sets.items(), 2):
-        union = len(urls_a) + len(urls_b) - len(urls_a & urls_b)
-        jaccard = len(urls_a & urls_b) / union if union else 0.0
+        common = len(urls_a & urls_b)
+        union = len(urls_a) + len(urls_b) - common
+        jaccard = common / union if union else 0.0
         pairs.append(OverlapPair(agents=(agent_a, agent_b), jaccard=jaccard))
     average = sum(p.jaccard for p in pairs) / len(pairs) if pairs else 0.0
     unique: set[str] = set().union(*url_sets.values()) if url_sets else set()

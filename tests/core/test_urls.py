@@ -1,8 +1,12 @@
 from __future__ import annotations
 
-import pytest
+import time
 
-from oracle.core import normalize_url
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from oracle.core import normalize_url, urls
 
 
 @pytest.mark.parametrize(
@@ -59,3 +63,55 @@ def test_path_case_is_kept() -> None:
 def test_rejects(raw: str, problem: str) -> None:
     with pytest.raises(ValueError, match=problem.replace("(", r"\(").replace(")", r"\)")):
         normalize_url(raw)
+
+
+# URLs near the parser-free form (oracle.core.urls._PLAIN_URL): labels, digits, hyphens, dots,
+# the path's punctuation, dot segments, and what must send a URL to the parser instead.
+_host_parts = st.sampled_from(
+    ["a", "b", "z", "0", "9", "-", ".", "xn--", "0x", "1", "ab", "example", "com", "A", "é"]
+)
+_path_parts = st.sampled_from(
+    [
+        "/", "a", "Z", "0", ".", "..", "-", "_", "~", "!", "$", "&", "'", "(", ")", "*", "+",
+        ",", ";", "=", ":", "@", "%2e", "%2F", "^", "|", "\\", " ", "\t", "?", "#", "`", "{",
+        "é", "[", "]", '"', "<",
+    ]
+)  # fmt: skip
+_urls = st.builds(
+    lambda scheme, host, path: f"{scheme}://{''.join(host)}{''.join(path)}",
+    st.sampled_from(["http", "https", "HTTP", "ftp"]),
+    st.lists(_host_parts, min_size=1, max_size=8),
+    st.lists(_path_parts, max_size=12),
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_urls)
+@example("https://a.b-c.example/x/./y")
+@example("https://1.2.3.4/a")
+@example("https://a.0x1/a")
+@example("https://news.example//a///")
+def test_the_parser_free_form_reads_as_the_parser_does(url: str) -> None:
+    """Where `normalize_url` skips the WHATWG parser, the parser gives the same form."""
+    try:
+        expected: str | None = urls._normalize_parsed(url)
+    except ValueError:
+        expected = None
+    if urls._PLAIN_URL.fullmatch(url) is None:
+        return
+    assert expected is not None
+    assert urls.normalize_url.__wrapped__(url) == expected
+
+
+def test_most_source_urls_need_no_parser() -> None:
+    assert urls._PLAIN_URL.fullmatch("https://www.sec.gov/news/press-release/2024-1")
+    assert not urls._PLAIN_URL.fullmatch("https://www.sec.gov/a?b=1")
+
+
+def test_the_parser_free_form_is_judged_in_linear_time() -> None:
+    """Near misses as long as a URL may be (a backtracking pattern would take minutes)."""
+    assert normalize_url("https://" + "a-" * 8_000 + "a.example/x").endswith(".example/x")
+    start = time.perf_counter()
+    for near_miss in ("a" * 16_000 + "!", "a-" * 8_000 + "!", "a." * 8_000 + "-", "a1" * 8_000):
+        assert urls._PLAIN_URL.fullmatch(f"https://{near_miss}/b?") is None
+    assert time.perf_counter() - start < 2.0
