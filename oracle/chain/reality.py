@@ -594,11 +594,19 @@ class RealityAnswerer:
         self.signer = signer  # the manager's own: only commit-reveal needs it
         self.logs_from_block = logs_from_block  # where the contract's logs start
         # For intents found in the store after a restart (no callback at hand).
-        manager.register_precheck(ANSWER_PREFIX, self._recorded_answer_done)
-        manager.register_precheck(COMMIT_PREFIX, self._recorded_answer_done)
-        manager.register_precheck(REVEAL_PREFIX, self._recorded_reveal_done)
-        manager.register_precheck(CLAIM_PREFIX, self._recorded_claim_done)
-        manager.register_precheck(WITHDRAW_PREFIX, self._recorded_withdraw_done)
+        manager.register_precheck(
+            ANSWER_PREFIX, self._recorded_answer_done, contract=reality.address
+        )
+        manager.register_precheck(
+            COMMIT_PREFIX, self._recorded_answer_done, contract=reality.address
+        )
+        manager.register_precheck(
+            REVEAL_PREFIX, self._recorded_reveal_done, contract=reality.address
+        )
+        manager.register_precheck(CLAIM_PREFIX, self._recorded_claim_done, contract=reality.address)
+        manager.register_precheck(
+            WITHDRAW_PREFIX, self._recorded_withdraw_done, contract=reality.address
+        )
 
     # -- keys -------------------------------------------------------------------------------
 

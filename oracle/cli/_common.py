@@ -3,6 +3,7 @@ the `--config` option. Nothing heavy is imported here: `oracle --help` loads thi
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -53,7 +54,8 @@ if TYPE_CHECKING:
 
 
 def chain_settings(config_path: str | None) -> ChainSettings:
-    """The `chain:` section of the configuration at `config_path`."""
+    """The chain of the configuration at `config_path` (its only entry of `chains`, or
+    the one `$ORACLE_CHAIN` names when several are configured)."""
     from oracle.config import load_settings
 
-    return load_settings(config_path).chain
+    return load_settings(config_path).chain_settings(os.environ.get("ORACLE_CHAIN") or None)

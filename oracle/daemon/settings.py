@@ -138,6 +138,10 @@ class ChainSourceConfig(BaseModel):
 
     name: str = Field("chain", min_length=1, max_length=50, pattern=r"^[a-z0-9_-]+$")
     kind: Literal["chain"]
+    chain: str | None = Field(
+        None,
+        description="The entry of `chains` this source is on; optional with one chain.",
+    )
     batch: bool = Field(
         True, description="Collect proposals into batches (chain.submitter.batch_max_*)."
     )
@@ -238,6 +242,10 @@ class UmaSourceConfig(BaseModel):
 
     name: str = Field("uma", min_length=1, max_length=50, pattern=r"^[a-z0-9_-]+$")
     kind: Literal["uma"]
+    chain: str | None = Field(
+        None,
+        description="The entry of `chains` this source is on; optional with one chain.",
+    )
     oracle_address: str | None = Field(
         None, description="The OptimisticOracleV2; or deployment_file naming it."
     )
@@ -439,6 +447,10 @@ class UmaV3SourceConfig(BaseModel):
     # No underscore: the name is part of the market id the claim text names.
     name: str = Field("uma-v3", min_length=1, max_length=50, pattern=r"^[a-z0-9-]+$")
     kind: Literal["uma_v3"]
+    chain: str | None = Field(
+        None,
+        description="The entry of `chains` this source is on; optional with one chain.",
+    )
     oracle_address: str | None = Field(
         None, description="The OptimisticOracleV3; or deployment_file naming it."
     )
@@ -560,6 +572,10 @@ class RealitySourceConfig(BaseModel):
 
     name: str = Field("reality", min_length=1, max_length=50, pattern=r"^[a-z0-9_-]+$")
     kind: Literal["reality"]
+    chain: str | None = Field(
+        None,
+        description="The entry of `chains` this source is on; optional with one chain.",
+    )
     contract_address: str = Field(description="The RealityETH_v3_0 contract.")
     arbitrators: tuple[str, ...] | None = Field(
         None, description="Only questions naming one of these arbitrators; null: any."
