@@ -270,11 +270,15 @@ def _redact_urls(value: Any) -> Any:
 def effective_config(settings: Settings) -> dict[str, Any]:
     """The configuration as plain data with every secret masked, for display.
 
-    `SecretStr` values serialize as `**********`; every URL is shown as the logs show it
+    Each chain source shows the chain it is on (named or not). `SecretStr` values
+    serialize as `**********`; every URL is shown as the logs show it
     (`redact_url`: scheme, host, port and plain path words, no credentials), the RPC URLs
     (secrets, as they often embed an API key) included.
     """
     shown: dict[str, Any] = _redact_urls(settings.model_dump(mode="json"))
+    for index, source in enumerate(settings.market_sources):
+        if isinstance(source, CHAIN_SOURCES):  # the chain each source is on, named
+            shown["market_sources"][index]["chain"] = settings.chain_name(source)
     for index, chain in enumerate(settings.chains):
         shown["chains"][index]["rpc"]["urls"] = [
             redact_url(url.get_secret_value()) for url in chain.rpc.urls
