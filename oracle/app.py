@@ -122,7 +122,10 @@ logger = logging.getLogger("oracle.app")
 def open_store(settings: Settings) -> Store:
     """The daemon's store for `database.url`: created and migrated to the newest schema
     when needed (SetupError when it cannot be used)."""
-    return Store(open_database(settings.database.url, create=True))
+    chains = settings.source_chains()
+    store = Store(open_database(settings.database.url, create=True, source_chains=chains))
+    store.name_chains(chains)  # markets recorded from now on, and any still unnamed
+    return store
 
 
 # -- research agents ---------------------------------------------------------------------

@@ -170,6 +170,14 @@ class Settings(BaseModel):
         """The name of the chain `source` is on (the only one when it names none)."""
         return source.chain if source.chain is not None else self.chains[0].name
 
+    def source_chains(self) -> dict[str, str]:
+        """The chain each chain source is on, by source name."""
+        return {
+            source.name: self.chain_name(source)
+            for source in self.market_sources
+            if isinstance(source, CHAIN_SOURCES)
+        }
+
     def chain_settings(self, name: str | None = None) -> NamedChain:
         """The entry of `chains` called `name`; without a name, the only one (a
         ConfigError when several are configured)."""

@@ -1,9 +1,10 @@
 """`oracle accuracy`: the live accuracy ledger, from the daemon's database.
 
-`oracle accuracy [--since WHEN] [--venue NAME] [--json]` scores every agent, model family
-and the decision policy on the markets whose outcome became final (`oracle.core.scoring`
-says how); `oracle accuracy record MARKET --outcome X --reason TEXT` records the outcome a
-venue settled on when the daemon cannot read it there (a person's decision)."""
+`oracle accuracy [--since WHEN] [--venue NAME] [--chain NAME] [--json]` scores every
+agent, model family and the decision policy on the markets whose outcome became final
+(`oracle.core.scoring` says how); `oracle accuracy record MARKET --outcome X --reason
+TEXT` records the outcome a venue settled on when the daemon cannot read it there (a
+person's decision)."""
 
 from __future__ import annotations
 
@@ -43,13 +44,15 @@ def parse_since(text: str, now: float) -> float:
     "--since", default=None, help="Markets final since: 2026-11-01, 2026-11-01T12:00Z, 7d, 24h."
 )
 @click.option("--venue", default=None, help="Only this venue's markets (its market_sources name).")
+@click.option("--chain", default=None, help="Only markets on this chain (its name in chains).")
 @click.option("--json", "as_json", is_flag=True, help="The report as JSON.")
 @click.pass_context
-def accuracy(
+def accuracy(  # noqa: PLR0917 (click passes every option by name)
     context: click.Context,
     config_path: str | None,
     since: str | None,
     venue: str | None,
+    chain: str | None,
     as_json: bool,
 ) -> None:
     """How often the agents and the policy were right, on markets now final."""
@@ -63,11 +66,15 @@ def accuracy(
 
     start = parse_since(since, time.time()) if since is not None else None
     with _review_store(config_path) as store:
-        markets = store.scored_markets(since=start, venue=venue)
-        disputes = store.disagreements(since=start, venue=venue)
+        markets = store.scored_markets(since=start, venue=venue, chain=chain)
+        disputes = store.disagreements(since=start, venue=venue, chain=chain)
     report = accuracy_report(markets, disputes)
     if as_json:
-        click.echo(json.dumps({"since": start, "venue": venue, **report.to_json()}, indent=2))
+        click.echo(
+            json.dumps(
+                {"since": start, "venue": venue, "chain": chain, **report.to_json()}, indent=2
+            )
+        )
     else:
         click.echo(render_text(report), nl=False)
 

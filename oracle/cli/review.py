@@ -75,17 +75,26 @@ def _age(seconds: float) -> str:
     "as_json",
     is_flag=True,
     help='Print one JSON object, {"reviews": [ITEM, ...]}, oldest first; each ITEM has the '
-    "item's id, status, market_id, venue, question, reasons, age_seconds, resolve_after, "
-    "claimed_by and decision (null until decided), among others.",
+    "item's id, status, market_id, venue, chain, question, reasons, age_seconds, "
+    "resolve_after, claimed_by and decision (null until decided), among others.",
 )
-def review_list(config_path: str | None, show_all: bool, as_json: bool) -> None:
+@click.option("--venue", default=None, help="Only this venue's items (its market_sources name).")
+@click.option("--chain", default=None, help="Only items of markets on this chain (in chains).")
+def review_list(
+    config_path: str | None,
+    show_all: bool,
+    as_json: bool,
+    venue: str | None,
+    chain: str | None,
+) -> None:
     """Review items, oldest first, with age, deadline and reasons (one query)."""
     import json
 
     from oracle.console.evidence import review_summary
 
     with _review_store(config_path) as store:
-        rows = store.review_queue(None if show_all else ["open", "needs_approval"])
+        statuses = None if show_all else ["open", "needs_approval"]
+        rows = store.review_queue(statuses, venue=venue, chain=chain)
         now = store.clock()
     summaries = [review_summary(item, market, now) for item, market in rows]
     if as_json:
@@ -98,7 +107,9 @@ def review_list(config_path: str | None, show_all: bool, as_json: bool) -> None:
         decided = f" -> {decision['outcome']} by {decision['by']}" if decision else ""
         _shown(f"{s['id']:>5}  {s['status']:<14} {s['market_id']}  {s['question']}{decided}")
         _shown(
-            f"       venue {s['venue']}, waiting {_age(s['age_seconds'])}, "
+            f"       venue {s['venue']}"
+            + (f" on chain {s['chain']}" if s["chain"] else "")
+            + f", waiting {_age(s['age_seconds'])}, "
             f"resolve after {_when(s['resolve_after'])}"
             + (f", claimed by {s['claimed_by']}" if s["claimed_by"] else "")
         )

@@ -69,6 +69,7 @@ def review_summary(item: ReviewItemRow, market: MarketRow, now: float) -> dict[s
         "status": item.status,
         "market_id": market.id,
         "venue": market.source,
+        "chain": market.chain,
         "question": market.question,
         "state": market.state,
         "reasons": list(item.reasons),

@@ -1,0 +1,81 @@
+"""Migration 9a4e2c7b1d05: every market names its chain, markets recorded before by the
+configuration the migration runs with (each chain source's chain)."""
+
+from __future__ import annotations
+
+from sqlalchemy import text
+
+from oracle.core.markets import MarketSpec
+from oracle.store.engine import make_engine
+from oracle.store.migrate import upgrade
+from oracle.store.repository import Store
+
+BEFORE = "3c8f1b2d6e90"  # the head before markets had a chain
+
+
+def _market(connection: object, market_id: str, source: str) -> None:
+    connection.execute(  # type: ignore[attr-defined]
+        text(
+            "INSERT INTO market (id, source, external_id, question, criteria, outcomes, "
+            "details, resolve_after, state, state_changed_at, attempts, failures, deferrals, "
+            "next_attempt_at, lease_expires_at, submission, awaits_settlement, version, "
+            "created_at, early_checks, late_deferrals) VALUES (:id, :source, :id, 'q?', '', "
+            "'[\"YES\", \"NO\"]', '{}', 0, 'discovered', 1, 0, 0, 0, 0, 0, '{}', false, 0, "
+            "0, 0, 0)"
+        ),
+        {"id": market_id, "source": source},
+    )
+
+
+def test_markets_written_by_the_previous_schema_get_their_sources_chain(
+    database_url: str,
+) -> None:
+    engine = make_engine(database_url)
+    try:
+        upgrade(engine, BEFORE)
+        with engine.begin() as connection:
+            _market(connection, "uma:1", "uma")
+            _market(connection, "reality:1", "reality")
+            _market(connection, "http:1", "http")  # on no chain
+            _market(connection, "gone:1", "gone")  # a source no longer configured
+        upgrade(engine, source_chains={"uma": "polygon", "reality": "gnosis"})
+        store = Store(engine)
+        chains = {m: store.get_market(m).chain for m in ("uma:1", "reality:1", "http:1", "gone:1")}
+        assert chains == {
+            "uma:1": "polygon",
+            "reality:1": "gnosis",
+            "http:1": None,
+            "gone:1": None,
+        }
+        # The daemon records each source's chain with the markets it finds from now on,
+        # and names those still without one (a source configured again).
+        assert store.name_chains({"uma": "polygon", "reality": "gnosis", "gone": "base"}) == 1
+        assert store.get_market("gone:1").chain == "base"
+        spec = MarketSpec(
+            source="uma", external_id="2", question="q?", outcomes=("YES", "NO"), resolve_after=0
+        )
+        assert store.add_discovered([spec], "test") == ["uma:2"]
+        assert store.get_market("uma:2").chain == "polygon"
+        # The review queue filters by chain and venue.
+        assert store.review_queue(None, chain="polygon") == []
+    finally:
+        engine.dispose()
+
+
+def test_without_the_configuration_markets_keep_no_chain_until_the_daemon_names_it(
+    database_url: str,
+) -> None:
+    engine = make_engine(database_url)
+    try:
+        upgrade(engine, BEFORE)
+        with engine.begin() as connection:
+            _market(connection, "uma:1", "uma")
+        upgrade(engine)
+        store = Store(engine)
+        assert store.get_market("uma:1").chain is None
+        assert store.name_chains({"uma": "default"}) == 1
+        assert store.get_market("uma:1").chain == "default"
+        assert store.name_chains({"uma": "other"}) == 0  # a named market keeps its chain
+        assert store.get_market("uma:1").chain == "default"
+    finally:
+        engine.dispose()
