@@ -171,8 +171,8 @@ class UmaRiskSettings(BaseModel):
     max_bond_outstanding: Amount | None = Field(
         None,
         gt=0,
-        description="Cap on bond + final fee posted and not yet returned, over all requests "
-        "of this venue; null: no cap.",
+        description="Cap on bond + final fee posted and not yet returned, in this currency, "
+        "of everything the chain's signer has out (every venue on the chain); null: no cap.",
     )
     max_bond_per_request: Amount | None = Field(
         None, gt=0, description="Cap on one request's bond + final fee; null: no cap."
