@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from oracle.app import open_store
+from oracle.app import assemble, open_store
 from oracle.chain.uma import (
     TESTNET_ERC20,
     YES_OR_NO_QUERY,
@@ -37,6 +37,7 @@ from oracle.config import Settings, load_settings
 from oracle.core.ancillary import parse_ancillary
 from oracle.core.lifecycle import MarketState
 from oracle.daemon.metrics import DaemonMetrics
+from oracle.daemon.uma_venue import UmaVenue
 from oracle.testing import consensus_document, result_dict
 
 from ..anvil import DEV_ADDRESSES, DEV_KEYS, Anvil
@@ -198,6 +199,8 @@ def test_concurrent_bonds_on_two_venues_share_one_signers_budget(
     assert sum(v for (_, reason), v in refusals.items() if reason == "outstanding_cap") == 4
     assert refusals[("uma-b", "per_request_cap")] == 1
     assert refusals[("uma-a", "per_request_cap")] == 0
+    for source in SOURCES:  # both on the one chain, as the metrics say
+        assert gauge(metrics, "oracle_source_chain", source=source, chain="local") == 1
     logged = [r for r in caplog.records if "uma.bond_refused" in r.getMessage()]
     assert len(logged) == 5
     store = open_store(settings)
@@ -214,3 +217,32 @@ def test_concurrent_bonds_on_two_venues_share_one_signers_budget(
     # Another pass changes nothing: the two bonds on chain still count for both venues.
     one_pass(settings, metrics)
     assert [m for m in [*markets, too_big] if world.proposed(m)] == proposed
+
+
+def test_the_venues_of_one_chain_share_its_pool_and_transaction_manager(
+    anvil: Anvil, tmp_path: Path
+) -> None:
+    """One chain context: both venues get the same pool and manager (one nonce sequence
+    for the signer); one venue closing leaves the chain open for the other."""
+    world = TwoDeployments(anvil, tmp_path)
+    settings = world.config(f"sqlite:///{tmp_path / 'oracle.db'}")
+
+    async def run() -> None:
+        assembly = assemble(settings)
+        try:
+            await assembly.daemon.start()
+            first, second = assembly.daemon.sources
+            assert isinstance(first, UmaVenue)
+            assert isinstance(second, UmaVenue)
+            one, other = first._chain.parts, second._chain.parts
+            assert one is not None
+            assert other is not None
+            assert one.manager is other.manager
+            assert one.pool is other.pool
+            assert one.oracle.address != other.oracle.address  # each its own contract
+            await first.aclose()
+            assert await second.now() > 0  # the chain is still open for the other venue
+        finally:
+            await assembly.close()
+
+    asyncio.run(run())
