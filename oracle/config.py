@@ -184,7 +184,9 @@ class Settings(BaseModel):
         if name is None:
             if len(self.chains) > 1:
                 names = ", ".join(c.name for c in self.chains)
-                raise ConfigError(f"chains: several are configured ({names}); name one")
+                raise ConfigError(
+                    f"chains: several are configured ({names}); name one (--chain NAME)"
+                )
             return self.chains[0]
         for chain in self.chains:
             if chain.name == name:

@@ -31,6 +31,7 @@ chains:
   - name: local
     rpc: {urls: ["http://127.0.0.1:8545"], chain_id: 31337}
     deployment_file: data/local.json
+    signer: {keystore: data/missing-keystore.json}
 """ % ("ab" * 32)
 
 
@@ -282,3 +283,19 @@ def test_oracle_run_names_an_unknown_chain_in_one_line(tmp_path: Path) -> None:
         "market_sources[0].chain: source u names the chain 'mainnet', which is not in "
         "chains (configured: default)"
     )
+
+
+def test_chain_and_keys_commands_take_the_chain_by_name(tmp_path: Path) -> None:
+    path = _write(tmp_path, TWO_CHAINS)
+    run = oracle_in_process("keys", "address", "--config", str(path))
+    assert run.returncode == 2
+    assert run.stderr == (
+        "error: chains: several are configured (gnosis, local); name one (--chain NAME)\n"
+    )
+    run = oracle_in_process("keys", "address", "--config", str(path), "--chain", "polygon")
+    assert run.returncode == 2
+    assert "no chain named 'polygon' (configured: gnosis, local)" in run.stderr
+    # The named chain's signer is the one used: local's keystore, which is missing.
+    run = oracle_in_process("keys", "address", "--config", str(path), "--chain", "local")
+    assert run.returncode == 2
+    assert "no such keystore" in run.stderr
