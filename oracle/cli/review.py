@@ -152,7 +152,8 @@ def _answer_window(window: dict[str, Any]) -> str:
 
 def _print_evidence(e: dict[str, Any]) -> None:
     r, m, c = e["review"], e["market"], e["consensus"]
-    _shown(f"review {r['id']} ({r['status']}) for market {m['id']} on {m['venue']}")
+    on = f"{m['venue']} (chain {m['chain']})" if m.get("chain") else m["venue"]
+    _shown(f"review {r['id']} ({r['status']}) for market {m['id']} on {on}")
     _shown(f"question: {m['question']}")
     _shown(f"criteria: {m['criteria'] or '(none)'}")
     _shown(f"outcomes: {', '.join(m['outcomes'])}")

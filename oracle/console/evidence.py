@@ -200,6 +200,7 @@ def build_evidence(  # noqa: PLR0917 (each argument is one record read by gather
         "market": {
             "id": market.id,
             "venue": market.source,
+            "chain": market.chain,
             "question": market.question,
             "criteria": market.criteria,
             "outcomes": [*market.outcomes, "INVALID"],
