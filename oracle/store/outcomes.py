@@ -264,9 +264,11 @@ class Outcomes(Transactions):
         for market_id, (seen_at, ours_then) in open_disputes.items():
             if since is None or seen_at >= since:
                 found.append(Disagreement(market_id, ours_then, None, DisputeEnd.OPEN))
-        return found + self._rivals_first(since=since, venue=venue)
+        return found + self._rivals_first(since=since, venue=venue, chain=chain)
 
-    def _rivals_first(self, *, since: float | None, venue: str | None) -> list[Disagreement]:
+    def _rivals_first(
+        self, *, since: float | None, venue: str | None, chain: str | None = None
+    ) -> list[Disagreement]:
         """Markets where another proposer's contradicting answer was on the venue first."""
         with self.reading() as session:
             query = (
@@ -278,6 +280,8 @@ class Outcomes(Transactions):
             )
             if venue is not None:
                 query = query.where(col(MarketRow.source) == venue)
+            if chain is not None:
+                query = query.where(col(MarketRow.chain) == chain)
             if since is not None:
                 query = query.where(col(AuditRow.at) >= since)
             rows = list(session.exec(query).all())

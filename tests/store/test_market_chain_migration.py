@@ -79,3 +79,27 @@ def test_without_the_configuration_markets_keep_no_chain_until_the_daemon_names_
         assert store.get_market("uma:1").chain == "default"
     finally:
         engine.dispose()
+
+
+def test_the_accuracy_ledger_filters_by_chain(database_url: str) -> None:
+    engine = make_engine(database_url)
+    try:
+        upgrade(engine)
+        store = Store(engine)
+        store.name_chains({"uma": "polygon", "reality": "gnosis"})
+        specs = [
+            MarketSpec(source=source, external_id="1", question="q?", resolve_after=0)
+            for source in ("uma", "reality")
+        ]
+        store.add_discovered(specs, "test")
+        for market_id in ("uma:1", "reality:1"):
+            store.record_final_outcome(market_id, "YES", recorded_by="t", reason="settled")
+        by_chain = {
+            chain: [m.market_id for m in store.scored_markets(chain=chain)]
+            for chain in ("polygon", "gnosis", "base")
+        }
+        assert by_chain == {"polygon": ["uma:1"], "gnosis": ["reality:1"], "base": []}
+        assert len(store.scored_markets()) == 2
+        assert store.disagreements(chain="polygon") == []
+    finally:
+        engine.dispose()
