@@ -111,6 +111,17 @@ class Settings(BaseModel):
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ValueError(f"names must be unique; repeated: {', '.join(duplicates)}")
+        for index, chain in enumerate(value):
+            for other in value[:index]:
+                if chain.chain_id is not None and (chain.chain_id, chain.signer) == (
+                    other.chain_id,
+                    other.signer,
+                ):
+                    # Two contexts would each keep a nonce sequence for one account.
+                    raise ValueError(
+                        f"{other.name} and {chain.name} are both chain id {chain.chain_id} "
+                        "with the same signer: make them one entry (its sources share it)"
+                    )
         return value
 
     @model_validator(mode="before")

@@ -201,6 +201,10 @@ def test_both_sections_at_once_is_an_error(tmp_path: Path) -> None:
             "chains: names must be unique; repeated: a",
         ),
         ("chains: []\n", "chains: at least one chain"),
+        (
+            "chains:\n  - {name: a, chain_id: 100}\n  - {name: b, rpc: {chain_id: 100}}\n",
+            "chains: a and b are both chain id 100 with the same signer: make them one entry",
+        ),
         ("chains:\n  - {name: 'Not A Name'}\n", "chains[0].name: String should match pattern"),
         (
             "chains:\n  - {name: a, chain_id: 100, rpc: {chain_id: 5}}\n",
