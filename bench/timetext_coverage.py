@@ -59,7 +59,7 @@ def question(row: dict[str, Any]) -> tuple[str, tuple[str, ...], str | None]:
     text = data.decode("utf-8", errors="replace")
     try:
         labels = {o.key: o.label for o in parse_ancillary(data, limit=len(data)).options}
-    except AncillaryDataError:  # a few rows the strict parser refuses: read the names alone
+    except AncillaryDataError:  # a row the parser refuses (none in the 2025 sample): names alone
         labels = {m["key"]: m["label"] for m in _LABEL.finditer(row["resolution_conditions"])}
     outcomes = tuple(labels[k] for k in ("p1", "p2") if k in labels)
     return text, outcomes, labels.get(row.get("proposed_price_outcome") or "")

@@ -35,10 +35,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from aiohttp.abc import AbstractResolver
+from pydantic import SecretStr
 
-from oracle import __version__
+from oracle import __version__, scrub
 from oracle.agents.base import PrivateSession, ResearchAgent
 from oracle.agents.classify import SourceClassifier
 from oracle.agents.data import DataAgent
@@ -70,7 +72,7 @@ from oracle.chain.intents import InMemoryIntentStore, IntentStore
 from oracle.chain.keys import Signer, signer_from_settings
 from oracle.chain.market import MarketSource as QuestionScanner
 from oracle.chain.observer import SILENT, ChainObserver
-from oracle.chain.reality import QuestionSource, RealityAnswerer, RealityETH
+from oracle.chain.reality import QuestionSource, RealityAnswerer, reality_contract
 from oracle.chain.rpc import RpcPool
 from oracle.chain.settings import ChainSettings, NamedChain
 from oracle.chain.submitter import ProposalSubmitter
@@ -171,7 +173,7 @@ def build_agent(
         )
     if isinstance(config, DataAgentConfig):
         keys = {
-            (r, e): endpoint.resolve(f"{where}.rules[{r}].endpoints[{e}]")
+            (r, e): _secret(endpoint.resolve(f"{where}.rules[{r}].endpoints[{e}]"))
             for r, rule in enumerate(config.rules)
             for e, endpoint in enumerate(rule.endpoints)
         }
@@ -193,6 +195,15 @@ def build_agent(
     )
 
 
+_Key = TypeVar("_Key", bound=SecretStr | None)
+
+
+def _secret(key: _Key) -> _Key:
+    """`key`, registered with the scrubber as it is read (`oracle.scrub`)."""
+    scrub.add(key)
+    return key
+
+
 def build_agents(configs: Sequence[AgentConfig], metrics: AgentMetrics) -> list[ResearchAgent]:
     """The configured agents; one that cannot be built is a SetupError naming it."""
     agents = []
@@ -212,7 +223,7 @@ def build_model(config: LlmAgentConfig, where: str) -> ChatModel:
     from oracle.agents.providers.anthropic_messages import AnthropicMessages  # noqa: PLC0415
     from oracle.agents.providers.openai_chat import OpenAIChat  # noqa: PLC0415
 
-    key = config.resolve(where)
+    key = _secret(config.resolve(where))
     base_url = str(config.base_url) if config.base_url else None
     if key is None and base_url is None:
         raise ConfigError(f"{where}: the {config.api} API needs api_key_env or api_key_file")
@@ -265,14 +276,14 @@ def build_search_provider(
             return TavilySearch(
                 session,
                 str(config.base_url),
-                config.require(where),
+                _secret(config.require(where)),
                 search_depth=config.search_depth,
                 topic=config.topic,
                 **config._http(),
             )
         case BraveConfig():
             return BraveSearch(
-                session, str(config.base_url), config.require(where), **config._http()
+                session, str(config.base_url), _secret(config.require(where)), **config._http()
             )
         case SearxngConfig():
             return SearxngSearch(session, str(config.base_url), **config._http())
@@ -590,7 +601,9 @@ class UmaV3Wiring(UmaWiring):
 class RealityWiring(ChainWiring):
     """How a `reality` venue's objects are made: the chain's pool, signer and manager
     (its context), code at `contract_address` on that chain, the answerer (no single
-    bond above the per-question cap) and the question scanner."""
+    bond above the per-question cap) and the question scanner. The contract is probed
+    for the configured version and bond token (`RealityETH.deployment_problem`): a
+    mismatch is a SetupError naming `market_sources[<name>].contract`."""
 
     def __init__(self, config: RealitySourceConfig, context: ChainContext) -> None:
         super().__init__(config, context)
@@ -602,7 +615,16 @@ class RealityWiring(ChainWiring):
         await self._require_code(
             pool, config.contract_address, f"market_sources[{config.name}].contract_address"
         )
-        reality = RealityETH(pool, config.contract_address)
+        reality = reality_contract(
+            pool, config.contract_address, version=config.contract, bond_token=config.bond_token
+        )
+        problem = await reality.deployment_problem()
+        if problem is not None:
+            await self._failed()
+            raise SetupError(
+                f"market_sources[{config.name}].contract",
+                f"{reality.address} on chain {pool.chain_id}: {problem}",
+            )
         checkpoints = DatabaseCheckpointStore(self._store)
         source = QuestionSource(
             pool,
@@ -739,6 +761,7 @@ def assemble(
     """The daemon with everything it works with, from the settings, checked in the order
     of this module's docstring; `close()` releases it all."""
     metrics = metrics or DaemonMetrics()
+    scrub.add_settings(settings)  # every configured secret scrubbed from what is written
     _describe_setup(metrics, settings)
     warning = legacy_chain_warning(settings)
     if warning is not None:

@@ -21,7 +21,8 @@ The tree::
     │   └── LeaseLost            another replica holds (or took over) the market's lease
     ├── AccessDenied             a person is not who they claim, or their role may not act
     ├── SourceError              a market source could not be read (names the source)
-    ├── ResolverError            an answer could not be delivered (`retryable`)
+    ├── ResolverError            an answer could not be delivered (`retryable` false: a
+    │                            person at once, `oracle.core.failures`)
     │   └── AnswerLost           an answer paid for can no longer take effect (a person looks)
     ├── AgentError               an agent could not answer (recorded as its failure)
     │   └── AnswerInvalid        a model's answer does not match the schema (names the
@@ -159,7 +160,9 @@ class SourceError(OracleError):
 
 
 class ResolverError(OracleError):
-    """An answer could not be delivered; `retryable` says whether trying later may help."""
+    """An answer could not be delivered; `retryable` says whether trying later may help.
+    The daemon hands a delivery that is not retryable to a person at once, and retries
+    one that is with a growing delay, up to `daemon.max_attempts` (`oracle.core.failures`)."""
 
     def __init__(self, message: str, retryable: bool = True) -> None:
         super().__init__(message)

@@ -13,8 +13,28 @@ import sys
 import time
 from typing import Any
 
+from oracle.scrub import ScrubFilter, install, scrub_value
+
+NOISY_LOGGERS = (
+    "apscheduler",
+    "aiohttp",
+    "aiohttp.access",
+    "aiohttp.client",
+    "aiohttp.server",
+    "httpx",
+    "httpcore",
+    "httpx2",  # the copies of httpx and httpcore the model SDKs bring
+    "httpcore2",
+    "openai",
+    "anthropic",
+    "web3",
+    "urllib3",
+    "alembic",
+)
+
 
 def emit(logger: logging.Logger, level: int, event: str, **fields: Any) -> None:
+    fields = scrub_value(fields)  # a configured secret never reaches a record (oracle.scrub)
     text = " ".join(f"{name}={value}" for name, value in fields.items())
     logger.log(level, "%s %s", event, text, extra={"event": event, "fields": fields}, stacklevel=2)
 
@@ -33,7 +53,9 @@ class JsonFormatter(logging.Formatter):
             document.update(getattr(record, "fields", {}))
         else:
             document["message"] = record.getMessage()
-        if record.exc_info:
+        if record.exc_text:  # set, and scrubbed, by oracle.scrub
+            document["exception"] = record.exc_text
+        elif record.exc_info:
             document["exception"] = self.formatException(record.exc_info)
         return json.dumps(document, default=str, ensure_ascii=False)
 
@@ -48,8 +70,12 @@ def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    # Libraries' request-level chatter would drown the daemon's own events.
-    for noisy in ("apscheduler", "aiohttp.access", "web3", "urllib3", "alembic"):
+    # Every record of every logger is scrubbed of configured secrets (oracle.scrub).
+    install()
+    # Libraries' request-level chatter would drown the daemon's own events; and the HTTP
+    # clients' own loggers name URLs (a redirect's Location once carried a model server's
+    # key at INFO): they say nothing below WARNING.
+    for noisy in NOISY_LOGGERS:
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level)))
     # A job run skipped because the previous one still runs, or coalesced after a busy
     # moment, is the configured behaviour (max_instances=1, coalesce), not a problem:
@@ -60,6 +86,7 @@ def configure_logging(level: str = "INFO", fmt: str = "json") -> None:
 class _Holder(logging.Handler):
     def __init__(self) -> None:
         super().__init__()
+        self.addFilter(ScrubFilter())
         self.records: list[logging.LogRecord] = []
         self.dropping = False
 

@@ -22,9 +22,10 @@ CATEGORY_MIX: tuple[tuple[str, float], ...] = (
 
 
 def source_dicts(
-    prefix: str, count: int, *, credibility: float = 0.8, relevance: float = 0.7
+    prefix: str, count: int, *, credibility: float = 0.8, relevance: float = 0.7, quote: str = ""
 ) -> list[dict[str, Any]]:
-    """`count` distinct sources under https://<category>.example/<prefix>/<i>."""
+    """`count` distinct sources under https://<category>.example/<prefix>/<i>, each
+    quoting `quote` when one is given."""
     sources = []
     boundaries: list[tuple[float, str]] = []
     cumulative = 0.0
@@ -41,6 +42,7 @@ def source_dicts(
                 "category": category,
                 "credibility_score": credibility,
                 "relevance_score": relevance,
+                **({"quote": quote} if quote else {}),
             }
         )
     return sources

@@ -48,6 +48,7 @@ from typing import Any, Literal, Protocol
 
 from oracle.core.ancillary import TOO_EARLY, UNKNOWN
 from oracle.core.markets import window_that_holds
+from oracle.core.outcomes import INVALID  # the 50-50 price, as the daemon names it
 from oracle.core.timetext import read_window
 from oracle.core.timing import (
     HOUR,
@@ -65,7 +66,6 @@ from oracle.safe_json import loads
 
 Mode = Literal["known", "guess"]
 MODES: tuple[Mode, ...] = ("known", "guess")
-INVALID = "INVALID"  # the 50-50 price, as the daemon names the verdict
 GAME_LENGTH = 3 * HOUR  # a game's usual length where the metadata gives only its start
 # A market researched this often has a schedule that never ends: a configuration error.
 MAX_RUNS = 10_000

@@ -117,9 +117,12 @@ def _confidence(rng: random.Random, bounds: tuple[float, float]) -> float:
     return round(rng.uniform(*bounds), 2)
 
 
-def _sources(prefix: str, count: int, credibility: float = 0.8) -> list[dict[str, Any]]:
+def _sources(
+    prefix: str, count: int, credibility: float = 0.8, quote: str = ""
+) -> list[dict[str, Any]]:
     """`count` sources over the categories the default thresholds ask for (short names
-    keep the set small: each agent needs 50 sources to count by default)."""
+    keep the set small: each agent needs 50 sources to count by default); each quoting
+    `quote` when one is given."""
     edges, cumulative = [], 0.0
     for category, share in CATEGORY_MIX:
         cumulative += share
@@ -135,9 +138,16 @@ def _sources(prefix: str, count: int, credibility: float = 0.8) -> list[dict[str
                 "category": category,
                 "credibility_score": credibility,
                 "relevance_score": 0.7,
+                **({"quote": quote} if quote else {}),
             }
         )
     return sources
+
+
+def _finding(question: str, outcome: str) -> str:
+    """What a page found in new research says: it names the question's subject (a debate
+    counts a flip only for sources read, quoted and about the question)."""
+    return f"On whether {question[0].lower()}{question[1:].rstrip('?')}: {outcome}."
 
 
 def _vote(
@@ -207,7 +217,7 @@ def _revised(vote: dict[str, Any], outcome: str, confidence: float, **more: Any)
 
 
 def _contested(
-    rng: random.Random, market: str, kind: str, truth: str, wrong: str
+    rng: random.Random, market: str, kind: str, truth: str, wrong: str, *, question: str
 ) -> tuple[list[Any], list[Any]]:
     """Two against two: the independent answers, and the revisions of the agents that
     change their answer when challenged."""
@@ -246,7 +256,9 @@ def _contested(
             for agent in herded
         ]
     elif kind == "contested-evidence":
-        fresh = _sources(f"{market}new", rng.randint(50, 56), credibility=0.9)
+        fresh = _sources(
+            f"{market}new", rng.randint(50, 56), credibility=0.9, quote=_finding(question, truth)
+        )
         revisions = [
             _revised(
                 votes[rng.choice(hesitant)],
@@ -257,7 +269,9 @@ def _contested(
             )
         ]
     elif kind == "contested-misled":
-        fresh = _sources(f"{market}new", rng.randint(50, 56), credibility=0.75)
+        fresh = _sources(
+            f"{market}new", rng.randint(50, 56), credibility=0.75, quote=_finding(question, wrong)
+        )
         revisions = [
             _revised(
                 votes[rng.choice(right_side)],
@@ -280,7 +294,9 @@ def _no_majority(votes: list[dict[str, Any]]) -> bool:
     return len(definite) >= 2 and max(counts.values()) * 2 <= len(votes)
 
 
-def _second_look(seed: int, market: str, votes: list[dict[str, Any]], truth: str) -> list[Any]:
+def _second_look(
+    seed: int, market: str, votes: list[dict[str, Any]], truth: str, question: str
+) -> list[Any]:
     """Among the first 40 markets: a hesitant wrong agent (not `llama`) researches again
     when challenged and finds the truth half of the time."""
     rng = random.Random(f"{seed}/{market}")
@@ -288,7 +304,11 @@ def _second_look(seed: int, market: str, votes: list[dict[str, Any]], truth: str
     for vote in votes:
         wrong = vote["outcome"] not in (truth, "UNDETERMINED")
         if wrong and vote["agent_id"] != "llama-researcher" and rng.random() < 0.5:
-            fresh = _sources(f"{market}{vote['model_family'][:2]}new", rng.randint(50, 56))
+            fresh = _sources(
+                f"{market}{vote['model_family'][:2]}new",
+                rng.randint(50, 56),
+                quote=_finding(question, truth),
+            )
             revisions.append(
                 _revised(
                     vote,
@@ -339,7 +359,7 @@ def recordings(seed: int = SEED) -> dict[str, dict[str, Any]]:
         )
         documents[f"{market}.json"] = {**document, "final_outcome": truth}
         if _no_majority(votes):
-            _debate_rounds(documents, document, _second_look(seed, market, votes, truth))
+            _debate_rounds(documents, document, _second_look(seed, market, votes, truth, question))
     # The contested markets, from their own random sequence: the 40 above stay as they were.
     rng = random.Random(f"{seed}/contested")
     kinds = [kind for kind, count in CONTESTED_KINDS for _ in range(count)]
@@ -348,7 +368,9 @@ def recordings(seed: int = SEED) -> dict[str, dict[str, Any]]:
         market = f"{index:02d}-{kind}"
         question = _question(rng, rng.choice(BINARY_QUESTIONS))
         truth = rng.choice(("YES", "NO"))
-        votes, revisions = _contested(rng, market, kind, truth, "NO" if truth == "YES" else "YES")
+        votes, revisions = _contested(
+            rng, market, kind, truth, "NO" if truth == "YES" else "YES", question=question
+        )
         document = consensus_document(votes, market_id=market, question=question)
         documents[f"{market}.json"] = {**document, "final_outcome": truth}
         _debate_rounds(documents, document, revisions)

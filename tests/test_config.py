@@ -628,3 +628,35 @@ def test_a_uma_v3_market_source_is_validated_up_front(tmp_path: Path) -> None:
         with pytest.raises(ConfigError) as error:
             load_settings(_write(tmp_path, f"market_sources:\n  - {text}\n"))
         assert message in str(error.value), str(error.value)
+
+
+def test_a_reality_source_names_its_contract_version_bond_token_and_claim_batch(
+    tmp_path: Path,
+) -> None:
+    contract, token = "0x" + "cd" * 20, "0x" + "ab" * 20
+    head = f"market_sources:\n  - {{kind: reality, contract_address: '{contract}', "
+    default = load_settings(_write(tmp_path, head + "bond: {initial_wei: 1}}\n")).market_sources[0]
+    assert isinstance(default, RealitySourceConfig)
+    assert (default.contract, default.bond_token, default.claim_batch) == ("v3", None, 1)
+    erc20 = load_settings(
+        _write(
+            tmp_path, head + f"bond: {{initial_wei: 1}}, bond_token: '{token}', claim_batch: 8}}\n"
+        )
+    ).market_sources[0]
+    assert isinstance(erc20, RealitySourceConfig)
+    assert (erc20.contract, erc20.bond_token, erc20.claim_batch) == ("v3", token, 8)
+    omen = load_settings(
+        _write(tmp_path, head + "bond: {initial_wei: 1}, contract: v2.1}\n")
+    ).market_sources[0]
+    assert isinstance(omen, RealitySourceConfig)
+    assert omen.contract == "v2.1"
+    for text, message in (
+        (f"contract: v2.1, bond_token: '{token}'", "ERC-20 bonds are answered on contract v3 only"),
+        ("contract: v4", "market_sources[0].reality.contract: Input should be 'v3' or 'v2.1'"),
+        ("bond_token: '0x12'", "market_sources[0].reality.bond_token: must be a 0x-prefixed"),
+        ("claim_batch: 0", "market_sources[0].reality.claim_batch: Input should be greater"),
+        ("claim_batch: 65", "market_sources[0].reality.claim_batch: Input should be less"),
+    ):
+        with pytest.raises(ConfigError) as error:
+            load_settings(_write(tmp_path, head + f"bond: {{initial_wei: 1}}, {text}}}\n"))
+        assert message in str(error.value), str(error.value)

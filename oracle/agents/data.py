@@ -34,6 +34,7 @@ from oracle.agents.question import present, too_early_reason
 from oracle.agents.settings import Comparison, DataAgentConfig, DataEndpoint, DataRule, parse_path
 from oracle.core.models import UNDETERMINED, AgentResult, Market, ResearchSource
 from oracle.errors import AgentError, ToolError
+from oracle.scrub import scrub
 
 logger = logging.getLogger(__name__)
 
@@ -222,7 +223,8 @@ class DataAgent:
         try:
             value = value_at(document, parse_path(endpoint.path))
         except ValueError as error:
-            raise ToolError(f"{endpoint.path}: {error}") from None
+            # The value is outside text: it may echo the endpoint's key (oracle.scrub).
+            raise ToolError(f"{endpoint.path}: {scrub(str(error))}") from None
         scaled = value * endpoint.scale
         if not math.isfinite(scaled):
             raise ToolError(

@@ -16,6 +16,7 @@ import aiohttp
 
 from oracle.errors import JsonError, JsonTooDeep, RateLimited, ToolError
 from oracle.safe_json import loads
+from oracle.scrub import scrub
 
 MAX_JSON_BYTES = 5_000_000
 
@@ -86,8 +87,9 @@ async def request_json(
             return loads(body)
         except JsonError as error:
             first_line = body[:200].decode("utf-8", "replace").strip().splitlines()
+            # The body is outside text: a provider may echo the key it was sent.
             hint = (
-                f"; it begins: {first_line[0]}"
+                f"; it begins: {scrub(first_line[0])}"
                 if first_line and not isinstance(error, JsonTooDeep)
                 else ""
             )

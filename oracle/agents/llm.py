@@ -26,7 +26,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from oracle.agents.answer import FinalAnswer, answer_schema, parse_answer
@@ -55,6 +55,7 @@ from oracle.agents.tools import TOOLS, ResearchRun, ResearchTools
 from oracle.core.models import UNDETERMINED, AgentResult, Market, ResearchSource
 from oracle.errors import AgentError, AnswerInvalid, ModelError
 from oracle.log import emit
+from oracle.scrub import scrub
 
 logger = logging.getLogger(__name__)
 
@@ -129,6 +130,7 @@ class LlmAgent:
                 for source in debate.own.sources:
                     run.seen.add(source.normalized_url)
                     run.titles.setdefault(source.normalized_url, source.title)
+                    run.held.setdefault(source.normalized_url, source)
             try:
                 async with asyncio.timeout(budget.wall_seconds):
                     result = await self._run(market, now, run, debate)
@@ -137,7 +139,7 @@ class LlmAgent:
                     f"wall-time budget of {budget.wall_seconds:g} s exhausted"
                 ) from None
             except ModelError as error:
-                raise AgentError(str(error)) from None
+                raise AgentError(scrub(str(error))) from None
             stats.result = "answered"
             return result
         except AgentError as error:
@@ -183,6 +185,13 @@ class LlmAgent:
             answer_schema=schema if final else None,
         )
         run.stats.model_calls += 1
+        # A configured secret the model writes (it read one somewhere) goes no further: not
+        # into a search query, a page request or the transcript (oracle.scrub).
+        turn = replace(
+            turn,
+            text=scrub(turn.text),
+            tool_calls=tuple(replace(c, arguments=scrub(c.arguments)) for c in turn.tool_calls),
+        )
         used_in, used_out = turn.usage.input_tokens, turn.usage.output_tokens
         if used_in is None or used_out is None:
             # A server that reports no usable count must not switch the token budget off.
@@ -240,11 +249,16 @@ class LlmAgent:
 
     def _answer(self, answer: FinalAnswer, run: ResearchRun) -> AgentResult:
         sources = self._tools.cited_sources(answer, run)
-        reasoning = answer.reasoning.strip()[:MAX_REASONING_CHARS]
+        reasoning = scrub(answer.reasoning.strip())[:MAX_REASONING_CHARS]
         if run.stats.sources_dropped:
             reasoning += (
                 f" [oracle: {run.stats.sources_dropped} cited source(s) dropped: "
-                "not retrieved by this agent's tools]"
+                "not retrieved by this agent's tools, or its page failed to load]"
+            )
+        if run.stats.sources_unread:
+            reasoning += (
+                f" [oracle: {run.stats.sources_unread} cited source(s) seen, not read: "
+                "not opened, or the quote is not in the text read; counted for nothing]"
             )
         return self._result(answer.outcome, answer.confidence, reasoning, sources)
 

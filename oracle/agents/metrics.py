@@ -34,6 +34,7 @@ class RunStats:
     tool_errors: int = 0
     answer_retries: int = 0
     sources_dropped: int = 0
+    sources_unread: int = 0  # cited, kept as seen, not read: counted for nothing
     wall_seconds: float = 0.0
     error: str | None = None
 

@@ -4,8 +4,10 @@ A recording is a consensus input document (`{"market": ..., "results": [...],
 "failures": [...]}`, the format `oracle consensus` reads), one per file, in `directory`.
 A market is matched by its id, else by its question text (case and spacing ignored).
 The agent answers with the recorded result whose `agent_id` is its `replay_as` (default:
-its own name); a recorded failure for that agent is replayed as a failure. Used for the
-demo, for tests, and for backtests.
+its own name); a recorded failure for that agent is replayed as a failure. A recorded
+INVALID is replayed whether or not the recording's market says its venue takes it; the
+daemon refuses it where the live market's venue does not. Used for the demo, for tests,
+and for backtests.
 
 Debates are replayed from `directory/debate/round-<n>/`, recordings of the same format
 holding each agent's answer in round n; an agent with no answer recorded for a round
@@ -30,13 +32,44 @@ def question_key(question: str) -> str:
     return " ".join(question.lower().split())
 
 
+@dataclass(frozen=True)
+class _Failed:
+    error: str
+
+
+# What one recording holds for one agent: its answer, its failure, or nothing (it did not
+# answer in that recording). Only that is kept: a daemon replaying N agents over many
+# recordings would otherwise hold every recording N times.
+_Entry = AgentResult | _Failed | None
+
+
+def _taking_invalid(document: object) -> object:
+    """A recording whose market does not say whether its venue takes INVALID is read as
+    one that does: its market is only matched, never judged, so a recorded INVALID (a
+    canceled game) is replayed, and the daemon checks it against the live market
+    (`Market.answerable`: refused there where the venue takes no INVALID)."""
+    if not isinstance(document, dict):
+        return document
+    market = document.get("market")
+    if not isinstance(market, dict) or "invalid" in market:
+        return document
+    return {**document, "market": {**market, "invalid": "review"}}
+
+
 @dataclass
 class _Recordings:
-    by_id: dict[str, ConsensusInput] = field(default_factory=dict)
-    by_question: dict[str, ConsensusInput] = field(default_factory=dict)
+    by_id: dict[str, _Entry] = field(default_factory=dict)
+    by_question: dict[str, _Entry] = field(default_factory=dict)
 
-    def find(self, market: Market) -> ConsensusInput | None:
-        return self.by_id.get(market.id) or self.by_question.get(question_key(market.question))
+    def find(self, market: Market) -> tuple[bool, _Entry]:
+        """Whether a recording matches `market`, and this agent's entry in it."""
+        for table, key in (
+            (self.by_id, market.id),
+            (self.by_question, question_key(market.question)),
+        ):
+            if key in table:
+                return True, table[key]
+        return False, None
 
 
 class ReplayAgent:
@@ -73,13 +106,20 @@ class ReplayAgent:
         recordings = _Recordings()
         for path in sorted(directory.glob("*.json")):
             try:
-                recording = parse_consensus_input(loads(path.read_bytes()))
+                recording = parse_consensus_input(_taking_invalid(loads(path.read_bytes())))
             except (InputError, JsonError, OSError) as error:
                 where = shown_as + path.name
                 raise AgentError(f"replay agent {self.name}: {where}: {error}") from None
-            recordings.by_id[recording.market.id] = recording
-            recordings.by_question[question_key(recording.market.question)] = recording
+            entry = self._entry(recording)
+            recordings.by_id[recording.market.id] = entry
+            recordings.by_question[question_key(recording.market.question)] = entry
         return recordings
+
+    def _entry(self, recording: ConsensusInput) -> _Entry:
+        for failure in recording.failures:
+            if failure.agent_id == self._replay_as:
+                return _Failed(failure.error)
+        return next((r for r in recording.results if r.agent_id == self._replay_as), None)
 
     async def _take_time(self) -> None:
         if self._latency or self._jitter:
@@ -87,37 +127,33 @@ class ReplayAgent:
 
     async def research(self, market: Market) -> AgentResult:
         await self._take_time()
-        recording = self._recordings.find(market)
-        if recording is None:
+        found, entry = self._recordings.find(market)
+        if not found:
             raise AgentError(f"no recording for market {market.id!r}")
-        return self._replayed(market, recording)
+        if entry is None:
+            raise AgentError(
+                f"the recording for {market.id!r} has no answer from {self._replay_as}"
+            )
+        return self._replayed(entry)
 
     async def revise(
         self, market: Market, own: AgentResult, shown: Sequence[AgentResult], round_: int
     ) -> AgentResult:
         await self._take_time()  # a recorded agent takes as long to answer again
         recordings = self._rounds.get(round_)
-        recording = recordings.find(market) if recordings is not None else None
-        answered = {r.agent_id for r in recording.results} if recording is not None else set()
-        failed = {f.agent_id for f in recording.failures} if recording is not None else set()
-        if recording is None or self._replay_as not in answered | failed:
-            return own
-        return self._replayed(market, recording)
+        entry = recordings.find(market)[1] if recordings is not None else None
+        return own if entry is None else self._replayed(entry)
 
-    def _replayed(self, market: Market, recording: ConsensusInput) -> AgentResult:
-        for failure in recording.failures:
-            if failure.agent_id == self._replay_as:
-                raise AgentError(failure.error)
-        for result in recording.results:
-            if result.agent_id == self._replay_as:
-                return result.model_copy(
-                    update={
-                        "agent_id": self.name,
-                        "provider": self.provider or result.provider,
-                        "model_family": self.model_family or result.model_family,
-                    }
-                )
-        raise AgentError(f"the recording for {market.id!r} has no answer from {self._replay_as}")
+    def _replayed(self, entry: AgentResult | _Failed) -> AgentResult:
+        if isinstance(entry, _Failed):
+            raise AgentError(entry.error)
+        return entry.model_copy(
+            update={
+                "agent_id": self.name,
+                "provider": self.provider or entry.provider,
+                "model_family": self.model_family or entry.model_family,
+            }
+        )
 
     async def aclose(self) -> None:
         return None

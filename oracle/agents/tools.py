@@ -7,6 +7,12 @@ an unexpected exception is also logged (`agent.tool_crashed`) and counted. Every
 run's tools returned is remembered in its `ResearchRun`, so an answer can cite only URLs
 the tools actually returned, classified by where their text came from (an opened page's
 URL after redirects).
+
+A cited source is *read* only when its page was opened in this run and its quote is in
+the text the tools showed the model (`oracle.core.evidence.quote_found`); a search hit
+never opened, or a quote not found in what was shown, is kept as *seen, not read* and
+counts for nothing. A URL whose page failed to load in this run (and never loaded) is
+dropped: it is no source.
 """
 
 from __future__ import annotations
@@ -24,10 +30,12 @@ from oracle.agents.pages import Page, PageReader
 from oracle.agents.prompts import tool_error, untrusted
 from oracle.agents.providers.base import ToolCall, ToolResult, ToolSpec
 from oracle.agents.search.base import SearchHit, SearchProvider
+from oracle.core.evidence import quote_found
 from oracle.core.models import ResearchSource
 from oracle.core.urls import normalize_url
 from oracle.errors import JsonError, ToolError
 from oracle.safe_json import loads
+from oracle.scrub import scrub
 
 logger = logging.getLogger("oracle.agents.llm")
 
@@ -82,6 +90,28 @@ class ResearchRun:
     seen: set[str] = field(default_factory=set)
     titles: dict[str, str] = field(default_factory=dict)
     pages: dict[str, Page] = field(default_factory=dict)
+    # URLs whose page failed to load in this run: never a source.
+    failed: set[str] = field(default_factory=set)
+    # Per page (its URL after redirects, normalized): the character ranges shown.
+    shown: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    # Sources of the agent's standing answer (a debate round): cited again unread, they
+    # stay as they were.
+    held: dict[str, ResearchSource] = field(default_factory=dict)
+
+    def read_text(self, page: Page) -> str:
+        """The parts of `page`'s text the tools showed the model, joined where they meet."""
+        ranges = sorted(self.shown.get(normalize_url(page.url), ()))
+        parts: list[str] = []
+        end = -1
+        for start, stop in ranges:
+            if start <= end:  # overlaps or touches the previous range
+                if stop > end:
+                    parts[-1] += page.text[end:stop]
+                    end = stop
+                continue
+            parts.append(page.text[start:stop])
+            end = stop
+        return "\n\n".join(parts)
 
 
 class ResearchTools:
@@ -128,7 +158,12 @@ class ResearchTools:
         async with asyncio.TaskGroup() as group:
             tasks = [group.create_task(self._call_tool(call, run)) for call in allowed]
         by_id = {task.result().call_id: task.result() for task in tasks} | refused
-        return [by_id[call.id] for call in calls]
+        # Whatever a tool returns or says went wrong is outside text: a configured secret
+        # a server echoed never reaches the model (oracle.scrub).
+        return [
+            ToolResult(r.call_id, r.name, scrub(r.content), r.is_error)
+            for r in (by_id[call.id] for call in calls)
+        ]
 
     async def _call_tool(self, call: ToolCall, run: ResearchRun) -> ToolResult:
         """The tool's result; whatever it raises (but cancellation) is an error result."""
@@ -238,7 +273,12 @@ class ResearchTools:
         page = run.pages.get(key)
         if page is None:
             run.stats.pages_opened += 1
-            page = await self._pages.fetch(url)
+            try:
+                page = await self._pages.fetch(url)
+            except BaseException:
+                run.failed.add(key)  # a page that failed to load is never a source
+                raise
+            run.failed.discard(key)
             for seen in {key, normalize_url(page.url)}:
                 run.pages[seen] = page
                 run.seen.add(seen)
@@ -248,6 +288,7 @@ class ResearchTools:
 
     def _excerpt(self, page: Page, offset: int, run: ResearchRun) -> str:
         end = min(offset + self._read_chars, len(page.text))
+        run.shown.setdefault(normalize_url(page.url), []).append((offset, end))
         more = f"; more with read_text offset {end}" if end < len(page.text) else "; end of text"
         header = (
             f"Page {page.url} | title: {page.title or '(none)'} | published: "
@@ -279,17 +320,25 @@ class ResearchTools:
             except ValueError:
                 run.stats.sources_dropped += 1
                 continue
-            if key not in run.seen:
+            page = run.pages.get(key)
+            if key not in run.seen or (page is None and key in run.failed):
                 run.stats.sources_dropped += 1
+                continue
+            if page is None and key in run.held:  # its standing answer's, not read again
+                if key not in used:
+                    used.add(key)
+                    sources.append(run.held[key])
                 continue
             # Cited and classified by where its text came from: an opened page's URL after
             # redirects (an official URL may redirect to a blog), else the URL as found.
-            page = run.pages.get(key)
             url = page.url if page is not None else cited.url
             key = normalize_url(url)
             if key in used:
                 continue
             used.add(key)
+            read = page is not None and quote_found(cited.quote, run.read_text(page))
+            if not read:
+                run.stats.sources_unread += 1
             classification = self._classifier.classify(url)
             sources.append(
                 ResearchSource(
@@ -300,6 +349,7 @@ class ResearchTools:
                     relevance_score=cited.relevance,
                     published_at=cited.published_date,
                     quote=cited.quote.strip()[:2000],
+                    read=read,
                 )
             )
         return tuple(sources)

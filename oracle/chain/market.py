@@ -20,6 +20,7 @@ from oracle.chain.settings import ScannerSettings
 from oracle.core.models import Market
 
 QUESTION_EVENT = "QuestionRequested"
+DISPUTE_EVENT = "AnswerDisputed"
 
 
 class RequestedQuestion(BaseModel):
@@ -88,6 +89,15 @@ class MarketSource:
             start_block=start_block,
             id_of=_question_id,
         )
+        self.disputes = LogScanner(
+            pool,
+            address=oracle_address,
+            decoder=EventDecoder(load_artifact(ORACLE).abi, DISPUTE_EVENT),
+            checkpoints=checkpoints,
+            name=f"{name}:disputes",
+            settings=settings,
+            start_block=start_block,
+        )
 
     async def poll(
         self, handler: Callable[[list[RequestedQuestion]], Awaitable[None]] | None = None
@@ -100,3 +110,12 @@ class MarketSource:
 
         logs = await self.scanner.poll(wrapped)
         return [RequestedQuestion.from_log(log) for log in logs]
+
+    async def disputed(self, us: str) -> list[str]:
+        """The questions disputed by anyone but `us` since the last call (each once)."""
+        found = {
+            HexBytes(log.args["questionId"]).to_0x_hex(): None
+            for log in await self.disputes.poll()
+            if str(log.args["disputer"]).lower() != us.lower()
+        }
+        return list(found)

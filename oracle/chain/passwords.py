@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
+from oracle import scrub
 from oracle.errors import KeystoreError
 
 
@@ -22,10 +23,12 @@ def read_password(password_file: Path | None, password_env: str | None) -> Secre
         password = text.rstrip("\r\n")
         if not password:
             raise KeystoreError(f"{password_file}: password file is empty")
+        scrub.add(password)  # never in a log line or a record (oracle.scrub)
         return SecretStr(password)
     if password_env:
         value = os.environ.get(password_env)
         if value:
+            scrub.add(value)
             return SecretStr(value)
         raise KeystoreError(f"${password_env}: keystore password variable is not set or empty")
     raise KeystoreError("no keystore password: set a password file or a password variable")

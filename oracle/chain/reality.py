@@ -1,5 +1,8 @@
-"""Reality.eth v3 as the chain layer sees it: questions, answers with bonds, arbitration,
-finalization and claims (ETH bonds; `RealityETH_v3_0`).
+"""Reality.eth as the chain layer sees it: questions, answers with bonds, arbitration,
+finalization and claims, on `RealityETH_v3_0` (native bonds), `Realitio_v2_1` (v2.1,
+where Omen asks) and `RealityETH_ERC20_v3_0` (bonds in an ERC-20 token, each approved
+exactly before it is posted); `reality_contract` picks the binding, and
+`RealityETH.deployment_problem` says whether an address holds the contract configured.
 
 A question is asked with `askQuestion` (its text only in the `LogNewQuestion` event, read
 by `oracle.core.reality`); anyone answers with `submitAnswer(question_id, answer,
@@ -36,9 +39,11 @@ the contract; `withdraw` pays an account out.
   restart; a signer whose signatures vary is refused before anything is committed. An
   answer and a commitment of the same round share its subject: one of them is sent.
   `claim` rebuilds the history from the logs and sends `claimWinnings`, then `withdraw`,
-  each once.
+  each once; `claim_many` claims several questions and withdraws in one
+  `claimMultipleAndWithdrawBalance`. On the ERC-20 contract each answer or commitment is
+  preceded by `approve(contract, bond)` of exactly its bond (`reality-approve:` intents).
 
-The contract is Reality.eth's own, compiled from `@reality.eth/contracts`
+The contracts are Reality.eth's own, compiled from `@reality.eth/contracts`
 (`contracts/scripts/build-reality.js`) into `oracle/chain/artifacts/reality/`.
 """
 
@@ -60,11 +65,11 @@ from oracle.chain.deploy import creation_code
 from oracle.chain.events import DecodedLog, EventDecoder
 from oracle.chain.intents import Intent, IntentState
 from oracle.chain.keys import Signer
-from oracle.chain.rpc import RpcPool, Web3
+from oracle.chain.rpc import RpcPool, RpcUnavailable, Web3
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.chain.uma import address_topic
+from oracle.chain.uma import Erc20, address_topic
 from oracle.core.reality import (
     DEFAULT_TEMPLATES,
     NULL_HASH,
@@ -72,6 +77,7 @@ from oracle.core.reality import (
     Phase,
     RealityQuestion,
     answer_hash,
+    batch_claim_arguments,
     bond_accepts,
     claim_arguments,
     commitment_id,
@@ -80,6 +86,7 @@ from oracle.core.reality import (
     parse_question,
     phase,
     question_id,
+    question_id_v2_1,
 )
 from oracle.errors import (
     AnswerRefused,
@@ -95,20 +102,26 @@ from oracle.log import emit
 logger = logging.getLogger(__name__)
 
 REALITY_ETH = "reality/RealityETH_v3_0"
+REALITY_ETH_V2_1 = "reality/Realitio_v2_1"  # Reality.eth v2.1: where Omen asks on Gnosis chain
+REALITY_ETH_ERC20 = "reality/RealityETH_ERC20_v3_0"  # v3, bonds in an ERC-20 token
 REALITY_ARBITRATOR = "reality/RealityArbitrator"  # the tests' arbitrator
-REALITY_CONTRACTS = (REALITY_ETH, REALITY_ARBITRATOR)
+REALITY_CONTRACTS = (REALITY_ETH, REALITY_ETH_V2_1, REALITY_ETH_ERC20, REALITY_ARBITRATOR)
+VERSIONS = ("v3", "v2.1")  # the contract versions answered (ERC-20 bonds: v3 only)
 NEW_QUESTION = "LogNewQuestion"
 NEW_ANSWER = "LogNewAnswer"
 ARBITRATION_REQUEST = "LogNotifyOfArbitrationRequest"
 FINALIZE = "LogFinalize"
+WITHDRAW = "LogWithdraw"
 ANSWER_PREFIX = "reality-answer:"
 COMMIT_PREFIX = "reality-commit:"
 REVEAL_PREFIX = "reality-reveal:"
 ROUND_PREFIX = "reality-round:"
 CLAIM_PREFIX = "reality-claim:"
+CLAIM_MANY_PREFIX = "reality-claim-many:"
+APPROVE_PREFIX = "reality-approve:"
 WITHDRAW_PREFIX = "reality-withdraw:"
 ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
-NATIVE = "native"  # the bond currency of RealityETH_v3_0: the chain's own
+NATIVE = "native"  # the bond currency of RealityETH_v3_0 and v2.1: the chain's own
 DEFAULT_MIN_TIME_LEFT = 30  # seconds: an answer this close to finalization may land too late
 
 
@@ -215,7 +228,7 @@ def _question_view(qid: bytes, row: tuple[Any, ...], now: int) -> QuestionView:
         best_answer=bytes(row[7]),
         history_hash=bytes(row[8]),
         bond=int(row[9]),
-        min_bond=int(row[10]),
+        min_bond=int(row[10]) if len(row) > 10 else 0,  # v2.1 has none
         now=now,
     )
 
@@ -253,7 +266,46 @@ class AnswerLog:
 
 
 class RealityETH(_Contract):
+    """Reality.eth v3 with bonds in the native token (`RealityETH_v3_0`); the subclasses
+    are the other contracts the daemon answers on (`reality_contract` picks one)."""
+
     artifact_name = REALITY_ETH
+    version = "v3"
+    bond_token: str | None = None  # None: bonds in the chain's own token
+
+    @property
+    def currency(self) -> str:
+        """The bond currency: `native`, or the ERC-20 token's address."""
+        return NATIVE if self.bond_token is None else self.bond_token
+
+    @property
+    def has_batch_claim(self) -> bool:
+        """Whether claims of several questions go in one `claimMultipleAndWithdrawBalance`."""
+        return any(
+            entry.get("name") == "claimMultipleAndWithdrawBalance" for entry in self.artifact.abi
+        )
+
+    def at(self, address: str) -> RealityETH:
+        """The same kind of contract at `address`."""
+        return reality_contract(
+            self.pool, address, version=self.version, bond_token=self.bond_token
+        )
+
+    def answer_call(self, question: bytes, answer: bytes, max_previous: int, bond: int) -> str:
+        """`submitAnswer` calldata (the bond is the transaction's value)."""
+        return self.encode("submitAnswer", question, answer, max_previous)
+
+    def commitment_call(self, question: bytes, hashed: bytes, max_previous: int, bond: int) -> str:
+        """`submitAnswerCommitment` calldata (the bond is the transaction's value)."""
+        return self.encode("submitAnswerCommitment", question, hashed, max_previous, ZERO_ADDRESS)
+
+    def bond_of(self, data: str, value: int) -> int:
+        """The bond a transaction of ours to this contract posts (calldata, value)."""
+        return value
+
+    def value_of(self, bond: int) -> int:
+        """The transaction value that posts `bond`."""
+        return bond
 
     async def block_time(self) -> int:
         """The latest block's timestamp: the contract's idea of now."""
@@ -283,6 +335,8 @@ class RealityETH(_Contract):
         return int(await self.read("getBond", question_bytes(qid)))
 
     async def get_min_bond(self, qid: bytes | str) -> int:
+        if self.version == "v2.1":
+            return 0  # v2.1 has no minimum bond: any bond above zero
         return int(await self.read("getMinBond", question_bytes(qid)))
 
     async def get_best_answer(self, qid: bytes | str) -> bytes:
@@ -334,6 +388,112 @@ class RealityETH(_Contract):
     async def finalizations(self, qid: bytes | str, from_block: int = 0) -> list[bytes]:
         """The arbitrator's answers (`LogFinalize`), in order."""
         return [bytes(log.args["answer"]) for log in await self.logs(FINALIZE, qid, from_block)]
+
+    async def deployment_problem(self) -> str | None:
+        """None when the contract at the address is the one this binding is for (its
+        version, and its bond token); else what it is instead. Probed with the functions
+        only some versions have: v3's `getMinBond`, the ERC-20 flavour's `token()`."""
+        v3 = await _answers(RealityETH(self.pool, self.address), "getMinBond", NULL_HASH)
+        token = await _answers(RealityETHERC20(self.pool, self.address, ZERO_ADDRESS), "token")
+        if self.version == "v2.1":
+            return "it has v3's getMinBond: not Reality.eth v2.1 (contract: v3)" if v3 else None
+        if not v3:
+            return "it has no getMinBond: not Reality.eth v3 (v2.1? contract: v2.1)"
+        if self.bond_token is None:
+            if token:
+                return "it takes bonds in an ERC-20 token (token()): set bond_token"
+            return None
+        if not token:
+            return "it has no token(): not RealityETH_ERC20 (bonds in the native token)"
+        actual = await RealityETHERC20(self.pool, self.address, ZERO_ADDRESS).token()
+        if actual != self.bond_token:
+            return f"its bond token is {actual}, not bond_token {self.bond_token}"
+        return None
+
+    async def withdrawn_in(self, tx_hash: str) -> int:
+        """What the contract paid out (`LogWithdraw`) in the transaction `tx_hash`."""
+
+        async def run(w3: Web3) -> Any:
+            return await w3.eth.get_transaction_receipt(HexBytes(tx_hash))
+
+        receipt = await self.pool.call("eth_getTransactionReceipt", run)
+        decoder = _decoder(WITHDRAW)
+        return sum(
+            int(decoder.decode(entry).args["amount"])
+            for entry in receipt["logs"]
+            if entry["address"].lower() == self.address.lower()
+            and entry["topics"]
+            and HexBytes(entry["topics"][0]).to_0x_hex() == decoder.topic
+        )
+
+
+class RealitioV21(RealityETH):
+    """Reality.eth v2.1 (`Realitio_v2_1`, native-token bonds): where Omen asks on Gnosis
+    chain (0x79e32aE03fb27B07C89c0c568F80287C01ca2E57). As v3 for the daemon, but no
+    minimum bond (its question struct has no `min_bond`), no `reopenQuestion`, question
+    ids without the contract's address, and the bounty queued with the bonds when claimed
+    (`claim_payouts(bounty_queued=True)`)."""
+
+    artifact_name = REALITY_ETH_V2_1
+    version = "v2.1"
+
+
+class RealityETHERC20(RealityETH):
+    """Reality.eth v3 with bonds in an ERC-20 token (`RealityETH_ERC20_v3_0`, its `token()`):
+    an answer is `submitAnswerERC20(question_id, answer, max_previous, tokens)`, the
+    contract pulling `tokens` with `transferFrom` (so the answerer approves exactly that
+    first); claims and withdrawals pay tokens."""
+
+    artifact_name = REALITY_ETH_ERC20
+
+    def __init__(self, pool: RpcPool, address: str, bond_token: str) -> None:
+        super().__init__(pool, address)
+        self.bond_token = to_checksum_address(bond_token)
+
+    def answer_call(self, question: bytes, answer: bytes, max_previous: int, bond: int) -> str:
+        return self.encode("submitAnswerERC20", question, answer, max_previous, bond)
+
+    def commitment_call(self, question: bytes, hashed: bytes, max_previous: int, bond: int) -> str:
+        return self.encode(
+            "submitAnswerCommitmentERC20", question, hashed, max_previous, ZERO_ADDRESS, bond
+        )
+
+    def bond_of(self, data: str, value: int) -> int:
+        _, args = self.decode_call(data)
+        return int(args.get("tokens", 0))
+
+    def value_of(self, bond: int) -> int:
+        return 0
+
+    async def token(self) -> str:
+        """The contract's bond token, as it says (`token()`)."""
+        return to_checksum_address(await self.read("token"))
+
+
+def reality_contract(
+    pool: RpcPool, address: str, *, version: str = "v3", bond_token: str | None = None
+) -> RealityETH:
+    """The binding of a Reality.eth contract: `version` v3 (`RealityETH_v3_0`, or
+    `RealityETH_ERC20_v3_0` with a `bond_token`) or v2.1 (`Realitio_v2_1`; native bonds
+    only: the package has no ERC-20 v2.1)."""
+    if version not in VERSIONS:
+        raise ValueError(f"version: one of {', '.join(VERSIONS)}, got {version!r:.20}")
+    if bond_token is not None:
+        if version != "v3":
+            raise ValueError("bond_token: ERC-20 bonds are answered on v3 only")
+        return RealityETHERC20(pool, address, bond_token)
+    return RealitioV21(pool, address) if version == "v2.1" else RealityETH(pool, address)
+
+
+async def _answers(contract: RealityETH, function: str, *args: Any) -> bool:
+    """Whether `function` answers a call (False: the contract reverts it)."""
+    try:
+        await contract.read(function, *args)
+    except RpcUnavailable:
+        raise
+    except Exception:  # a revert, however web3 words it: the function is not there
+        return False
+    return True
 
 
 _DECODERS: dict[str, EventDecoder] = {}
@@ -551,6 +711,30 @@ class AnswerOutcome:
         )
 
 
+def _walk_starts(before: bytes, answer: bytes, bond: int, answerer: str) -> set[bytes]:
+    """The history hash a claim walk whose newest entry is (answer, bond, answerer), after
+    the hash `before`, starts from (the entry a commitment or not)."""
+    return {
+        history_hash(
+            bytes(before),
+            HistoryEntry(bytes(answer), int(bond), str(answerer), is_commitment=commitment),
+        )
+        for commitment in (False, True)
+    }
+
+
+@dataclass(frozen=True)
+class BatchClaimOutcome:
+    """Claims of several questions: the transactions sent (one
+    `claimMultipleAndWithdrawBalance`, or each question's `claimWinnings` and `withdraw`
+    where the contract has no batch), the questions claimed (0x ids), and what was
+    withdrawn (the contract's `LogWithdraw`)."""
+
+    intents: tuple[Intent, ...]
+    claimed: tuple[str, ...]
+    withdrawn: int
+
+
 @dataclass(frozen=True)
 class ClaimOutcome:
     """`claimWinnings` (None: nothing left to claim) and `withdraw` (None: nothing to
@@ -594,19 +778,15 @@ class RealityAnswerer:
         self.signer = signer  # the manager's own: only commit-reveal needs it
         self.logs_from_block = logs_from_block  # where the contract's logs start
         # For intents found in the store after a restart (no callback at hand).
-        manager.register_precheck(
-            ANSWER_PREFIX, self._recorded_answer_done, contract=reality.address
-        )
-        manager.register_precheck(
-            COMMIT_PREFIX, self._recorded_answer_done, contract=reality.address
-        )
-        manager.register_precheck(
-            REVEAL_PREFIX, self._recorded_reveal_done, contract=reality.address
-        )
-        manager.register_precheck(CLAIM_PREFIX, self._recorded_claim_done, contract=reality.address)
-        manager.register_precheck(
-            WITHDRAW_PREFIX, self._recorded_withdraw_done, contract=reality.address
-        )
+        here = {"contract": reality.address}  # venues sharing the manager: each its own
+        manager.register_precheck(ANSWER_PREFIX, self._recorded_answer_done, **here)
+        manager.register_precheck(COMMIT_PREFIX, self._recorded_answer_done, **here)
+        manager.register_precheck(REVEAL_PREFIX, self._recorded_reveal_done, **here)
+        manager.register_precheck(CLAIM_PREFIX, self._recorded_claim_done, **here)
+        manager.register_precheck(WITHDRAW_PREFIX, self._recorded_withdraw_done, **here)
+        manager.register_precheck(CLAIM_MANY_PREFIX, self._recorded_claim_many_done, **here)
+        # An approval is sent to the token; its key names the contract it is for.
+        manager.register_precheck(APPROVE_PREFIX, self._recorded_approve_done)
 
     # -- keys -------------------------------------------------------------------------------
 
@@ -638,7 +818,7 @@ class RealityAnswerer:
         return view.bond != planned_bond or view.phase != Phase.OPEN
 
     def _recorded_reality(self, intent: Intent) -> RealityETH:
-        return RealityETH(self.manager.pool, intent.to or self.reality.address)
+        return self.reality.at(intent.to or self.reality.address)
 
     async def _recorded_answer_done(self, intent: Intent) -> bool:
         reality = self._recorded_reality(intent)
@@ -656,14 +836,39 @@ class RealityAnswerer:
     async def _recorded_claim_done(self, intent: Intent) -> bool:
         reality = self._recorded_reality(intent)
         _, args = reality.decode_call(intent.data)
-        before = bytes(args["history_hashes"][0])
-        answer, bond, who = bytes(args["answers"][0]), int(args["bonds"][0]), args["addrs"][0]
-        # The walk it was built for starts at the hash after its newest entry.
-        starts = {
-            history_hash(before, HistoryEntry(answer, bond, who, is_commitment=commitment))
-            for commitment in (False, True)
-        }
+        starts = _walk_starts(
+            args["history_hashes"][0], args["answers"][0], args["bonds"][0], args["addrs"][0]
+        )
         return await reality.get_history_hash(bytes(args["question_id"])) not in starts
+
+    async def _recorded_claim_many_done(self, intent: Intent) -> bool:
+        reality = self._recorded_reality(intent)
+        _, args = reality.decode_call(intent.data)
+        questions = [bytes(q) for q in args["question_ids"]]
+        firsts = [sum(args["lengths"][:i]) for i in range(len(questions))]
+        walks = [
+            _walk_starts(
+                args["hist_hashes"][i], args["answers"][i], args["bonds"][i], args["addrs"][i]
+            )
+            for i in firsts
+        ]
+        # Done (or moot) once any of its questions is no longer where the batch starts:
+        # its walk there would revert the whole transaction.
+        current = [await reality.get_history_hash(q) for q in questions]
+        return any(now not in starts for now, starts in zip(current, walks, strict=True))
+
+    async def _recorded_approve_done(self, intent: Intent) -> bool:
+        """An approval found after a restart: not needed once the allowance is that bond,
+        or once its round is over (answered by someone else, or the question closed)."""
+        token = Erc20(self.manager.pool, intent.to or "")
+        _, args = token.decode_call(intent.data)
+        spender, amount = list(args.values())
+        if await token.allowance(self.manager.address, spender) == int(amount):
+            return True
+        # reality-approve:<chain id>:<contract>:<question id>:<round>:<attempt>
+        *_, contract, question, planned, _ = intent.key.split(":")
+        view = await self.reality.at(contract).get_question(question)
+        return view.bond != int(planned) or view.phase != Phase.OPEN
 
     async def _recorded_withdraw_done(self, intent: Intent) -> bool:
         return await self._recorded_reality(intent).balance_of(self.manager.address) == 0
@@ -686,7 +891,7 @@ class RealityAnswerer:
         raw = _answer_bytes(answer)
 
         async def calldata(question: bytes, planned: int, posted: int) -> str:
-            return self.reality.encode("submitAnswer", question, raw, planned)
+            return self.reality.answer_call(question, raw, planned, posted)
 
         return await self._round(
             ANSWER_PREFIX, qid, raw, calldata, planned_bond=planned_bond, bond=bond
@@ -710,9 +915,7 @@ class RealityAnswerer:
         async def calldata(question: bytes, planned: int, posted: int) -> str:
             nonce = await self.commitment_nonce(question, raw, posted)
             hashed = answer_hash(raw, nonce)
-            return self.reality.encode(
-                "submitAnswerCommitment", question, hashed, planned, ZERO_ADDRESS
-            )
+            return self.reality.commitment_call(question, hashed, planned, posted)
 
         return await self._round(
             COMMIT_PREFIX, qid, raw, calldata, planned_bond=planned_bond, bond=bond
@@ -819,7 +1022,7 @@ class RealityAnswerer:
                 key=key,
                 to=self.reality.address,
                 data=data,
-                value=posted,
+                value=self.reality.value_of(posted),
                 already_done=done,
                 just_checked=just_checked,
                 subjects=(self.round_subject(question, planned),),
@@ -831,17 +1034,25 @@ class RealityAnswerer:
                 intent = await self.manager.submit(tx(just_checked=False))
                 return await self._ended(question, intent, planned)
             self._refuse_unless_open(view, posted)
-            balance = await self.manager.balance()
+            token = self.reality.bond_token
+            balance = (
+                await self.manager.balance()
+                if token is None
+                else await Erc20(self.manager.pool, token).balance_of(self.manager.address)
+            )
             if balance < posted:
                 emit(
                     logger,
                     logging.WARNING,
                     "reality.bond_shortfall",
                     key=key,
+                    token=self.reality.currency,
                     needed=posted,
                     balance=balance,
                 )
-                raise BondShortfall(key, NATIVE, posted, balance)
+                raise BondShortfall(key, self.reality.currency, posted, balance)
+            if token is not None:
+                await self._approve_exactly(question, planned, posted)
             try:
                 intent = await self.manager.submit(tx(just_checked=True))
             except TxReverted:
@@ -859,6 +1070,62 @@ class RealityAnswerer:
                 raise
             return await self._ended(question, holder, planned)
         return await self._ended(question, intent, planned)
+
+    def approve_key(self, qid: bytes | str, planned_bond: int, attempt: int = 0) -> str:
+        """The idempotency key of the token approval for our bond over `planned_bond`."""
+        where = f"{self._where()}:{_hex(question_bytes(qid))}:{planned_bond}"
+        return f"{APPROVE_PREFIX}{where}:{attempt}"
+
+    async def _approve_exactly(self, question: bytes, planned: int, bond: int) -> Intent | None:
+        """Let the contract pull exactly `bond` of the bond token (ERC-20 contracts): an
+        approval of that amount, never more, unless the allowance is that already (None).
+        One intent per round; a later attempt in the same round (the answer reverted, the
+        allowance left or spent) gets the next key."""
+        token = Erc20(self.manager.pool, self.reality.bond_token or "")
+        us, spender = self.manager.address, self.reality.address
+
+        async def exact() -> bool:
+            return await token.allowance(us, spender) == bond
+
+        async def needless() -> bool:
+            return await exact() or await self._round_over(question, planned)
+
+        if await exact():
+            return None
+        attempt = 0
+        while True:  # the first key not yet used: a confirmed approval was spent since
+            key = self.approve_key(question, planned, attempt)
+            recorded = await self.manager.intent(key)
+            if recorded is None or recorded.state in (IntentState.REVERTED, IntentState.FAILED):
+                break
+            if not recorded.final:
+                recorded = await self.manager.wait(key)
+                if await exact():
+                    return recorded
+            attempt += 1
+        intent = await self.manager.submit(
+            TxRequest(
+                key=key,
+                to=token.address,
+                data=token.encode("approve", spender, bond),
+                already_done=needless,
+                just_checked=True,
+                subjects=(key,),
+            )
+        )
+        if intent.state not in (IntentState.CONFIRMED, IntentState.SKIPPED):
+            raise TxError(f"{key}: the approval ended {intent.state.value}: {intent.error}")
+        emit(
+            logger,
+            logging.INFO,
+            "reality.approve",
+            key=key,
+            token=token.address,
+            spender=spender,
+            amount=bond,
+            state=intent.state,
+        )
+        return intent
 
     def _refuse_unless_open(self, view: QuestionView, bond: int) -> None:
         current = view.phase
@@ -891,7 +1158,7 @@ class RealityAnswerer:
             intent,
             view,
             planned,
-            intent.value,
+            self.reality.bond_of(intent.data, intent.value),
             standing.entry.answerer if standing is not None else None,
             self.manager.address,
         )
@@ -1001,6 +1268,87 @@ class RealityAnswerer:
             )
         return ClaimOutcome(claim, withdraw, withdrawn)
 
+    def claim_many_key(self, walks: Sequence[tuple[bytes, bytes]]) -> str:
+        """The idempotency key of one batched claim: the questions and the history hash
+        each walk starts from, hashed."""
+        digest = keccak(b"".join(question + start for question, start in walks)).hex()
+        return f"{CLAIM_MANY_PREFIX}{self._where()}:0x{digest}"
+
+    async def claim_many(self, questions: Sequence[tuple[bytes | str, int]]) -> BatchClaimOutcome:
+        """Claim every finalized question of `questions` (each with the block its
+        `LogNewAnswer` logs are read from) whose history is not claimed yet, and withdraw:
+        one `claimMultipleAndWithdrawBalance` where the contract has it, with each
+        question's walk rebuilt from its logs as `claim` does; else `claim` one by one.
+        Questions not finalized, or claimed already, are left out. The batch is sent once
+        (its key names the questions and where each walk starts); should any of them be
+        claimed by someone else before it is sent, it is recorded SKIPPED and nothing is
+        sent (its walk there would revert the batch): call again."""
+        if not self.reality.has_batch_claim:
+            intents: list[Intent] = []
+            done: list[str] = []
+            withdrawn = 0
+            for qid, from_block in questions:
+                outcome = await self.claim(qid, from_block=from_block)
+                if outcome is None:
+                    continue
+                intents += [i for i in (outcome.claim, outcome.withdraw) if i is not None]
+                if outcome.claim is not None and outcome.claim.state == IntentState.CONFIRMED:
+                    done.append(_hex(question_bytes(qid)))
+                withdrawn += outcome.withdrawn
+            return BatchClaimOutcome(tuple(intents), tuple(done), withdrawn)
+        blocks = {question_bytes(q): block for q, block in questions}
+        views = await self.reality.get_questions(list(blocks))
+        walks = []
+        for view in views:
+            if view.phase != Phase.FINALIZED or view.history_hash == NULL_HASH:
+                continue
+            history = await self.reality.history(view.question_id, blocks[view.question_id])
+            try:
+                arguments = claim_arguments([h.entry for h in history], view.history_hash)
+            except ValueError as error:
+                raise TxError(f"{self.claim_key(view.question_id)}: {error}") from None
+            walks.append((view, arguments))
+        if not walks:
+            return BatchClaimOutcome((), (), 0)
+        batch = batch_claim_arguments([(view.question_id, a) for view, a in walks])
+        starts = [(view.question_id, view.history_hash) for view, _ in walks]
+        key = self.claim_many_key(starts)
+
+        async def moved() -> bool:
+            hashes = await asyncio.gather(
+                *(self.reality.get_history_hash(question) for question, _ in starts)
+            )
+            return any(now != start for now, (_, start) in zip(hashes, starts, strict=True))
+
+        intent = await self.manager.submit(
+            TxRequest(
+                key=key,
+                to=self.reality.address,
+                data=self.reality.encode("claimMultipleAndWithdrawBalance", *batch.args()),
+                already_done=moved,
+                just_checked=True,
+                subjects=(key, *(self.claim_key(question) for question, _ in starts)),
+            )
+        )
+        confirmed = intent.state == IntentState.CONFIRMED and intent.inclusion is not None
+        withdrawn = (
+            await self.reality.withdrawn_in(intent.inclusion.tx_hash)
+            if confirmed and intent.inclusion is not None
+            else 0
+        )
+        emit(
+            logger,
+            logging.INFO,
+            "reality.claim_many",
+            key=key,
+            state=intent.state,
+            questions=len(walks),
+            entries=len(batch.bonds),
+            withdrawn=withdrawn,
+        )
+        claimed = tuple(view.id_hex for view, _ in walks) if confirmed else ()
+        return BatchClaimOutcome((intent,), claimed, withdrawn)
+
 
 # --- deployment (development chains and tests) ----------------------------------------------
 
@@ -1014,10 +1362,25 @@ async def _deploy(manager: TxManager, key: str, name: str, *args: Any) -> str:
     return to_checksum_address(intent.inclusion.contract_address)
 
 
-async def deploy_reality(manager: TxManager, *, run: str) -> str:
-    """Deploy RealityETH_v3_0 (its constructor creates the built-in templates); `run`
-    makes the deployment's intent key unique."""
-    return await _deploy(manager, f"reality-deploy:{run}", REALITY_ETH)
+async def deploy_reality(
+    manager: TxManager, *, run: str, version: str = "v3", bond_token: str | None = None
+) -> str:
+    """Deploy RealityETH_v3_0, Realitio_v2_1 (`version="v2.1"`) or, with a `bond_token`,
+    RealityETH_ERC20_v3_0 with its token set (`setToken`, once): each constructor creates
+    the built-in templates. `run` makes the deployment's intent keys unique."""
+    contract = reality_contract(manager.pool, ZERO_ADDRESS, version=version, bond_token=bond_token)
+    address = await _deploy(manager, f"reality-deploy:{run}", contract.artifact_name)
+    if bond_token is not None:
+        intent = await manager.submit(
+            TxRequest(
+                key=f"reality-deploy:{run}:token",
+                to=address,
+                data=contract.encode("setToken", to_checksum_address(bond_token)),
+            )
+        )
+        if intent.state != IntentState.CONFIRMED:
+            raise TxError(f"setting the bond token: ended {intent.state.value}: {intent.error}")
+    return address
 
 
 async def ask_question(
@@ -1032,32 +1395,72 @@ async def ask_question(
     nonce: int = 0,
     min_bond: int = 0,
     bounty: int = 0,
+    contract: RealityETH | None = None,
 ) -> bytes:
-    """Ask a question (`askQuestionWithMinBond`, `bounty` as value) once; returns its id,
-    derived as the contract derives it. A question already asked is not asked again."""
-    contract = RealityETH(manager.pool, reality)
-    qid = question_id(
-        template_id=template_id,
-        opening_ts=opening_ts,
-        question=text,
-        arbitrator=arbitrator,
-        timeout=timeout,
-        min_bond=min_bond,
-        contract=contract.address,
-        asker=manager.address,
-        nonce=nonce,
-    )
+    """Ask a question once; returns its id, derived as the contract derives it. A question
+    already asked is not asked again. On v3 `askQuestionWithMinBond` (`bounty` as value);
+    on v2.1 `askQuestion` (no minimum bond); on an ERC-20 contract (`contract`, made by
+    `reality_contract`) `askQuestionWithMinBondERC20`, the bounty in tokens, approved
+    exactly first."""
+    if contract is None:
+        contract = RealityETH(manager.pool, reality)
+    where = f"reality-ask:{manager.chain_id}:{contract.address.lower()}"
+    arbitrator = to_checksum_address(arbitrator)
+    if contract.version == "v2.1":
+        if min_bond:
+            raise ValueError("min_bond: Reality.eth v2.1 has no minimum bond")
+        qid = question_id_v2_1(
+            template_id=template_id,
+            opening_ts=opening_ts,
+            question=text,
+            arbitrator=arbitrator,
+            timeout=timeout,
+            asker=manager.address,
+            nonce=nonce,
+        )
+    else:
+        qid = question_id(
+            template_id=template_id,
+            opening_ts=opening_ts,
+            question=text,
+            arbitrator=arbitrator,
+            timeout=timeout,
+            min_bond=min_bond,
+            contract=contract.address,
+            asker=manager.address,
+            nonce=nonce,
+        )
 
     async def asked() -> bool:
         return (await contract.get_question(qid)).phase != Phase.NOT_ASKED
 
-    args = (template_id, text, to_checksum_address(arbitrator), timeout, opening_ts, nonce)
+    args = (template_id, text, arbitrator, timeout, opening_ts, nonce)
+    value = bounty
+    if contract.version == "v2.1":
+        data = contract.encode("askQuestion", *args)
+    elif contract.bond_token is not None:
+        if bounty:
+            token = Erc20(manager.pool, contract.bond_token)
+            approval = await manager.submit(
+                TxRequest(
+                    key=f"{where}:{_hex(qid)}:approve",
+                    to=token.address,
+                    data=token.encode("approve", contract.address, bounty),
+                    already_done=asked,
+                )
+            )
+            if approval.state not in (IntentState.CONFIRMED, IntentState.SKIPPED):
+                raise TxError(f"approving the bounty: ended {approval.state.value}")
+        data = contract.encode("askQuestionWithMinBondERC20", *args, min_bond, bounty)
+        value = 0
+    else:
+        data = contract.encode("askQuestionWithMinBond", *args, min_bond)
     intent = await manager.submit(
         TxRequest(
-            key=f"reality-ask:{manager.chain_id}:{contract.address.lower()}:{_hex(qid)}",
+            key=f"{where}:{_hex(qid)}",
             to=contract.address,
-            data=contract.encode("askQuestionWithMinBond", *args, min_bond),
-            value=bounty,
+            data=data,
+            value=value,
             already_done=asked,
         )
     )

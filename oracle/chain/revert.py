@@ -4,6 +4,11 @@
 by its 4-byte selector (keccak-256 of the canonical signature). `decode(data)` returns a
 `DecodedError` whose `name` is the custom error's name (`QuestionExists`), `"Error"` for a
 `require`/`revert` string, `"Panic"` for a compiler panic, or `"Unknown"`/`"Empty"`.
+
+Besides the ABIs it is given, every decoder knows `WELL_KNOWN_ERRORS`: the refusals a
+venue's contract may raise that its ABI in this package does not carry (UMA's managed
+OOv2 whitelists, OpenZeppelin's access control), so that a refusal for good is named, and
+`oracle.core.failures.classify_revert` can tell it from a failure worth retrying.
 """
 
 from __future__ import annotations
@@ -77,12 +82,35 @@ class _ErrorAbi:
     names: tuple[str, ...]
 
 
+def _error(name: str, *inputs: tuple[str, str]) -> dict[str, Any]:
+    return {
+        "type": "error",
+        "name": name,
+        "inputs": [{"name": n, "type": t} for n, t in inputs],
+    }
+
+
+# Refusals a venue may raise whose ABI this package does not hold: UMA's managed
+# Optimistic Oracle V2 (UMAprotocol/managed-oracle, Polymarket's oracle) and
+# OpenZeppelin 5's access control (`onlyResolver` settles, owners, roles).
+WELL_KNOWN_ERRORS: tuple[dict[str, Any], ...] = (
+    _error("ProposerNotWhitelisted"),
+    _error("SenderNotWhitelisted"),
+    _error("RequesterNotWhitelisted"),
+    _error("UnsupportedCurrency"),
+    _error("AccessControlUnauthorizedAccount", ("account", "address"), ("neededRole", "bytes32")),
+    _error("OwnableUnauthorizedAccount", ("account", "address")),
+)
+
+
 class ErrorDecoder:
-    """Decodes revert data against the custom errors of one or more ABIs."""
+    """Decodes revert data against the custom errors of one or more ABIs (and
+    `WELL_KNOWN_ERRORS`; an ABI's own entry wins a shared selector)."""
 
     def __init__(self, *abis: Iterable[Mapping[str, Any]]) -> None:
         self._errors: dict[bytes, _ErrorAbi] = {}
-        for abi in abis:
+        self._given: set[str] = set()
+        for abi in (WELL_KNOWN_ERRORS, *abis):
             for entry in abi:
                 if entry.get("type") != "error":
                     continue
@@ -93,10 +121,13 @@ class ErrorDecoder:
                 self._errors[selector] = _ErrorAbi(
                     str(entry["name"]), types, tuple(str(i.get("name", "")) for i in inputs)
                 )
+                if abi is not WELL_KNOWN_ERRORS:
+                    self._given.add(str(entry["name"]))
 
     @property
     def names(self) -> list[str]:
-        return sorted({e.name for e in self._errors.values()})
+        """The custom errors of the ABIs given (not the well-known ones every decoder has)."""
+        return sorted(self._given)
 
     def decode(self, data: bytes | str | None) -> DecodedError:
         raw = bytes(HexBytes(data)) if data else b""

@@ -2,9 +2,12 @@
 
 `oracle accuracy [--since WHEN] [--venue NAME] [--chain NAME] [--json]` scores every
 agent, model family and the decision policy on the markets whose outcome became final
-(`oracle.core.scoring` says how); `oracle accuracy record MARKET --outcome X --reason
-TEXT` records the outcome a venue settled on when the daemon cannot read it there (a
-person's decision)."""
+(`oracle.core.scoring` says how), then each venue's signer's record as UMA's
+proposer-whitelist guideline counts it over the last six months whatever `--since` says
+(`oracle.core.track_record`: its proposals, their accuracy, whether the guideline is met,
+and the second opinions that would have been proposals); `oracle accuracy record MARKET
+--outcome X --reason TEXT` records the outcome a venue settled on when the daemon cannot
+read it there (a person's decision)."""
 
 from __future__ import annotations
 
@@ -62,21 +65,44 @@ def accuracy(  # noqa: PLR0917 (click passes every option by name)
     import json
 
     from oracle.cli.review import _review_store
+    from oracle.config import load_settings
+    from oracle.core import track_record
     from oracle.core.scoring import accuracy_report, render_text
 
-    start = parse_since(since, time.time()) if since is not None else None
+    now = time.time()
+    start = parse_since(since, now) if since is not None else None
+    # UMA's proposer-whitelist guideline counts OOv2 venues (kind uma, managed or not).
+    oov2 = [s.name for s in load_settings(config_path).market_sources if s.kind == "uma"]
+    window = track_record.window_start(now)
     with _review_store(config_path) as store:
         markets = store.scored_markets(since=start, venue=venue, chain=chain)
         disputes = store.disagreements(since=start, venue=venue, chain=chain)
+        answers = store.track_record(since=window, venue=venue)
     report = accuracy_report(markets, disputes)
+    records = track_record.records(answers, now=now, guideline_venues=oov2)
     if as_json:
+        whitelist = {
+            "from": window,
+            "to": now,
+            "min_proposals": track_record.MIN_PROPOSALS,
+            "min_accuracy": float(track_record.MIN_ACCURACY),
+            "signers": [r.to_json() for r in records],
+        }
         click.echo(
             json.dumps(
-                {"since": start, "venue": venue, "chain": chain, **report.to_json()}, indent=2
+                {
+                    "since": start,
+                    "venue": venue,
+                    "chain": chain,
+                    **report.to_json(),
+                    "whitelist": whitelist,
+                },
+                indent=2,
             )
         )
     else:
         click.echo(render_text(report), nl=False)
+        click.echo(track_record.render_text(records, start=window, now=now), nl=False)
 
 
 @accuracy.command("record")

@@ -210,14 +210,7 @@ def _print_evidence(e: dict[str, Any]) -> None:
             )
             for line in a["reasoning"].split("\n"):
                 _shown(line)
-        for s in group["sources"]:
-            mark = "  [only this side]" if s["only_this_side"] else ""
-            _shown(
-                f"   * {s['title'] or s['url']} <{s['url']}> {s['category']}, credibility "
-                f"{s['credibility']:.0%}, cited by {', '.join(s['cited_by'])}{mark}"
-            )
-            for q in s["quotes"]:
-                _shown(f'     "{q["quote"]}" ({q["agent_id"]})')
+        _print_sources(group["sources"])
     for f in e["failures"]:
         _shown(f"failed: {f['agent_id']}: {f['error']}")
     if e["debate"]:
@@ -232,6 +225,19 @@ def _print_evidence(e: dict[str, Any]) -> None:
         _shown(f"  {_when(h['at'])} {h['actor']}: {h['from']} -> {h['to']} ({h['reason']})")
     for h in e["console_history"]:
         _shown(f"  {_when(h['at'])} {h['actor']}: {h['action']}")
+
+
+def _print_sources(sources: list[dict[str, Any]]) -> None:
+    for s in sources:
+        mark = "  [only this side]" if s["only_this_side"] else ""
+        if not s.get("read", True):
+            mark += "  [seen, not read: counted for nothing]"
+        _shown(
+            f"   * {s['title'] or s['url']} <{s['url']}> {s['category']}, credibility "
+            f"{s['credibility']:.0%}, cited by {', '.join(s['cited_by'])}{mark}"
+        )
+        for q in s["quotes"]:
+            _shown(f'     "{q["quote"]}" ({q["agent_id"]})')
 
 
 # A flip's new sources shown in the terminal; the proof keeps every one.

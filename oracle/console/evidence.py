@@ -135,8 +135,11 @@ def _sources_by_outcome(
                     "published_at": source.published_at,
                     "cited_by": [],
                     "quotes": [],
+                    # Read by some agent that cites it; else seen, not read: counted for nothing.
+                    "read": False,
                 },
             )
+            entry["read"] = entry["read"] or source.read
             entry["cited_by"].append(answer.agent_id)
             if source.quote:
                 entry["quotes"].append({"agent_id": answer.agent_id, "quote": source.quote})

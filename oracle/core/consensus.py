@@ -4,6 +4,10 @@ Steps: de-duplicate each agent's sources; exclude agents whose evidence falls sh
 (with every reason); weigh the rest; stop at INVALID when too few remain; otherwise let
 the configured strategy find the leading outcome; then apply the decision policy.
 
+Where the venue takes INVALID (`Market.invalid`), it is an outcome the agents may vote
+for like any other, needing the same evidence and the same quorum; an agreed INVALID
+then goes as the venue's setting says (`oracle.core.decision.invalid_reasons`).
+
 When every agent (at least `consensus.min_agents` of them) says the event cannot be
 decided yet, that is the verdict, UNDETERMINED, whatever their sources: "not yet" needs
 no evidence (there is none to cite for an event still to come), so no answer is excluded
@@ -34,6 +38,7 @@ from oracle.core.sources import (
     analyze_overlap,
     distinct_sources,
     merge_sources,
+    seen_not_read,
     source_quality,
     vote_weight,
 )
@@ -83,15 +88,24 @@ def evaluate(
     in it, 1.0); the votes' weights, and so the proof, carry it."""
     reputation = reputation or {}
     market = consensus_input.market
+    # Only sources read count (`oracle.core.evidence`); those seen, not read, are listed
+    # on the vote for a person and count for nothing.
     results = sorted(
         (
-            r.model_copy(update={"sources": tuple(distinct_sources(r.sources))})
+            r.model_copy(
+                update={"sources": tuple(distinct_sources(s for s in r.sources if s.read))}
+            )
             for r in consensus_input.results
         ),
         key=lambda r: r.agent_id,
     )
+    seen = {r.agent_id: seen_not_read(r.sources) for r in consensus_input.results}
     not_yet = len(results) >= params.min_agents and all(r.outcome == UNDETERMINED for r in results)
     votes, valid, excluded = _votes(results, thresholds, reputation, need_evidence=not not_yet)
+    votes = [
+        v.model_copy(update={"seen_not_read": seen[v.agent_id]}) if seen[v.agent_id] else v
+        for v in votes
+    ]
     weight_of = {v.agent_id: v.weight for v in votes}
     overlap = analyze_overlap(valid)
     n = len(valid)
@@ -153,7 +167,11 @@ def evaluate(
         invalid_reason=invalid_reason,
         agreeing_families=model_families(agreeing),
     )
-    reasons = decision.review_reasons(tally, params) + decision.outcome_reasons(market.outcomes)
+    reasons = (
+        decision.review_reasons(tally, params)
+        + decision.invalid_reasons(outcome, invalid_reason, market.invalid)
+        + decision.outcome_reasons(market.outcomes)
+    )
     dissent = _dissent(valid, leader)
     return ConsensusResult(
         market_id=market.id,

@@ -16,10 +16,13 @@ because agents herd. So the rules here are conservative:
   (a rotation by name hash), ring, star (the hub is the first agent by name), sparse (a
   seeded, reproducible subset). An agent with nobody to examine sits the round out.
 * **Evidence, not persuasion** (`flips`, `next_standing`): a change of outcome counts
-  only when the agent brings sources of its own that neither it nor the answers it was
-  shown had before. A flip without new evidence is marked and the agent's standing
-  answer stays where its evidence was. An answer that keeps its outcome keeps the
-  earlier sources it does not cite again.
+  only when the agent brings new evidence (`oracle.core.evidence.is_new_evidence`): a
+  source read in that round, whose quote is found in the page and is about the question
+  (shares a content word with the question or its outcome labels), from a document
+  (`document_key`: no query, fragment, `www.`, trailing slash or path case) that neither
+  its own answers nor the answers it was shown had before. A flip without new evidence
+  is marked and the agent's standing answer stays where its evidence was. An answer that
+  keeps its outcome keeps the earlier sources it does not cite again.
 * **When to stop** (`stop_reason`): the leading outcome's Bayesian posterior reaches
   `stop_posterior` (converged), nobody changed their mind in a round (stalled), or
   `max_rounds` were run (exhausted).
@@ -39,12 +42,13 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from oracle.core.evidence import documents, is_new_evidence
 from oracle.core.models import UNDETERMINED, AgentResult, Vote
 from oracle.core.strategies import Ballot, bayesian_posterior
 
@@ -111,7 +115,7 @@ class Flip:
     agent_id: str
     before: str
     after: str
-    new_sources: tuple[str, ...]  # normalized URLs neither it nor what it was shown had
+    new_sources: tuple[str, ...]  # normalized URLs of its new evidence (is_new_evidence)
 
     @property
     def supported(self) -> bool:
@@ -206,16 +210,26 @@ def flips(
     before: Mapping[str, AgentResult],
     after: Mapping[str, AgentResult],
     shown: Mapping[str, Sequence[AgentResult]],
+    *,
+    subject: frozenset[str],
+    known: Mapping[str, Set[str]] | None = None,
 ) -> list[Flip]:
-    """The agents whose outcome changed from `before` to `after`, each with the sources
-    it brought that neither its own earlier answer nor the answers it was `shown` had."""
+    """The agents whose outcome changed from `before` to `after`, each with its new
+    evidence (`is_new_evidence`): sources read, quoting words about the question's
+    `subject` (`question_subject`), from documents that neither its earlier answer, the
+    answers it was `shown`, nor the documents `known` to it from earlier rounds (agent ->
+    `document_key`s) had."""
+    known = known or {}
     changed = []
     for agent_id in sorted(set(before) & set(after)):
         old, new = before[agent_id], after[agent_id]
         if old.outcome == new.outcome:
             continue
-        known = _urls(old).union(*(_urls(r) for r in shown.get(agent_id, ())))
-        fresh = tuple(sorted(_urls(new) - known))
+        held = documents(old.sources) | set(known.get(agent_id, ()))
+        held = held.union(*(documents(r.sources) for r in shown.get(agent_id, ())))
+        fresh = tuple(
+            sorted({s.normalized_url for s in new.sources if is_new_evidence(s, held, subject)})
+        )
         changed.append(Flip(agent_id, old.outcome, new.outcome, fresh))
     return changed
 
@@ -224,12 +238,15 @@ def next_standing(
     standing: Mapping[str, AgentResult],
     revised: Mapping[str, AgentResult],
     shown: Mapping[str, Sequence[AgentResult]],
+    *,
+    subject: frozenset[str],
+    known: Mapping[str, Set[str]] | None = None,
 ) -> tuple[dict[str, AgentResult], list[Flip]]:
     """Each agent's standing answer after a round, and the round's flips. A revision
     replaces the standing answer when it changes the outcome with new evidence, or keeps
     the outcome (`_kept`); a change without new evidence is a marked flip and the standing
     answer stays (a herd does not win by talking). Agents not revised keep theirs."""
-    round_flips = flips(standing, revised, shown)
+    round_flips = flips(standing, revised, shown, subject=subject, known=known)
     unsupported = {flip.agent_id for flip in round_flips if not flip.supported}
     after: dict[str, AgentResult] = {}
     for agent_id, answer in standing.items():

@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from oracle.core.models import INVALID, UNDETERMINED, Action, ConsensusResult
+from oracle.core.outcomes import InvalidPolicy
 from oracle.core.params import ConsensusParams
 from oracle.core.text import confusable, visible
 from oracle.core.timing import Timed
@@ -39,6 +40,7 @@ class Tally:
 # Every code `review_reasons` can produce; metrics create a series for each up front.
 REVIEW_CODES = (
     "invalid",
+    "invalid_answer",
     "no_consensus",
     "minority_outcome",
     "weighted_agreement",
@@ -60,8 +62,8 @@ class ReviewReason:
 def review_reasons(tally: Tally, params: ConsensusParams) -> list[ReviewReason]:
     """Every reason a person must review this verdict; empty when it may be submitted."""
     required = params.required_agreement
-    if tally.outcome == INVALID:
-        return [ReviewReason("invalid", tally.invalid_reason or "the verdict is INVALID")]
+    if tally.invalid_reason is not None:
+        return [ReviewReason("invalid", tally.invalid_reason)]
     reasons = []
     count_ratio = (
         Fraction(tally.agreeing_agents, tally.valid_agents) if tally.valid_agents else Fraction(0)
@@ -126,6 +128,28 @@ def review_reasons(tally: Tally, params: ConsensusParams) -> list[ReviewReason]:
             )
         )
     return reasons
+
+
+def invalid_reasons(
+    outcome: str, invalid_reason: str | None, policy: InvalidPolicy | None
+) -> list[ReviewReason]:
+    """The venue's word on an INVALID the agents agreed on (`invalid_reason` None: not the
+    consensus's own INVALID, which `review_reasons` already sends to a person): with
+    `invalid: review` it goes to a person first; with `propose` it goes as any verdict the
+    policy lets through; where the venue takes no INVALID (`policy` None) it can only
+    come from recorded answers that named it, and a person looks."""
+    if outcome != INVALID or invalid_reason is not None or policy == "propose":
+        return []
+    if policy == "review":
+        return [
+            ReviewReason(
+                "invalid_answer",
+                "the agents agree the question is INVALID (canceled, postponed beyond the "
+                "market's rules, or unresolvable by its terms); this venue's setting "
+                "invalid: review hands that to a person",
+            )
+        ]
+    return [ReviewReason("invalid_answer", "INVALID is not an answer this venue takes")]
 
 
 def outcome_reasons(outcomes: Sequence[str]) -> list[ReviewReason]:

@@ -19,6 +19,8 @@ records each transition (time, from, event, to, reason) in the audit log.
     researching / consensus / submitting --failed--> failed_retry --retry--> due
     failed_retry --retry_submission--> submitting   (the verdict stands; only delivery failed)
     failed_retry --retries_exhausted--> needs_review
+    submitting / challenging --delivery_stopped--> needs_review  (refused for good, or
+                                                     daemon.max_attempts failed deliveries)
     consensus --consensus_research_again--> deferred   (agents agree: not decidable yet)
     deferred --research_again--> due
 
@@ -41,6 +43,11 @@ it to a person) enters it the same way, when a person confirms its defence.
 `submitting / challenging --answer_lost--> needs_review` is an answer already paid for
 that can no longer take effect (a Reality.eth commitment whose reveal window passed):
 retrying cannot help, so a person looks, and it is never retried on its own.
+
+`submitting / challenging --delivery_stopped--> needs_review` is a delivery (or a
+confirmed challenge) the venue refused for good, after that one attempt, or one whose
+transient failures used up `daemon.max_attempts` (`oracle.core.failures`): a person looks
+at once, with the venue's reason, rather than a retry that cannot help.
 """
 
 from __future__ import annotations
@@ -94,6 +101,7 @@ class MarketEvent(StrEnum):
     CHALLENGE_MOOT = "challenge_moot"
     RETRY_CHALLENGE = "retry_challenge"
     ANSWER_LOST = "answer_lost"
+    DELIVERY_STOPPED = "delivery_stopped"
 
 
 S, E = MarketState, MarketEvent
@@ -132,6 +140,8 @@ TRANSITIONS: dict[tuple[MarketState, MarketEvent], MarketState] = {
     (S.DISPUTED, E.CHALLENGE_CONFIRMED): S.CHALLENGING,
     (S.SUBMITTING, E.ANSWER_LOST): S.NEEDS_REVIEW,
     (S.CHALLENGING, E.ANSWER_LOST): S.NEEDS_REVIEW,
+    (S.SUBMITTING, E.DELIVERY_STOPPED): S.NEEDS_REVIEW,
+    (S.CHALLENGING, E.DELIVERY_STOPPED): S.NEEDS_REVIEW,
 }
 
 TERMINAL_STATES = frozenset({S.FINAL})

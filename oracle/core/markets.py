@@ -26,6 +26,10 @@ class MarketSpec:
     # When the venue itself says when the question can be answered (Reality.eth's
     # opening_ts, the own contract's resolve_after); None: read from the question.
     window: AnswerWindow | None = None
+    # Why the venue cannot read this market exactly (UMA ancillary data it cannot read):
+    # then it goes straight to a person, as a review item with this reason, and is never
+    # researched; no decision sends anything for it. None: an ordinary market.
+    unreadable: str | None = None
 
     @property
     def market_id(self) -> str:

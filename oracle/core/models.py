@@ -2,8 +2,10 @@
 
 Outcomes are plain strings. A binary market's outcomes are `YES` and `NO`; a
 categorical market names its own. Any agent may also answer `UNDETERMINED`
-(the event cannot be decided yet); only the consensus itself produces `INVALID`
-(too few trustworthy answers to decide anything).
+(the event cannot be decided yet); `INVALID` (the question has no answer by its own
+terms) is open to the agents only where the market's venue takes it (`Market.invalid`),
+and the consensus itself produces it when too few trustworthy answers remain to decide
+anything (`oracle.core.outcomes` says more).
 """
 
 from __future__ import annotations
@@ -13,15 +15,18 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from oracle.core import outcomes as _outcomes
+from oracle.core.outcomes import InvalidPolicy
 from oracle.core.timing import AnswerWindow
 from oracle.core.urls import normalize_url
 
-YES = "YES"
-NO = "NO"
-UNDETERMINED = "UNDETERMINED"
-INVALID = "INVALID"
-BINARY_OUTCOMES = (YES, NO)
-RESERVED_OUTCOMES = frozenset({UNDETERMINED, INVALID})
+# The shared names (`oracle.core.outcomes`), here too where they were first defined.
+YES = _outcomes.YES
+NO = _outcomes.NO
+UNDETERMINED = _outcomes.UNDETERMINED
+INVALID = _outcomes.INVALID
+BINARY_OUTCOMES = _outcomes.BINARY_OUTCOMES
+RESERVED_OUTCOMES = _outcomes.RESERVED_OUTCOMES
 
 # Source categories the thresholds count by name; any other non-empty category is allowed.
 OFFICIAL = "official"
@@ -59,6 +64,13 @@ class Market(_Frozen):
         allow_inf_nan=False,
         description="The venue's clock when this research began: the agents' present.",
     )
+    invalid: InvalidPolicy | None = Field(
+        None,
+        description=(
+            "Whether the venue takes INVALID as an answer (None: it does not), and what "
+            "an agreed INVALID does there: propose it, or go to a person first."
+        ),
+    )
 
     @field_validator("outcomes")
     @classmethod
@@ -78,7 +90,10 @@ class Market(_Frozen):
 
     @property
     def answerable(self) -> tuple[str, ...]:
-        """Outcomes an agent may vote for: the market's own plus UNDETERMINED."""
+        """Outcomes an agent may vote for: the market's own, INVALID where the venue
+        takes it, and UNDETERMINED."""
+        if self.invalid is not None:
+            return (*self.outcomes, INVALID, UNDETERMINED)
         return (*self.outcomes, UNDETERMINED)
 
 
@@ -93,6 +108,11 @@ class ResearchSource(_Frozen):
     published_at: datetime | None = None
     # The words on the page the agent relied on (untrusted: shown escaped, as quoted).
     quote: str = Field("", max_length=2000)
+    # Read: the agent opened the page in that research and its quote is in the text it
+    # was shown (`oracle.core.evidence`). A source seen only (a search hit never opened, a
+    # quote not found) is kept for a person to see and counts for nothing. Recordings and
+    # sources before this field are taken as read.
+    read: bool = True
 
     @field_validator("url")
     @classmethod
@@ -171,6 +191,8 @@ class Vote(_Frozen):
     source_count: int
     counted: bool
     excluded_reasons: tuple[str, ...] = ()
+    # Normalized URLs the agent cited but did not read (seen, not read): shown, not counted.
+    seen_not_read: tuple[str, ...] = ()
 
 
 class ExcludedAgent(_Frozen):

@@ -175,8 +175,12 @@ def build_proof(
     debate: dict[str, Any] | None = None,
     majority: dict[str, Any] | None = None,
     timing: dict[str, Any] | None = None,
+    hidden_characters: int = 0,
 ) -> dict[str, Any]:
-    """The proof document for `result`, as JSON-ready data with its checksum; `debate`:
+    """The proof document for `result`, as JSON-ready data with its checksum;
+    `hidden_characters`: how many invisible characters were removed from the market's text
+    where it entered the daemon (`oracle.core.text`; in the market only when some were);
+    `debate`:
     the record of the debate that led to `consensus_input` (`oracle.daemon.debate`);
     `majority`: the weighted plurality proposed for a conflict (`majority_record`);
     `timing`: how the market's answer window bore on the verdict
@@ -205,20 +209,30 @@ def build_proof(
     )
     reasoning = {r.agent_id: r.reasoning for r in consensus_input.results}
     votes = [
-        {**vote.model_dump(mode="json"), "reasoning": reasoning[vote.agent_id]}
+        {
+            # `seen_not_read` appears when the agent cited sources it did not read (proofs
+            # before it keep their checksums).
+            **vote.model_dump(
+                mode="json", exclude=None if vote.seen_not_read else {"seen_not_read"}
+            ),
+            "reasoning": reasoning[vote.agent_id],
+        }
         for vote in result.votes
     ]
     body: dict[str, Any] = _canonical_values(
         {
             "version": PROOF_VERSION,
-            # A market's window and research time appear when it has them (proofs before
-            # them keep their checksums).
+            # A market's window, research time and INVALID policy appear when it has them
+            # (proofs before them keep their checksums).
             "market": consensus_input.market.model_dump(
                 mode="json",
                 exclude={
-                    k for k in ("window", "now") if getattr(consensus_input.market, k) is None
+                    k
+                    for k in ("window", "now", "invalid")
+                    if getattr(consensus_input.market, k) is None
                 },
-            ),
+            )
+            | ({"hidden_characters": hidden_characters} if hidden_characters else {}),
             "verdict": verdict,
             "votes": votes,
             "excluded": [e.model_dump(mode="json") for e in result.excluded],
@@ -237,6 +251,13 @@ def build_proof(
             **({} if timing is None else {"timing": timing}),
         }
     )
+    return _sealed(body)
+
+
+def reseal(proof: dict[str, Any]) -> dict[str, Any]:
+    """A version 2 `proof` whose fields were changed (a secret scrubbed from them: the
+    daemon's proof writer), with its checksum and id computed again."""
+    body = {k: v for k, v in proof.items() if k not in ("checksum", "proof_id")}
     return _sealed(body)
 
 
@@ -312,6 +333,11 @@ def render_markdown(proof: dict[str, Any]) -> str:
     ]
     if market.get("criteria"):
         lines.append(f"**Criteria**: {_md(market['criteria'])}")
+    if hidden := market.get("hidden_characters"):
+        lines.append(
+            f"This question contained {hidden} invisible character{'' if hidden == 1 else 's'} "
+            "(removed before any agent read it)."
+        )
     headline = "Consensus reached" if verdict["reached"] else "No consensus"
     lines += [
         "",
@@ -343,6 +369,13 @@ def render_markdown(proof: dict[str, Any]) -> str:
             f"| {_md(vote['agent_id'])} | {_md(vote['outcome'])} | {vote['confidence']:.2f} | "
             f"{vote['weight']:.3f} | {vote['source_count']} | {counted} |"
         )
+    seen_only = [
+        (v["agent_id"], v["seen_not_read"]) for v in proof["votes"] if v.get("seen_not_read")
+    ]
+    if seen_only:
+        lines += ["", "## Seen, not read (counted for nothing)", ""]
+        for agent, urls in seen_only:
+            lines += [f"- {_md(agent)}: {_url(url)}" for url in urls]
     if proof["failures"]:
         lines += ["", "## Failed agents", ""]
         lines += [f"- {_md(f['agent_id'])}: {_md(f['error'])}" for f in proof["failures"]]

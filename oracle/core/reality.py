@@ -38,7 +38,15 @@ History (`history_hash`, `claim_arguments`, `claim_payouts`, `position`): every 
 is_commitment))`, starting from zero. `claimWinnings` walks it backwards: it takes, newest
 first, the hash *before* each entry and the entry's answerer, bond and answer, and pays
 the bounty and bonds to those who gave the final answer (`claim_payouts` mirrors it,
-including the 1/40 withheld from each claimed bond but the last).
+including the 1/40 withheld from each claimed bond but the last; v2.1 queues the bounty
+with the bonds instead of paying it at once, `bounty_queued`).
+`batch_claim_arguments` puts several questions' walks into one
+`claimMultipleAndWithdrawBalance`.
+
+Contract versions: v3 (`RealityETH_v3_0`, and `RealityETH_ERC20_v3_0`, whose bonds are
+an ERC-20 token) and v2.1 (`Realitio_v2_1`, where Omen asks on Gnosis chain: no minimum
+bond, no "answered too soon", question ids without the contract's address,
+`question_id_v2_1`).
 """
 
 from __future__ import annotations
@@ -52,6 +60,7 @@ from enum import Enum
 
 from eth_utils.crypto import keccak
 
+from oracle.core import outcomes as _shared
 from oracle.core.text import clean, clean_labels
 from oracle.errors import RealityQuestionError
 
@@ -65,10 +74,10 @@ TOO_SOON_ANSWER = b"\xff" * 31 + b"\xfe"  # RealityETH_v3_0.UNRESOLVED_ANSWER
 NULL_HASH = b"\x00" * 32
 BOND_CLAIM_FEE_PROPORTION = 40  # 1/40 of each claimed bond but the last stays in the contract
 
-# The daemon's names for the answers that are not an outcome.
-YES = "YES"
-NO = "NO"
-INVALID = "INVALID"
+# The daemon's names for the answers (the shared ones from `oracle.core.outcomes`).
+YES = _shared.YES
+NO = _shared.NO
+INVALID = _shared.INVALID
 TOO_EARLY = "TOO_EARLY"  # Reality.eth's "answered too soon"
 
 
@@ -492,6 +501,28 @@ def question_id(
     return keccak(packed)
 
 
+def question_id_v2_1(
+    *,
+    template_id: int,
+    opening_ts: int,
+    question: str,
+    arbitrator: str,
+    timeout: int,
+    asker: str,
+    nonce: int,
+) -> bytes:
+    """The id Reality.eth v2.1's `askQuestion` gives a question (`Realitio_v2_1`: no
+    minimum bond and no contract address in it)."""
+    packed = (
+        content_hash(template_id, opening_ts, question)
+        + _address(arbitrator)
+        + timeout.to_bytes(4, "big")
+        + _address(asker)
+        + _word(nonce)
+    )
+    return keccak(packed)
+
+
 # --- commitments ----------------------------------------------------------------------------
 
 
@@ -594,6 +625,56 @@ def claim_arguments(entries: Sequence[HistoryEntry], current_hash: bytes) -> Cla
     )
 
 
+@dataclass(frozen=True)
+class BatchClaimArguments:
+    """`claimMultipleAndWithdrawBalance(question_ids, lengths, hist_hashes, addrs, bonds,
+    answers)`'s lists: each question's `ClaimArguments` one after the other, `lengths`
+    saying how many entries each has."""
+
+    question_ids: tuple[bytes, ...]
+    lengths: tuple[int, ...]
+    history_hashes: tuple[bytes, ...]
+    addrs: tuple[str, ...]
+    bonds: tuple[int, ...]
+    answers: tuple[bytes, ...]
+
+    def args(
+        self,
+    ) -> tuple[list[bytes], list[int], list[bytes], list[str], list[int], list[bytes]]:
+        return (
+            list(self.question_ids),
+            list(self.lengths),
+            list(self.history_hashes),
+            list(self.addrs),
+            list(self.bonds),
+            list(self.answers),
+        )
+
+
+def batch_claim_arguments(
+    claims: Sequence[tuple[bytes, ClaimArguments]],
+) -> BatchClaimArguments:
+    """One `claimMultipleAndWithdrawBalance` for the questions of `claims` (each question id
+    with its `claim_arguments`), in order; `ValueError` for none or a question twice (its
+    second walk would start from a cleared history and revert the whole batch)."""
+    if not claims:
+        raise ValueError("nothing to claim: no question given")
+    ids = [bytes(question) for question, _ in claims]
+    for question in ids:
+        if len(question) != 32:
+            raise ValueError("question id: expected 32 bytes")
+    if len(set(ids)) != len(ids):
+        raise ValueError("a question is given twice: the second walk would revert the batch")
+    return BatchClaimArguments(
+        question_ids=tuple(ids),
+        lengths=tuple(len(arguments.bonds) for _, arguments in claims),
+        history_hashes=tuple(h for _, a in claims for h in a.history_hashes),
+        addrs=tuple(who for _, a in claims for who in a.addrs),
+        bonds=tuple(bond for _, a in claims for bond in a.bonds),
+        answers=tuple(answer for _, a in claims for answer in a.answers),
+    )
+
+
 def claim_payouts(
     entries: Sequence[HistoryEntry],
     *,
@@ -601,13 +682,17 @@ def claim_payouts(
     final_bond: int,
     bounty: int = 0,
     revealed: Mapping[bytes, bytes] | None = None,
+    bounty_queued: bool = False,
 ) -> dict[str, int]:
     """What one full `claimWinnings` credits to each answerer (lowercase address), as the
     contract computes it: walking newest to oldest, the first entry with the final answer
     takes the bounty and the bonds above it; an earlier answerer of the same final answer
     takes over, paid its own bond's worth from what was queued; every claimed bond but
     the final one (`final_bond`, the question's bond) loses 1/40. `revealed` maps the
-    commitment ids that were revealed to their answers (others are wrong)."""
+    commitment ids that were revealed to their answers (others are wrong).
+    `bounty_queued`: v2.1's rule (`Realitio_v2_1`), where the bounty joins the queued
+    funds (so a takeover is paid from it and it stays with the later answerer) instead of
+    being paid at once (v3, and never for "answered too soon")."""
     opened = revealed or {}
     credits: dict[str, int] = {}
     payee: str | None = None
@@ -626,7 +711,9 @@ def claim_payouts(
         if answer is not None and answer == best_answer:
             if payee is None:
                 payee = entry.answerer
-                if best_answer != TOO_SOON_ANSWER and bounty > 0:
+                if bounty_queued:
+                    queued += bounty
+                elif best_answer != TOO_SOON_ANSWER and bounty > 0:
                     pay(payee, bounty)
             elif entry.answerer.lower() != payee.lower():
                 takeover = min(entry.bond, queued)

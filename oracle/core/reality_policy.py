@@ -11,7 +11,8 @@ numbers: the first answer's bond (`first_bond`: the policy's, or the question's
 `cap_refusal` says whether a bond may be posted (None) or which cap it breaks (a
 `Refusal` whose reason is a metric label). `superseded` says whether the standing answer
 replaced ours since we last looked, and `after_superseded` what the policy does then:
-`defend` (research again, then answer at the doubled bond) or `review` (a person).
+`defend` (research again, then answer at the doubled bond) or `review` (a person);
+`defence_refusal` the cap a defence would break (a person is told, in a review item).
 """
 
 from __future__ import annotations
@@ -85,6 +86,21 @@ def superseded(
     return ours_on_question > 0 and bond > seen_bond and best_answer != our_answer
 
 
+def defence_refusal(
+    policy: BondPolicy, *, current_bond: int, ours_on_question: int, at_risk: int
+) -> Refusal | None:
+    """The cap a defence at double `current_bond` would break (None: within both caps, or
+    the policy does not defend): the defence a person must then be told of."""
+    if not policy.defend:
+        return None
+    return cap_refusal(
+        policy,
+        bond=minimum_next_bond(current_bond, 0),
+        ours_on_question=ours_on_question,
+        at_risk=at_risk,
+    )
+
+
 def after_superseded(
     policy: BondPolicy, *, current_bond: int, ours_on_question: int, at_risk: int
 ) -> tuple[Decision, str]:
@@ -92,8 +108,8 @@ def after_superseded(
     if not policy.defend:
         return "review", "the bond policy sends superseded answers to a person (defend: false)"
     next_bond = minimum_next_bond(current_bond, 0)
-    refusal = cap_refusal(
-        policy, bond=next_bond, ours_on_question=ours_on_question, at_risk=at_risk
+    refusal = defence_refusal(
+        policy, current_bond=current_bond, ours_on_question=ours_on_question, at_risk=at_risk
     )
     if refusal is not None:
         return "review", f"a defence at {next_bond} wei is past a cap: {refusal.detail}"

@@ -32,6 +32,13 @@ def distinct_sources(sources: Iterable[ResearchSource]) -> list[ResearchSource]:
     return list(by_url.values())
 
 
+def seen_not_read(sources: Iterable[ResearchSource]) -> tuple[str, ...]:
+    """The normalized URLs among `sources` that were seen, not read (and not read under
+    another citation of the same URL), sorted: shown to a person, counted for nothing."""
+    read = {s.normalized_url for s in sources if s.read}
+    return tuple(sorted({s.normalized_url for s in sources if not s.read} - read))
+
+
 def source_quality(sources: Sequence[ResearchSource]) -> float:
     """Average credibility plus a category-diversity bonus, capped at 1 (the seed's rule)."""
     if not sources:

@@ -45,6 +45,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from oracle.core.outcomes import INVALID, RESERVED_OUTCOMES, UNDETERMINED
+
 WindowOrigin = Literal["venue", "question", "metadata", "model", "default"]
 Seconds = float
 HOUR = 3600.0
@@ -252,7 +254,6 @@ def plan(
     return Plan(Step.NOW, now, progress, str(event.value).replace("_", " "))
 
 
-RESERVED = frozenset({"UNDETERMINED", "INVALID"})
 TimedKind = Literal["submit", "review", "wait", "person"]
 
 
@@ -287,8 +288,13 @@ def timed_action(
       quorum or too little evidence. None of that reaches a person: their time has not come.
     - After the window, "not yet" backs off, then goes to a person once the grace is over;
       any other verdict goes as the policy says.
+
+    INVALID is definite only when the policy would submit it: the agents agreed on it
+    where the venue takes it (`oracle.core.outcomes`), so it waits for the window and is
+    confirmed by a person on a default window, as any answer. The consensus's own INVALID
+    (too few trustworthy answers) always has the action `review`, and is never submitted.
     """
-    definite = outcome not in RESERVED
+    definite = outcome not in RESERVED_OUTCOMES or (outcome == INVALID and action == "submit")
     if definite and window.origin == "default" and window.final(outcome, now):
         return Timed(
             "review",
@@ -300,10 +306,10 @@ def timed_action(
         return Timed("submit" if action == "submit" else "review", action, "")
     if now < window.closes_at:
         held = hold_reason(window, outcome, now) if definite else None
-        code = "held" if held else ("not_yet" if outcome == "UNDETERMINED" else "too_soon")
+        code = "held" if held else ("not_yet" if outcome == UNDETERMINED else "too_soon")
         why = held or (
             "the agents agree it cannot be decided yet"
-            if outcome == "UNDETERMINED"
+            if outcome == UNDETERMINED
             else f"a verdict of {outcome} before the window closes at "
             f"{_iso(window.closes_at)} waits for it"
         )
@@ -316,7 +322,7 @@ def timed_action(
         return Timed(
             "wait", "not_yet", f"the agents agree it cannot be decided yet; {next_.reason}", next_
         )
-    # A reserved outcome (INVALID) is never submitted, whatever the action says.
+    # A reserved outcome is never submitted unless it is definite (an agreed INVALID).
     kind: TimedKind = "submit" if action == "submit" and definite else "review"
     return Timed(kind, action if kind == action else "review", "")
 

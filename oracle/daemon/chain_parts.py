@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from decimal import Decimal
@@ -24,10 +25,14 @@ from oracle.chain.rpc import RpcPool, Web3
 from oracle.chain.txmanager import TxManager
 from oracle.chain.uma import Erc20
 from oracle.core.bonds import Refusal, to_units
+from oracle.core.failures import FailureKind, classify_revert
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import SignerBalance
-from oracle.errors import ChainError, ResolverError, SetupError, SourceError
+from oracle.errors import ChainError, ResolverError, SetupError, SourceError, TxReverted
 from oracle.log import emit
+
+CLOCK_FRESH = 0.25
+"""Seconds a chain clock read is reused for (see `ChainConnection.now`)."""
 
 
 class Connected(Protocol):
@@ -84,6 +89,8 @@ class ChainConnection(Generic[P]):
         self._lock = asyncio.Lock()
         self.parts: P | None = None
         self._start_problem: str | None = None
+        self._clock_read: asyncio.Task[float] | None = None
+        self._clock_value: tuple[float, float] | None = None  # (read at, monotonic; time)
 
     async def start(self) -> None:
         """Connect (`open_chain`: the deployment on the expected chain, the signer
@@ -129,13 +136,29 @@ class ChainConnection(Generic[P]):
 
     async def now(self) -> float:
         """The chain's clock: its latest block's timestamp, which the contract's time
-        checks compare with before the next block is made."""
+        checks compare with before the next block is made.
+
+        Callers at once share one read, and a read younger than `CLOCK_FRESH` seconds is
+        reused: a block time read a moment ago is earlier than the chain's, so a time it
+        says has come has come (a market is never judged early by it), and a pass over
+        many markets costs one request rather than one each."""
+        cached = self._clock_value
+        if cached is not None and time.monotonic() - cached[0] < CLOCK_FRESH:
+            return cached[1]
+        if self._clock_read is None or self._clock_read.done():
+            self._clock_read = asyncio.ensure_future(self._read_clock())
+        # Shielded: one caller cancelled must not cancel the read the others wait for.
+        return await asyncio.shield(self._clock_read)
+
+    async def _read_clock(self) -> float:
         try:
             parts = await self.ready()
             block = await parts.pool.call("eth_getBlockByNumber", latest_block)
         except ChainError as error:
             raise ResolverError(f"source {self.source}: chain clock: {error}") from None
-        return float(block["timestamp"])
+        value = float(block["timestamp"])
+        self._clock_value = (time.monotonic(), value)
+        return value
 
     def health(self) -> str | None:
         """None while the venue can reach the chain; else why not (`/readyz`, metrics)."""
@@ -271,6 +294,33 @@ class TokenBonds:
             metrics.bonds_at_risk.labels(source, token).set(at_risk.get(token, 0))
 
 
+def chain_failure(source: str, error: ChainError) -> ResolverError:
+    """A chain failure while answering, disputing or settling, as the daemon's
+    ResolverError: not retryable when the call reverts with an error that names a
+    standing condition (`oracle.core.failures.classify_revert`: off a proposer whitelist,
+    a missing role, a request in another state), retryable otherwise."""
+    permanent = (
+        isinstance(error, TxReverted)
+        and classify_revert(error.name, error.error) is FailureKind.PERMANENT
+    )
+    return ResolverError(f"source {source}: {error}", retryable=not permanent)
+
+
+def intent_failure(source: str, what: str, intent: Intent) -> ResolverError:
+    """An intent that ended without doing its work (`what`: "proposal", "dispute",
+    "settle"), as the daemon's ResolverError: a mined transaction that reverted with an
+    error that names a standing condition is not retryable; any other (a node refused
+    it, a revert nobody knows) is."""
+    permanent = (
+        intent.state == IntentState.REVERTED
+        and classify_revert(intent.error_name or "", intent.error or "") is FailureKind.PERMANENT
+    )
+    return ResolverError(
+        f"source {source}: {what} {intent.state.value}: {intent.error or 'no reason'}",
+        retryable=not permanent,
+    )
+
+
 def settled_reference(source: str, intent: Intent | None, not_yet: str) -> str | None:
     """What a venue's `settle` reports for its settle intent: the transaction once
     confirmed, None when the pre-send check found it settled already (by someone else);
@@ -281,9 +331,7 @@ def settled_reference(source: str, intent: Intent | None, not_yet: str) -> str |
     if intent.state == IntentState.SKIPPED:
         return None
     if intent.state != IntentState.CONFIRMED:
-        raise ResolverError(
-            f"source {source}: settle {intent.state.value}: {intent.error or 'no reason'}"
-        )
+        raise intent_failure(source, "settle", intent)
     return intent.inclusion.tx_hash if intent.inclusion is not None else None
 
 

@@ -39,7 +39,12 @@ from oracle.chain.submitter import Answer, ProposalSubmitter
 from oracle.chain.txmanager import TxManager
 from oracle.core.markets import MarketSpec
 from oracle.core.timing import venue_window
-from oracle.daemon.chain_parts import ChainConnection, ConnectedVenue
+from oracle.daemon.chain_parts import (
+    ChainConnection,
+    ConnectedVenue,
+    chain_failure,
+    intent_failure,
+)
 from oracle.daemon.ports import (
     Deliver,
     MarketRef,
@@ -164,6 +169,13 @@ class ChainVenue(ConnectedVenue[ChainParts]):
             await parts.scanner.poll(handle)
         return []
 
+    async def answered_by_others(self) -> list[str]:
+        """The questions someone disputed since the last call (`AnsweredByOthers`): on
+        this contract only reporters answer, so a dispute is the others' word."""
+        with self._source_failure():
+            parts = await self._ready()
+            return await parts.scanner.disputed(parts.manager.address)
+
     # -- Resolver -----------------------------------------------------------------------------
 
     async def propose(self, market: MarketRef, outcome: str, proof_checksum: str) -> Receipt:
@@ -183,13 +195,12 @@ class ChainVenue(ConnectedVenue[ChainParts]):
                     gas_used=self._gas_share(carrier),
                     details={"question_id": market.details["question_id"], "round": view.round},
                 )
-        except (ChainError, ValueError) as error:
+        except ChainError as error:
+            raise chain_failure(self.name, error) from None
+        except ValueError as error:
             raise ResolverError(f"source {self.name}: {error}") from None
         if carrier is not None and carrier.state in (IntentState.REVERTED, IntentState.FAILED):
-            raise ResolverError(
-                f"source {self.name}: proposal {carrier.state.value}: "
-                f"{carrier.error or 'no reason'}"
-            )
+            raise intent_failure(self.name, "proposal", carrier)
         if view.status in _ANSWERED:
             # Someone (another reporter) answered first; ours cannot be placed this round.
             raise ResolverError(
@@ -277,7 +288,7 @@ class ChainVenue(ConnectedVenue[ChainParts]):
                 adapter = ConditionalTokensAdapter(parts.pool, adapter_address)
                 await parts.submitter.report_payouts(adapter, qid)
         except ChainError as error:
-            raise ResolverError(f"source {self.name}: {error}") from None
+            raise chain_failure(self.name, error) from None
         if settlement is None:
             return None
         intent = settlement.intent

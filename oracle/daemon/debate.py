@@ -29,6 +29,7 @@ from oracle.core.debate import (
     stop_reason,
     strength,
 )
+from oracle.core.evidence import documents, question_subject
 from oracle.core.models import AgentFailure, AgentResult, ConsensusInput, ConsensusResult
 from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.core.strategies import Ballot, bayesian_posterior
@@ -81,6 +82,9 @@ async def run_debate(
     initial = {agent: answer.outcome for agent, answer in sorted(standing.items())}
     rounds: list[dict[str, Any]] = []
     all_flips: list[Flip] = []
+    subject = question_subject(market.question, market.outcomes)
+    # Per agent, every document it held or was shown so far: none of them is new evidence.
+    known = {agent: documents(answer.sources) for agent, answer in standing.items()}
     stop = stop_reason(_ballots(standing), candidates, 0, 0, rules)
     round_ = 0
     while stop is None:
@@ -96,7 +100,13 @@ async def run_debate(
         answers = await pool.revise(market, standing, shown, round_, rules.round_timeout)
         revised = {a.agent_id: a.answer for a in answers if isinstance(a.answer, AgentResult)}
         failed = {a.agent_id: a.answer.error for a in answers if isinstance(a.answer, AgentFailure)}
-        standing, round_flips = next_standing(standing, revised, shown)
+        standing, round_flips = next_standing(
+            standing, revised, shown, subject=subject, known=known
+        )
+        for agent, seen in shown.items():
+            known[agent] = known.get(agent, set()).union(*(documents(r.sources) for r in seen))
+        for agent, answer in revised.items():
+            known[agent] = known.get(agent, set()) | documents(answer.sources)
         all_flips.extend(round_flips)
         moved = sum(1 for flip in round_flips if flip.supported)
         stop = stop_reason(_ballots(standing), candidates, round_, moved, rules)

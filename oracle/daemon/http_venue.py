@@ -6,7 +6,11 @@ question, criteria, outcomes and resolution time (epoch seconds or ISO 8601). A 
 missing a field is skipped with a line that names it; the others still count.
 
 Answers are POSTed to `result_url` as JSON with an `Idempotency-Key` header
-(`<market id>:<proof checksum>`), so a venue can ignore a repeat after a crash.
+(`<market id>:<proof checksum>`), so a venue can ignore a repeat after a crash. A refusal
+(not 2xx) is a `ResolverError` naming the status and the start of the venue's answer
+(`MAX_REFUSAL_CHARS`, the configured header values masked): a 4xx other than 408, 425 and
+429 is the venue refusing this answer for good (`oracle.core.failures.classify_status`),
+so a person looks at once; a 5xx and those three are retried.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 import aiohttp
 
 from oracle import safe_json
+from oracle.core.failures import FailureKind, classify_status
 from oracle.core.markets import MarketSpec
 from oracle.core.timing import venue_window
 from oracle.daemon.ports import (
@@ -32,6 +37,9 @@ from oracle.daemon.settings import HttpSourceConfig
 from oracle.errors import JsonError, ResolverError, SourceError
 
 MAX_MARKET_LIST_BYTES = 20 * 1024 * 1024
+# How much of a refusing webhook's answer is read, and quoted in the error.
+MAX_REFUSAL_BYTES = 4096
+MAX_REFUSAL_CHARS = 300
 
 
 def _dig(document: Any, path: str) -> Any:
@@ -187,15 +195,35 @@ class WebhookResolver(_VenueClient):
                 if 200 <= response.status < 300:
                     # Accepted by the venue: no challenge window of ours to wait out.
                     return Receipt(reference=f"webhook:{key}", final_after=0.0)
-                retryable = response.status >= 500 or response.status == 429
+                said = await self._refusal_text(response)
                 raise ResolverError(
-                    f"source {self.config.name}: result webhook answered HTTP {response.status}",
-                    retryable=retryable,
+                    f"source {self.config.name}: result webhook answered HTTP "
+                    f"{response.status}" + (f": {said}" if said else ""),
+                    retryable=classify_status(response.status) is FailureKind.TRANSIENT,
                 )
         except (aiohttp.ClientError, TimeoutError) as error:
             raise ResolverError(
                 f"source {self.config.name}: result webhook failed: {type(error).__name__}"
             ) from None
+
+    async def _refusal_text(self, response: aiohttp.ClientResponse) -> str:
+        """The start of a refusing venue's answer, as text: at most MAX_REFUSAL_BYTES read,
+        MAX_REFUSAL_CHARS kept, white space made single spaces, and every configured
+        header value (an API key the venue may echo) masked. Escaped where it is shown."""
+        try:
+            raw = await response.content.read(MAX_REFUSAL_BYTES)
+        except (aiohttp.ClientError, TimeoutError):
+            return ""
+        text = " ".join(raw.decode("utf-8", errors="replace").split())
+        for value in self.config.headers.values():
+            secret = value.get_secret_value()
+            # The whole value, then each long part of it ("Bearer <token>": the token).
+            for part in sorted({secret, *secret.split()}, key=len, reverse=True):
+                if part == secret or len(part) >= 8:
+                    text = text.replace(part, "***") if part else text
+        if len(text) > MAX_REFUSAL_CHARS:
+            text = text[:MAX_REFUSAL_CHARS] + "..."
+        return text
 
     async def state(self, market: MarketRef) -> Resolution:
         # A venue that accepted the answer has no challenge window of ours to wait for.

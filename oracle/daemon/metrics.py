@@ -36,12 +36,21 @@ from oracle.agents.metrics import AgentMetrics
 from oracle.core.bonds import OUR_PROPOSAL_DISPUTED
 from oracle.core.clarifications import UNREADABLE
 from oracle.core.decision import REVIEW_CODES
+from oracle.core.failures import FailureKind
 from oracle.core.lifecycle import MarketState
 from oracle.core.scoring import RollingFigures
 
 ERROR_STAGES = ("process", "watch", "settle", "poll", "promote", "dispatch", "housekeep", "clock")
 # Why the daemon itself (not a verdict) hands a market to a person.
-HANDOVER_CODES = ("retries_exhausted", "still_undecidable", "answer_lost")
+HANDOVER_CODES = (
+    "retries_exhausted",
+    "still_undecidable",
+    "answer_lost",
+    "delivery_refused",
+    "delivery_failed",
+)
+# What a failed delivery was (`oracle_delivery_failures_total{action}`).
+DELIVERY_ACTIONS = ("propose", "challenge", "settle")
 # Review codes a venue gives (`oracle.daemon.ports.VenueReview`).
 VENUE_REVIEW_CODES = (UNREADABLE, OUR_PROPOSAL_DISPUTED)
 JOBS = ("poll", "promote", "dispatch", "watch", "housekeep")
@@ -368,6 +377,15 @@ class DaemonMetrics:
             ["venue", "result"],
             registry=r,
         )
+        self.delivery_failures = Counter(
+            "oracle_delivery_failures_total",
+            "Failed deliveries, by venue, action (propose: an answer; challenge: a dispute, "
+            "counter-answer or defence a person confirmed; settle: a settle or claim) and "
+            "kind (permanent: refused for good, a person looks at once; transient: retried "
+            "with a growing delay, a person after daemon.max_attempts).",
+            ["venue", "action", "kind"],
+            registry=r,
+        )
 
     def show_attention(self, items: Iterable[Mapping[str, str | float]]) -> None:
         """Replace the attention series with `items` (labels and `since`), oldest first."""
@@ -411,6 +429,9 @@ class DaemonMetrics:
             self.markets_discovered.labels(source)
             for kind in ("poll", "malformed", "refresh"):
                 self.source_errors.labels(source, kind)
+            for action in DELIVERY_ACTIONS:
+                for failure in FailureKind:
+                    self.delivery_failures.labels(source, action, failure.value)
         for action in ("submit", "review", "research_again"):
             for reached in ("true", "false"):
                 self.consensus.labels(action, reached)

@@ -58,21 +58,34 @@ Contracts:
     submitted on the daemon's own; they show in the review item and the proof, and count
     in `oracle_review_reasons_total` under their code. A person's decision still goes out.
 
+:class:`InvalidAnswers`
+    A venue that takes INVALID as an answer (UMA's 50-50 price where the question offers
+    it, Reality.eth's `0xff…ff`): `invalid_policy(market)` says, from the market's
+    details and the source's `invalid` setting alone (pure, no I/O), whether the agents
+    may answer INVALID on it (None: they may not) and what an agreed INVALID does there
+    (`propose` it as any verdict the policy lets through, or `review`: a person first).
+    The daemon puts it in the market the agents research and the consensus judges
+    (`oracle.core.models.Market.invalid`), so the agents' prompts and the proof carry it.
+
 :class:`VenueClock`
     A venue whose rules run on a clock of its own (a chain's block time) says what that
     clock shows now; the daemon judges a market due, and a challenge window over, by it.
     Venues without one are judged by the daemon's clock.
 
 :class:`AnsweredByOthers`
-    A venue where other parties answer too (a UMA proposer): `answered_by_others()` returns
-    the external ids of its markets on which someone other than this daemon's signer
-    proposed or answered since the last call (each reported once, in any order; ids of
-    markets the daemon does not track may be among them; a crash between the call and
-    their use may lose some: the market is then researched at its scheduled time, never
-    lost). It never sends anything. The daemon calls it after each poll of the source and
-    researches those markets still waiting for their research at once (the second
-    opinion: `oracle.core.timing.ScheduleEvent.OTHER_ANSWERED`). A transport failure
-    raises :class:`SourceError`; the daemon counts it like a failed poll.
+    A venue where other parties answer and dispute too (a UMA proposer, a Reality.eth
+    answerer): `answered_by_others()` returns the external ids of its markets on which
+    someone other than this daemon's signer proposed, answered, disputed or asked for
+    arbitration since the last call, from the venue's events (each reported once, in any
+    order; ids of markets the daemon does not track may be among them). It never sends
+    anything. The daemon calls it after each poll of the source: it researches those
+    markets still waiting for their research at once (the second opinion:
+    `oracle.core.timing.ScheduleEvent.OTHER_ANSWERED`) and reads the state of those it
+    answered at once (a dispute is known within a poll), and it reads such a venue's
+    answers otherwise only once their challenge window is over. A crash between the call
+    and its use may lose a report: the market is then researched at its scheduled time,
+    or its dispute seen when its window ends, never lost. A transport failure raises
+    :class:`SourceError`; the daemon counts it like a failed poll.
 
 :class:`Monitored`
     A source or resolver that can tell, without I/O, whether it reaches its venue now:
@@ -102,6 +115,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from oracle.core.decision import ReviewReason
 from oracle.core.markets import MarketSpec
+from oracle.core.outcomes import InvalidPolicy
 from oracle.core.scoring import Finality
 from oracle.core.timing import AnswerWindow
 
@@ -229,6 +243,11 @@ class Refreshing(Protocol):
 @runtime_checkable
 class VenueReview(Protocol):
     def review_reasons(self, market: MarketRef) -> list[ReviewReason]: ...
+
+
+@runtime_checkable
+class InvalidAnswers(Protocol):
+    def invalid_policy(self, market: MarketRef) -> InvalidPolicy | None: ...
 
 
 @runtime_checkable

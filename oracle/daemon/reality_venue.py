@@ -1,12 +1,14 @@
-"""Reality.eth v3 (`RealityETH_v3_0`, native-token bonds) as the daemon's market source
-and resolver.
+"""Reality.eth as the daemon's market source and resolver: v3 (`RealityETH_v3_0`), v2.1
+(`Realitio_v2_1`, `contract: v2.1`) or v3 with ERC-20 bonds (`RealityETH_ERC20_v3_0`,
+`bond_token`): the bonds, caps and metrics are then in that token.
 
 Markets come from `LogNewQuestion` events (the chain layer's `QuestionSource`: configured
 askers, arbitrators and templates, checkpoint in the daemon's database, reorg rewind).
 Each question becomes a market whose external id is the question id, whose question is
 its title, whose outcomes are YES and NO for a bool question or the labels of a
-single-select one (INVALID is always open to the agents; TOO_EARLY, Reality.eth's
-"answered too soon", only with `allow_unresolved`), due at its `opening_ts` (before it
+single-select one (INVALID, `0xff…ff`, is open to the agents on every question, and an
+agreed one goes as `invalid` says: answered with a bond, or to a person; TOO_EARLY,
+Reality.eth's "answered too soon", only with `allow_unresolved`), due at its `opening_ts` (before it
 nobody can answer). A question the daemon cannot read exactly is skipped with a line.
 
 `propose` answers through `RealityAnswerer` (one intent per round, `max_previous` the
@@ -59,6 +61,12 @@ of the commitment: a daemon down longer loses that bond (`reality.reveal_missed`
 daemon hands to a person, never retrying it; the market records the lost commitment
 (`answers_lost`), so a person's decision answers again over it and never tries to reveal
 it. Claims count a revealed commitment as its answer.
+
+With `claim_batch` above 1, `settle` claims the question with up to `claim_batch` - 1
+other finalized questions of ours in one `claimMultipleAndWithdrawBalance`
+(`_settle_batched`). A defence the bond caps refuse opens a review item even with
+`counter_answer: never` (`_defence_refused`): nothing is offered or sent, a person is
+told.
 """
 
 from __future__ import annotations
@@ -68,6 +76,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from eth_utils.address import to_checksum_address
 from hexbytes import HexBytes
 
 from oracle.chain.checkpoint import CheckpointStore, InMemoryCheckpointStore
@@ -75,6 +84,7 @@ from oracle.chain.contracts import load_artifact
 from oracle.chain.events import EventDecoder
 from oracle.chain.intents import BondHold, Intent, IntentState
 from oracle.chain.reality import (
+    ARBITRATION_REQUEST,
     NATIVE,
     NEW_ANSWER,
     REALITY_ETH,
@@ -91,9 +101,10 @@ from oracle.chain.rpc import RpcPool
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager
-from oracle.chain.uma import address_topic
+from oracle.chain.uma import Erc20, address_topic
 from oracle.core.bonds import Refusal
 from oracle.core.markets import HIDDEN_CHARACTERS, MarketSpec
+from oracle.core.outcomes import InvalidPolicy
 from oracle.core.reality import (
     INVALID,
     NO,
@@ -112,12 +123,18 @@ from oracle.core.reality_policy import (
     BondPolicy,
     after_superseded,
     cap_refusal,
+    defence_refusal,
     first_bond,
     superseded,
 )
 from oracle.core.scoring import Finality
 from oracle.core.timing import venue_window
-from oracle.daemon.chain_parts import ChainConnection, ConnectedVenue
+from oracle.daemon.chain_parts import (
+    ChainConnection,
+    ConnectedVenue,
+    chain_failure,
+    intent_failure,
+)
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import (
     Challenged,
@@ -143,7 +160,8 @@ logger = logging.getLogger("oracle.daemon.reality")
 
 
 def market_outcomes(question: RealityQuestion, *, allow_unresolved: bool) -> tuple[str, ...]:
-    """What the agents may answer (INVALID is always open to them, so not listed). A label
+    """The market's outcomes (INVALID is reserved, so not listed: it is open to the agents
+    through `RealityVenue.invalid_policy`). A label
     that reads as a reserved answer is refused: its verdict could not be told apart."""
     if question.kind == QuestionKind.BOOL:
         names: tuple[str, ...] = (YES, NO)
@@ -219,19 +237,30 @@ class Holdings:
 
 
 class _OthersAnswers:
-    """The questions someone other than this signer answered: the contract's `LogNewAnswer`
-    events (of every question: the node cannot filter by asker), ours dropped, scanned
-    behind the confirmation depth from a checkpoint in the daemon's database."""
+    """The questions someone other than this signer answered or sent to arbitration: the
+    contract's `LogNewAnswer` and `LogNotifyOfArbitrationRequest` events (of every
+    question: the node cannot filter by asker), ours dropped, scanned behind the
+    confirmation depth from checkpoints in the daemon's database."""
 
     def __init__(self, parts: RealityParts) -> None:
         self._us = parts.manager.address.lower()
+        name = parts.source.scanner.name
         self._source = AnswerSource(
             parts.pool,
             parts.reality.address,
             parts.checkpoints,
             parts.scanner_settings,
             start_block=parts.start_block,
-            name=f"{parts.source.scanner.name}:others-answers",
+            name=f"{name}:others-answers",
+        )
+        self._arbitration = LogScanner(
+            parts.pool,
+            address=parts.reality.address,
+            decoder=EventDecoder(load_artifact(REALITY_ETH).abi, ARBITRATION_REQUEST),
+            checkpoints=parts.checkpoints,
+            name=f"{name}:arbitration-requests",
+            settings=parts.scanner_settings,
+            start_block=parts.start_block,
         )
 
     async def poll(self) -> list[str]:
@@ -240,6 +269,9 @@ class _OthersAnswers:
             for answer in await self._source.poll()
             if answer.entry.answerer.lower() != self._us
         }
+        for log in await self._arbitration.poll():
+            if str(log.args["user"]).lower() != self._us:
+                found[HexBytes(log.args["question_id"]).to_0x_hex()] = None
         return list(found)
 
 
@@ -277,8 +309,13 @@ class _OurAnswers:
             final_bond=view.bond,
             bounty=view.bounty,
             revealed=revealed,
+            bounty_queued=self._reality.version == "v2.1",
         )
         return credits.get(self._us.lower(), 0)
+
+    def questions(self) -> list[str]:
+        """The questions we answered and were not paid out for yet (as last scanned)."""
+        return list(self._bonds)
 
     async def holdings(self) -> Holdings:
         for log in await self._scanner.poll():
@@ -301,7 +338,7 @@ class _OurAnswers:
 
 
 class RealityVenue(ConnectedVenue[RealityParts]):
-    """Market source and resolver for one RealityETH_v3_0."""
+    """Market source and resolver for one Reality.eth contract (v3, v2.1 or ERC-20 v3)."""
 
     def __init__(
         self,
@@ -327,10 +364,15 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             gauges=lambda parts: self._report_bonds(),
         )
         self._metrics = metrics
+        # The bond currency: `native`, or the ERC-20 token (RealityETH_ERC20_v3_0).
+        self.currency = (
+            NATIVE if config.bond_token is None else to_checksum_address(config.bond_token)
+        )
         self._ours: _OurAnswers | None = None
         self._others: _OthersAnswers | None = None
         self._superseded_seen: set[tuple[str, int]] = set()  # (market, bond) reported
         self._claims_counted: set[str] = set()
+        self._batch_claimed: dict[str, str] = {}  # question -> the batched claim's transaction
         self._losses_counted: set[str] = set()
 
     # -- connection ---------------------------------------------------------------------------
@@ -341,9 +383,11 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         return {"contract": parts.reality.address, "answerer": parts.manager.address}
 
     async def _report_bonds(self) -> Holdings:
-        """Scan our answers into the signer's bond budget: what is at stake in the native
-        token over every venue of the signer (on chain and reserved), and claimable here.
-        The gauge shows this venue's bonds on chain and reserved."""
+        """Scan our answers into the signer's bond budget: what is at stake in the bond
+        currency over every venue of the signer (on chain and reserved), and claimable here.
+        The gauge shows this venue's bonds on chain and reserved; with an ERC-20 bond token,
+        also the signer's balance of it and what the contract may still take of it (zero
+        between answers: each approval is exactly one bond)."""
         assert self._ours is not None
         assert self._parts is not None
         ours = self._ours
@@ -351,14 +395,23 @@ class RealityVenue(ConnectedVenue[RealityParts]):
 
         async def scan() -> dict[str, int]:
             scanned.append(await ours.holdings())
-            return {NATIVE: scanned[-1].at_risk}
+            return {self.currency: scanned[-1].at_risk}
 
         book = await self._parts.manager.scan_bonds(self._parts.reality.address.lower(), scan)
-        on_chain, reserved = book.at_stake(NATIVE)
+        on_chain, reserved = book.at_stake(self.currency)
         holdings = Holdings(on_chain + reserved, scanned[-1].claimable)
         if self._metrics is not None:
-            self._metrics.bonds_at_risk.labels(self.name, NATIVE).set(book.mine.get(NATIVE, 0))
-            self._metrics.bonds_claimable.labels(self.name, NATIVE).set(holdings.claimable)
+            mine = book.mine.get(self.currency, 0)
+            self._metrics.bonds_at_risk.labels(self.name, self.currency).set(mine)
+            self._metrics.bonds_claimable.labels(self.name, self.currency).set(holdings.claimable)
+            token = self._parts.reality.bond_token
+            if token is not None:
+                erc20 = Erc20(self._parts.pool, token)
+                us = self._parts.manager.address
+                balance = await erc20.balance_of(us)
+                allowance = await erc20.allowance(us, self._parts.reality.address)
+                self._metrics.bond_balance.labels(self.name, token).set(balance)
+                self._metrics.bond_allowance.labels(self.name, token).set(allowance)
         return holdings
 
     # -- MarketSource -------------------------------------------------------------------------
@@ -380,6 +433,11 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         with self._source_failure():
             await parts.source.poll(handle)
         return skipped
+
+    def invalid_policy(self, market: MarketRef) -> InvalidPolicy | None:
+        """The port's `InvalidAnswers`: every question this venue answers takes Invalid
+        (`0xff…ff`); an agreed INVALID goes as the source's `invalid` says."""
+        return self.config.invalid
 
     async def answered_by_others(self) -> list[str]:
         """The questions others answered since the last call (`AnsweredByOthers`)."""
@@ -454,7 +512,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
                 if receipt is not None:
                     return receipt
         except ChainError as error:
-            raise ResolverError(f"source {self.name}: {error}") from None
+            raise chain_failure(self.name, error) from None
         raise ResolverError(
             f"source {self.name}: question {qid}: others took two rounds in a row while we "
             "answered; deciding again at the next attempt"
@@ -595,7 +653,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
                 reason=error.reason,
             )
             if self._metrics is not None:
-                self._metrics.bonds_lost.labels(self.name, NATIVE, "reveal_missed").inc(bond)
+                self._metrics.bonds_lost.labels(self.name, self.currency, "reveal_missed").inc(bond)
             raise AnswerLost(
                 f"source {self.name}: our commitment on question {qid} with a bond of {bond} "
                 f"wei can no longer be revealed ({error.reason}): the bond is lost",
@@ -629,7 +687,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             raise self._bond_refused(logger, "reality.bond_refused", refusal, question=qid)
         return BondHold(
             scope=parts.reality.address.lower(),
-            currency=NATIVE,
+            currency=self.currency,
             amount=bond,
             stake=ours + bond,
             max_per_request=self.policy.max_per_question,
@@ -748,7 +806,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
                 bond = view.next_bond
                 holds = [await self._guard(parts, qid, bond, _ours_on_question(history, us))]
             else:
-                bond = recorded.value
+                bond = parts.reality.bond_of(recorded.data, recorded.value)
                 holds = []
             try:
                 with parts.manager.bonded(key, holds):
@@ -764,7 +822,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             view = await parts.reality.get_question(qid)
             history = await parts.reality.history(qid, market.details["block_number"])
         except ChainError as error:
-            raise ResolverError(f"source {self.name}: {error}") from None
+            raise chain_failure(self.name, error) from None
         if result.superseded:
             reason = (
                 f"another answer came first at bond {view.bond} wei on question {qid}: "
@@ -828,6 +886,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             "bond_seen": view.bond,
             "ours_on_question": _ours_on_question(history, us),
             "finalize_ts": view.finalize_ts,
+            "signer": us,  # who answers (or would have): the track record's signer
         }
 
     @staticmethod
@@ -928,11 +987,19 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         if decision == "defend":
             return Resolution(ResolutionStatus.RESET, reason=reason)
         offer = None
-        if self.config.counter_answer == "after_review" and view.phase == Phase.OPEN:
-            try:
+        refusal = defence_refusal(
+            self.policy,
+            current_bond=view.bond,
+            ours_on_question=int(submission.get("ours_on_question", 0)),
+            at_risk=holdings.at_risk,
+        )
+        try:
+            if self.config.counter_answer == "after_review" and view.phase == Phase.OPEN:
                 offer = await self._defence_offer(market, question, view, theirs, reason)
-            except ChainError as error:
-                raise ResolverError(f"source {self.name}: {error}") from None
+            elif refusal is not None and view.phase == Phase.OPEN:
+                offer = await self._defence_refused(market, question, view, theirs, reason)
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
         return Resolution(
             ResolutionStatus.DISPUTED,
             None,
@@ -985,11 +1052,38 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             challenge="defend",
         )
 
+    async def _defence_refused(
+        self,
+        market: MarketRef,
+        question: RealityQuestion,
+        view: QuestionView,
+        theirs: str,
+        reason: str,
+    ) -> Receipt:
+        """`counter_answer: never` and a defence the bond caps refuse: the review item that
+        tells a person (the question as `_defence_offer` records it, nothing offered: the
+        daemon never answers back past a cap, and with `never` not at all; a person may
+        answer or request arbitration by hand; the item closes once the question
+        settles)."""
+        offer = await self._defence_offer(market, question, view, theirs, reason)
+        told = (
+            f"{offer.disagreement}. Nothing is sent: a defence past a bond cap never is, and "
+            "counter_answer is never; answer or request arbitration by hand if it is wrong. "
+            "This item closes when the question settles"
+        )
+        return replace(offer, disagreement=told, challenge=None)
+
     async def settle(self, market: MarketRef) -> str | None:
         """Claim what the finalized question owes us and withdraw it, once: the last
         transaction's hash, or None when nothing of ours is to claim (no gas is spent
-        claiming for others); ResolverError while it cannot be claimed yet."""
+        claiming for others); ResolverError while it cannot be claimed yet. With
+        `claim_batch` above 1, other finalized questions of ours go in the same transaction
+        (`_settle_batched`)."""
         qid = market.details["question_id"]
+        if self.config.claim_batch > 1:
+            handled, reference = await self._settle_batched(market)
+            if handled:
+                return reference
         try:
             parts = await self._ready()
             assert self._ours is not None
@@ -1011,10 +1105,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
                     IntentState.CONFIRMED,
                     IntentState.SKIPPED,
                 ):
-                    raise ResolverError(
-                        f"source {self.name}: {intent.key} {intent.state.value}: "
-                        f"{intent.error or 'no reason'}"
-                    )
+                    raise intent_failure(self.name, intent.key, intent)
             if (
                 claimed.claim is not None
                 and claimed.claim.state == IntentState.CONFIRMED
@@ -1022,10 +1113,10 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             ):
                 self._claims_counted.add(qid)
                 if self._metrics is not None:
-                    self._metrics.bonds_claimed.labels(self.name, NATIVE).inc(won)
+                    self._metrics.bonds_claimed.labels(self.name, self.currency).inc(won)
             await self._report_bonds()
         except ChainError as error:
-            raise ResolverError(f"source {self.name}: {error}") from None
+            raise chain_failure(self.name, error) from None
         emit(
             logger,
             logging.INFO,
@@ -1040,6 +1131,79 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             return None
         return last.inclusion.tx_hash
 
+    async def _settle_batched(self, market: MarketRef) -> tuple[bool, str | None]:
+        """`settle` with `claim_batch` above 1: this question and up to `claim_batch` - 1
+        other finalized questions where we won something and have not claimed (our
+        `LogNewAnswer` scan), in one `claimMultipleAndWithdrawBalance` (the claim and the
+        withdrawal in one transaction; `RealityAnswerer.claim_many`). A question claimed in
+        an earlier batch returns that batch's transaction, nothing sent. (False, None):
+        left to the claim one question at a time (the contract has no batched claim, or
+        only a withdrawal is left: someone claimed for us)."""
+        qid = market.details["question_id"]
+        try:
+            parts = await self._ready()
+            if not parts.reality.has_batch_claim:
+                return False, None
+            if qid.lower() in self._batch_claimed:
+                return True, self._batch_claimed[qid.lower()]
+            await self._report_bonds()  # our answers scanned: the questions to batch
+            assert self._ours is not None
+            view = await parts.reality.get_question(qid)
+            if view.phase != Phase.FINALIZED:
+                raise ResolverError(f"source {self.name}: question {qid} is not finalized yet")
+            won = await self._ours.payout(view)
+            if won == 0:
+                if view.history_hash == NULL_HASH and await parts.reality.balance_of(
+                    parts.manager.address
+                ):
+                    return False, None  # claimed for us: only the withdrawal is left
+                self._record_lost(market, view)
+                return True, None
+            batch: list[tuple[bytes | str, int]] = [(qid, int(market.details["block_number"]))]
+            wins = {qid.lower(): won}
+            others = [q for q in self._ours.questions() if q.lower() != qid.lower()]
+            for other in await parts.reality.get_questions(others):
+                if len(batch) >= self.config.claim_batch:
+                    break
+                if other.phase != Phase.FINALIZED or other.history_hash == NULL_HASH:
+                    continue
+                other_won = await self._ours.payout(other)
+                if other_won > 0:
+                    batch.append((other.id_hex, parts.start_block))
+                    wins[other.id_hex.lower()] = other_won
+            claimed = await parts.answerer.claim_many(batch)
+            for intent in claimed.intents:
+                if intent.state != IntentState.CONFIRMED:
+                    # SKIPPED: one of them was claimed meanwhile; decided again next time.
+                    raise ResolverError(
+                        f"source {self.name}: {intent.key} {intent.state.value}: "
+                        f"{intent.error or 'a question of the batch was claimed meanwhile'}"
+                    )
+            last = claimed.intents[-1].inclusion if claimed.intents else None
+            reference = last.tx_hash if last is not None else ""
+            for question in claimed.claimed:
+                self._batch_claimed[question.lower()] = reference
+                if question.lower() not in self._claims_counted:
+                    self._claims_counted.add(question.lower())
+                    if self._metrics is not None:
+                        self._metrics.bonds_claimed.labels(self.name, self.currency).inc(
+                            wins.get(question.lower(), 0)
+                        )
+            await self._report_bonds()
+        except ChainError as error:
+            raise ResolverError(f"source {self.name}: {error}") from None
+        emit(
+            logger,
+            logging.INFO,
+            "reality.claimed_batch",
+            source=self.name,
+            market=market.market_id,
+            questions=len(claimed.claimed),
+            won=sum(wins.get(q.lower(), 0) for q in claimed.claimed),
+            withdrawn=claimed.withdrawn,
+        )
+        return True, self._batch_claimed.get(qid.lower())
+
     def _record_lost(self, market: MarketRef, view: QuestionView) -> None:
         """Our bonds on a question that finalized on another's answer: a line and the
         lost-bond counter, once per process (a settled market is not settled again)."""
@@ -1049,7 +1213,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
             return
         self._losses_counted.add(view.id_hex)
         if self._metrics is not None:
-            self._metrics.bonds_lost.labels(self.name, NATIVE, "outanswered").inc(ours)
+            self._metrics.bonds_lost.labels(self.name, self.currency, "outanswered").inc(ours)
         emit(
             logger,
             logging.WARNING,

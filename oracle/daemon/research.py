@@ -17,6 +17,7 @@ from oracle.agents.base import ResearchAgent
 from oracle.core.models import AgentFailure, AgentResult, Market
 from oracle.daemon.circuit import CircuitBreaker
 from oracle.errors import AgentError
+from oracle.scrub import SCRUBBER, scrub
 
 Clock = Callable[[], float]
 
@@ -112,7 +113,7 @@ class AgentPool:
         latency = self.clock() - start
         if problem is None:
             breaker.record_success(self.clock())
-            return Answer(agent.name, result, latency)
+            return Answer(agent.name, scrubbed(result), latency)
         breaker.record_failure(self.clock())
         return Answer(agent.name, _failure(agent, problem), latency)
 
@@ -125,7 +126,26 @@ class AgentPool:
 
 
 def _failure(agent: ResearchAgent, error: str) -> AgentFailure:
-    return AgentFailure(agent_id=agent.name, error=error[:2000])
+    return AgentFailure(agent_id=agent.name, error=scrub(error)[:2000])
+
+
+def scrubbed(result: AgentResult) -> AgentResult:
+    """`result` without any configured secret in its words (`oracle.scrub`): whatever an
+    agent brings back (a page quoting a key, a model echoing one) is stored, shown to the
+    other agents in a debate and proved only scrubbed."""
+    if not SCRUBBER.active:
+        return result
+    sources = tuple(
+        source.model_copy(
+            update={
+                "url": scrub(source.url),
+                "title": scrub(source.title),
+                "quote": scrub(source.quote),
+            }
+        )
+        for source in result.sources
+    )
+    return result.model_copy(update={"reasoning": scrub(result.reasoning), "sources": sources})
 
 
 def _check(agent: ResearchAgent, market: Market, result: object) -> str | None:

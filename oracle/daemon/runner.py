@@ -42,6 +42,7 @@ from oracle.daemon.service import Daemon
 from oracle.daemon.settings import MetricsSettings
 from oracle.errors import SetupError
 from oracle.log import emit
+from oracle.scrub import SCRUBBER, scrub
 from oracle.shutdown import STOP_REQUESTED
 
 logger = logging.getLogger("oracle.daemon")
@@ -116,6 +117,8 @@ def build_web_app(daemon: Daemon, scheduler: AsyncIOScheduler | None) -> web.App
         # One registry: the daemon's, which the research agents' metrics (tokens, cost,
         # tool calls) are on too (oracle.app.assemble).
         body = await asyncio.to_thread(generate_latest, daemon.metrics.registry)
+        if SCRUBBER.active:  # a label never carries a configured secret (oracle.scrub)
+            body = scrub(body.decode("utf-8", "replace")).encode()
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     async def healthz(_: web.Request) -> web.Response:

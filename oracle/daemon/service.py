@@ -54,6 +54,16 @@ from oracle.core.debate import (
     weighted_plurality,
 )
 from oracle.core.decision import timing_record, with_timing, with_venue_reasons
+from oracle.core.failures import (
+    FailureKind,
+    Retry,
+    RetryPolicy,
+    after_failure,
+    backoff_delay,
+    kind_of,
+    quoted,
+    review_reason,
+)
 from oracle.core.lifecycle import MarketEvent, MarketState
 from oracle.core.markets import (
     HIDDEN_CHARACTERS,
@@ -70,8 +80,9 @@ from oracle.core.models import (
     ConsensusResult,
     Market,
 )
+from oracle.core.outcomes import InvalidPolicy
 from oracle.core.params import ConsensusParams, SourceThresholds
-from oracle.core.proof import build_decision_proof
+from oracle.core.proof import build_decision_proof, reseal
 from oracle.core.review_rules import confirming
 from oracle.core.scoring import ROLLING_WINDOWS, Finality, RollingFigures, rolling_figures
 from oracle.core.text import clean
@@ -92,6 +103,7 @@ from oracle.daemon.ports import (
     Challenger,
     ChallengeSent,
     Funded,
+    InvalidAnswers,
     MarketRef,
     MarketSource,
     Receipt,
@@ -108,6 +120,7 @@ from oracle.daemon.settings import DaemonSettings, MetricsSettings
 from oracle.errors import AnswerLost, IllegalTransition, LeaseLost, ResolverError, SourceError
 from oracle.files import write_atomically
 from oracle.log import emit
+from oracle.scrub import scrub_value
 from oracle.store.repository import Store
 from oracle.store.research import AgentIdentity
 from oracle.store.tables import MarketRow
@@ -167,8 +180,11 @@ def _window(row: MarketRow) -> AnswerWindow:
     )
 
 
-def _core_market(row: MarketRow, now: float | None = None) -> Market:
-    """The market as the core judges it; `now`: the venue's clock for this research."""
+def _core_market(
+    row: MarketRow, now: float | None = None, invalid: InvalidPolicy | None = None
+) -> Market:
+    """The market as the core judges it; `now`: the venue's clock for this research;
+    `invalid`: the venue's word on INVALID for it (`InvalidAnswers`)."""
     return Market(
         id=row.id,
         question=row.question,
@@ -177,6 +193,7 @@ def _core_market(row: MarketRow, now: float | None = None) -> Market:
         resolve_after=row.resolve_after,
         window=_window(row),
         now=now,
+        invalid=invalid,
     )
 
 
@@ -212,6 +229,9 @@ class Daemon:
         self._accuracy_refreshed_at: float | None = None
         self.clock = clock
         self.replica = settings.replica_id or default_replica_id()
+        self.retry_policy = RetryPolicy(
+            settings.max_attempts, settings.retry_backoff, settings.retry_backoff_max
+        )
         self.lease_seconds = judgement.params.agent_timeout + settings.lease_margin
         self.draining = False
         # The sources whose last poll failed, each with its error: `run_once` reports
@@ -341,11 +361,24 @@ class Daemon:
                 now = await self._venue_now_to_record(source_name)
                 # Market text enters the daemon here: cleaned before anything reads it.
                 cleaned = [clean_spec(spec) for spec in specs]
-                specs, plans = self._scheduled(await self._read_windows(cleaned, now), now)
+                # One the venue cannot read goes to a person as it is: no window, no plan.
+                unreadable = {s.market_id: s for s in cleaned if s.unreadable is not None}
+                readable = [s for s in cleaned if s.unreadable is None]
+                specs, plans = self._scheduled(await self._read_windows(readable, now), now)
+                specs = [*specs, *unreadable.values()]
                 new = await self._db(self.store.add_discovered, specs, self.replica, plans)
                 self.metrics.markets_discovered.labels(source_name).inc(len(new))
                 for market_id in new:
                     emit(logger, logging.INFO, "market.discovered", market=market_id)
+                    if market_id in unreadable:
+                        self.metrics.review_reasons.labels("unreadable").inc()
+                        emit(
+                            logger,
+                            logging.WARNING,
+                            "market.unreadable",
+                            market=market_id,
+                            reason=unreadable[market_id].unreadable,
+                        )
                 added += len(new)
                 if new and start_due:
                     self._promote_soon()
@@ -393,6 +426,10 @@ class Daemon:
         )
         for market_id in moved:
             emit(logger, logging.INFO, "market.second_opinion", market=market_id)
+        # Ours among them was disputed or answered back: its state is read now, not when
+        # the watch reaches it once its window is over (`watch`).
+        for row in await self._db(self.store.answered_markets, name, external_ids):
+            await self._watch_one(row)
         return len(moved)
 
     def _replica_liveness(self) -> float:
@@ -568,9 +605,9 @@ class Daemon:
             now = await self._venue_now(row.source)
         except ResolverError as error:
             return await self._fail(row.id, f"reading the venue's clock: {error}"), None
-        market = _core_market(row, now)
-        refreshed: dict[str, Any] | None = None
         source = self._sources_by_name.get(row.source)
+        market = _core_market(row, now, self._invalid_policy(row))
+        refreshed: dict[str, Any] | None = None
         if isinstance(source, Refreshing):
             try:
                 current = await source.refresh(_market_ref(row))
@@ -610,6 +647,13 @@ class Daemon:
             tuple(a.answer for a in answers if isinstance(a.answer, AgentFailure)),
         )
 
+    def _invalid_policy(self, row: MarketRow) -> InvalidPolicy | None:
+        """Whether the market's venue takes INVALID, and what an agreed one does there."""
+        source = self._sources_by_name.get(row.source)
+        if isinstance(source, InvalidAnswers):
+            return source.invalid_policy(_market_ref(row))
+        return None
+
     async def _decide(self, row: MarketRow, researched: Researched | None) -> MarketRow:
         """Judge the research this replica just did, or, when resuming, the stored run."""
         if researched is None:
@@ -623,7 +667,9 @@ class Daemon:
         except ResolverError as error:
             return await self._fail(row.id, f"reading the venue's clock: {error}")
         consensus_input = ConsensusInput(
-            market=_core_market(row, now), results=researched.results, failures=researched.failures
+            market=_core_market(row, now, self._invalid_policy(row)),
+            results=researched.results,
+            failures=researched.failures,
         )
         params, thresholds = self.judgement.params, self.judgement.thresholds
         result = evaluate(consensus_input, params, thresholds)
@@ -664,7 +710,11 @@ class Daemon:
             debate=debate,
             majority=majority,
             timing=timing_record(timed),
+            hidden_characters=int(row.details.get(HIDDEN_CHARACTERS, 0)),
         )
+        # No configured secret in a proof, whatever text carried it (oracle.scrub).
+        if (clean := scrub_value(proof)) != proof:
+            proof = reseal(clean)
         # On disk before the verdict is committed: a market never moves on without it.
         self._write_proof(row.id, proof)
         if result.action == "submit":
@@ -775,11 +825,11 @@ class Daemon:
 
     async def _deliver(self, row: MarketRow) -> MarketRow:
         resolver = self.resolvers.get(row.source)
-        if resolver is None:
-            raise ResolverError(f"no resolver for source {row.source!r}", retryable=False)
-        if row.decided_outcome is None or row.proof_checksum is None:
-            raise ResolverError("nothing decided to deliver", retryable=False)
         try:
+            if resolver is None:
+                raise ResolverError(f"no resolver for source {row.source!r}", retryable=False)
+            if row.decided_outcome is None or row.proof_checksum is None:
+                raise ResolverError("nothing decided to deliver", retryable=False)
             receipt = await resolver.propose(
                 _market_ref(row), row.decided_outcome, row.proof_checksum
             )
@@ -788,8 +838,7 @@ class Daemon:
             return await self._answer_lost(row, error)
         except ResolverError as error:
             self.metrics.submissions.labels("failed").inc()
-            emit(logger, logging.WARNING, "market.delivery_failed", market=row.id, error=error)
-            return await self._fail(row.id, str(error))
+            return await self._refused(row, error, "market.delivery_failed")
         self.metrics.submissions.labels("confirmed").inc()
         self.metrics.gas_used.inc(receipt.gas_used)
         now = await self._venue_now_to_record(row.source)
@@ -816,6 +865,7 @@ class Daemon:
                     **_challenge_offered(receipt),
                 },
                 "window_ends_at": receipt.final_after,
+                "delivery_failures": 0,
             },
         )
         await self._disagreement(row, receipt)
@@ -849,20 +899,20 @@ class Daemon:
         `challenging` only by that confirmation), once; or record why nothing was sent."""
         pending = dict(row.submission.get("challenge_pending") or {})
         resolver = self.resolvers.get(row.source)
-        if not pending or not isinstance(resolver, Challenger):
-            raise ResolverError(
-                f"market {row.id}: no confirmed challenge its venue can send", retryable=False
-            )
-        outcome = str(pending["outcome"])
+        outcome = str(pending.get("outcome"))
         try:
+            if not pending or not isinstance(resolver, Challenger):
+                raise ResolverError(
+                    f"market {row.id}: no confirmed challenge its venue can send",
+                    retryable=False,
+                )
             result = await resolver.challenge(_market_ref(row), outcome)
         except AnswerLost as error:
             self.metrics.challenges.labels(row.source, "failed").inc()
             return await self._answer_lost(row, error)
         except ResolverError as error:
             self.metrics.challenges.labels(row.source, "failed").inc()
-            emit(logger, logging.WARNING, "market.challenge_failed", market=row.id, error=error)
-            return await self._fail(row.id, str(error))
+            return await self._refused(row, error, "market.challenge_failed")
         sent = result.sent.value if result.sent is not None else "moot"
         self.metrics.challenges.labels(row.source, sent).inc()
         emit(
@@ -898,6 +948,7 @@ class Daemon:
             updates["window_ends_at"] = receipt.final_after
         submission.pop("challenge_pending", None)
         updates["submission"] = {**submission, "challenged": done}
+        updates["delivery_failures"] = 0
         if result.sent is ChallengeSent.DISPUTED:
             event = E.CHALLENGE_DISPUTED
         elif result.sent is ChallengeSent.ANSWERED:
@@ -939,16 +990,34 @@ class Daemon:
         )
         return moved
 
-    async def _fail(self, market_id: str, reason: str) -> MarketRow:
-        row = await self._db(self.store.get_market, market_id)
-        # A failed delivery (or challenge) keeps its verdict and is retried as such; only
-        # failed research counts against `daemon.max_attempts`.
-        failures = row.failures + (row.state not in (S.SUBMITTING, S.CHALLENGING))
-        delay = min(
-            self.settings.retry_backoff * 2 ** max(failures - 1, 0),
-            self.settings.retry_backoff_max,
+    async def _refused(self, row: MarketRow, error: ResolverError, event: str) -> MarketRow:
+        """A delivery (an answer or a challenge) the venue refused: logged, then failed as
+        its kind says (a person at once for a refusal that waiting will not cure)."""
+        kind = kind_of(error.retryable)
+        emit(
+            logger,
+            logging.WARNING,
+            event,
+            market=row.id,
+            kind=kind.value,
+            attempt=row.delivery_failures + 1,
+            error=quoted(str(error)),
         )
+        return await self._fail(row.id, str(error), kind)
+
+    async def _fail(
+        self, market_id: str, reason: str, kind: FailureKind = FailureKind.TRANSIENT
+    ) -> MarketRow:
+        """A failed step. Research (and judging) counts in `failures`, retried with
+        back-off and handed to a person by `promote` once `daemon.max_attempts` is spent;
+        a delivery or a confirmed challenge keeps its verdict and follows
+        `oracle.core.failures` (`_delivery_failed`)."""
+        row = await self._db(self.store.get_market, market_id)
         now = await self._venue_now_to_record(row.source)
+        if row.state in (S.SUBMITTING, S.CHALLENGING):
+            return await self._delivery_failed(row, reason, kind, now)
+        failures = row.failures + 1
+        delay = backoff_delay(failures, self.retry_policy)
         try:
             return await self._step(
                 market_id,
@@ -958,6 +1027,63 @@ class Daemon:
             )
         except (IllegalTransition, LeaseLost):
             return row  # it already moved on, or another replica holds it now
+
+    async def _delivery_failed(
+        self, row: MarketRow, reason: str, kind: FailureKind, now: float
+    ) -> MarketRow:
+        """A delivery (or confirmed challenge) attempt failed: retried later, each wait
+        longer than the one before, or handed to a person, at once when the refusal is
+        permanent and after `daemon.max_attempts` failed attempts otherwise
+        (`oracle.core.failures.after_failure`), with the venue's reason in the item."""
+        challenging = row.state == S.CHALLENGING
+        action = "challenge" if challenging else "propose"
+        self.metrics.delivery_failures.labels(row.source, action, kind.value).inc()
+        step = after_failure(kind, row.delivery_failures, now, self.retry_policy)
+        if isinstance(step, Retry):
+            try:
+                return await self._step(
+                    row.id,
+                    E.FAILED,
+                    f"attempt {step.attempts} failed ({kind.value}), retried in "
+                    f"{step.delay:g} s: {quoted(reason, 800)}",
+                    updates={"next_attempt_at": step.at, "delivery_failures": step.attempts},
+                )
+            except (IllegalTransition, LeaseLost):
+                return row  # it already moved on, or another replica holds it now
+        if challenging:
+            pending = row.submission.get("challenge_pending") or {}
+            what = f"the confirmed {str(pending.get('action') or 'challenge').replace('_', '-')}"
+        else:
+            what = f"delivering {row.decided_outcome}"
+        updates: dict[str, Any] = {"delivery_failures": 0}
+        if challenging:  # the confirmed challenge is over: the person decides anew
+            updates["submission"] = {
+                k: v for k, v in row.submission.items() if k != "challenge_pending"
+            }
+        try:
+            moved, review_id = await self._db(
+                self.store.hand_to_person,
+                row.id,
+                E.DELIVERY_STOPPED,
+                actor=self.replica,
+                reasons=[review_reason(what, step, reason)],
+                updates=updates,
+            )
+        except (IllegalTransition, LeaseLost):
+            return row
+        self.metrics.review_reasons.labels(step.code).inc()
+        emit(
+            logger,
+            logging.ERROR,
+            "market.delivery_stopped",
+            market=row.id,
+            review=review_id,
+            code=step.code,
+            action=action,
+            attempts=step.attempts,
+            error=quoted(reason),
+        )
+        return moved
 
     async def _apply(
         self,
@@ -1002,13 +1128,27 @@ class Daemon:
         if not await self._db(self.store.try_acquire_job, "watch", self.replica, self._job_lease()):
             return 0
         changed = 0
-        # Every submitted answer is read at every pass, its window running or over: a
-        # dispute is known within a watch interval, not once the window ends.
-        unreadable = [name for name, at in (await self._venue_times()).items() if at is None]
+        # A venue whose events report disputes and answers back (`AnsweredByOthers`: read
+        # after each poll, see `_second_opinion`) has its submitted answers read here once
+        # their window is over; any other venue's at every pass, window running or over:
+        # either way a dispute is known within a poll or a watch interval, not once the
+        # window ends.
+        times = await self._venue_times()
+        unreadable = [name for name, at in times.items() if at is None]
+        fed = {
+            source.name: at
+            for source in self.sources
+            if isinstance(source, AnsweredByOthers)
+            and (at := times.get(source.name, self.clock())) is not None
+        }
         after, page = "", 500
         while True:
             rows = await self._db(
-                self.store.markets_to_watch, unreadable=unreadable, after=after, limit=page
+                self.store.markets_to_watch,
+                unreadable=unreadable,
+                fed=fed,
+                after=after,
+                limit=page,
             )
             for row in rows:
                 changed += await self._watch_one(row)
@@ -1023,6 +1163,19 @@ class Daemon:
                 reference = await resolver.settle(_market_ref(row))
             except ResolverError as error:
                 self.metrics.errors.labels("settle").inc()
+                kind = kind_of(error.retryable)
+                self.metrics.delivery_failures.labels(row.source, "settle", kind.value).inc()
+                if kind is FailureKind.PERMANENT:
+                    # Trying again at every watch pass cannot help: not tried again.
+                    await self._db(self.store.stop_settling, row.id, quoted(str(error)))
+                    emit(
+                        logger,
+                        logging.ERROR,
+                        "market.settle_refused",
+                        market=row.id,
+                        error=quoted(str(error)),
+                    )
+                    continue
                 emit(logger, logging.WARNING, "market.settle_failed", market=row.id, error=error)
                 continue
             await self._db(self.store.mark_settled, row.id, reference or "")

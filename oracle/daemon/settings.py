@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from oracle.core.outcomes import InvalidPolicy
 from oracle.core.timing import ScheduleParams
 from oracle.core.urls import is_http_url
 
@@ -39,9 +40,14 @@ class DaemonSettings(BaseModel):
         120.0, gt=0, description="Lease length beyond consensus.agent_timeout."
     )
     max_attempts: int = Field(
-        5, ge=1, description="Failed research attempts before a person decides."
+        5,
+        ge=1,
+        description="Failed research attempts, and failed delivery attempts in a row, "
+        "before a person decides.",
     )
-    retry_backoff: Seconds = Field(30.0, ge=0, description="First retry delay; doubles each time.")
+    retry_backoff: Seconds = Field(
+        30.0, ge=0, description="First retry delay (research or delivery); doubles each time."
+    )
     retry_backoff_max: Seconds = Field(3600.0, ge=0)
     schedule: ScheduleParams = Field(
         default_factory=ScheduleParams,
@@ -261,6 +267,12 @@ class UmaSourceConfig(BaseModel):
     )
     allow_too_early: bool = Field(
         False, description="Propose UMA's too-early price when the verdict is TOO_EARLY."
+    )
+    invalid: InvalidPolicy = Field(
+        "propose",
+        description="The agents' agreed INVALID (a canceled game: UMA's 50-50 price, where "
+        "the question offers it): propose (as Polymarket's proposers do: the 50-50 price, "
+        "0.5e18 for YES_OR_NO_QUERY) or review (a person first).",
     )
     settle: bool = Field(True, description="Settle requests once their liveness is over.")
     dispute: Literal["never", "after_review"] = Field(
@@ -521,7 +533,8 @@ class UmaV3SourceConfig(BaseModel):
 
 class RealityBondPolicy(BaseModel):
     """`market_sources[].bond` of kind `reality`: what answers may put at stake, in wei of
-    the chain's native token (RealityETH_v3_0 bonds are ETH, xDAI, ...)."""
+    the chain's native token (RealityETH_v3_0 and v2.1 bonds are ETH, xDAI, ...), or in the
+    smallest unit of `bond_token` (RealityETH_ERC20_v3_0)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -564,9 +577,10 @@ _REALITY_ANSWERABLE = {0: "bool", 2: "single-select"}
 
 
 class RealitySourceConfig(BaseModel):
-    """`market_sources[]` entry of kind `reality`: questions on a Reality.eth v3 contract
-    (RealityETH_v3_0, native-token bonds), answered with bonds (signed by `chain.signer`,
-    on the nodes of `chain.rpc`)."""
+    """`market_sources[]` entry of kind `reality`: questions on a Reality.eth contract
+    (`contract`: v3, RealityETH_v3_0, or v2.1, Realitio_v2_1; with `bond_token`,
+    RealityETH_ERC20_v3_0 bonded in that token), answered with bonds (signed by
+    `chain.signer`, on the nodes of `chain.rpc`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -576,7 +590,25 @@ class RealitySourceConfig(BaseModel):
         None,
         description="The entry of `chains` this source is on; optional with one chain.",
     )
-    contract_address: str = Field(description="The RealityETH_v3_0 contract.")
+    contract_address: str = Field(description="The Reality.eth contract.")
+    contract: Literal["v3", "v2.1"] = Field(
+        "v3",
+        description="Its version: v3 (RealityETH_v3_0, or RealityETH_ERC20_v3_0 with a "
+        "bond_token) or v2.1 (Realitio_v2_1, where Omen asks on Gnosis chain); checked "
+        "against the deployment at start.",
+    )
+    bond_token: str | None = Field(
+        None,
+        description="The ERC-20 token a RealityETH_ERC20_v3_0 takes bonds in (its token(), "
+        "checked at start); null: bonds in the native token.",
+    )
+    claim_batch: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Questions claimed in one claimMultipleAndWithdrawBalance (the claim and "
+        "the withdrawal in one transaction); 1: claimWinnings then withdraw, per question.",
+    )
     arbitrators: tuple[str, ...] | None = Field(
         None, description="Only questions naming one of these arbitrators; null: any."
     )
@@ -592,6 +624,11 @@ class RealitySourceConfig(BaseModel):
         False,
         description="Answer Reality.eth's 'answered too soon' (0xff..fe) when the verdict "
         "is TOO_EARLY.",
+    )
+    invalid: InvalidPolicy = Field(
+        "propose",
+        description="The agents' agreed INVALID (0xff..ff): propose (answered with a bond, "
+        "as Reality.eth's answerers answer Invalid) or review (a person first).",
     )
     claim: bool = Field(
         True, description="Claim winnings and withdraw them once a question is finalized."
@@ -613,6 +650,18 @@ class RealitySourceConfig(BaseModel):
     @classmethod
     def _contract_address(cls, value: str) -> str:
         return _address(value)
+
+    @field_validator("bond_token")
+    @classmethod
+    def _bond_token(cls, value: str | None) -> str | None:
+        return None if value is None else _address(value)
+
+    @model_validator(mode="after")
+    def _erc20_on_v3(self) -> RealitySourceConfig:
+        if self.bond_token is not None and self.contract != "v3":
+            # @reality.eth/contracts ships no ERC-20 flavour of v2.1.
+            raise ValueError("bond_token: ERC-20 bonds are answered on contract v3 only")
+        return self
 
     @field_validator("arbitrators", "askers")
     @classmethod

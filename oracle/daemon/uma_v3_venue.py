@@ -78,6 +78,8 @@ from oracle.daemon.chain_parts import (
     ChainConnection,
     ConnectedVenue,
     TokenBonds,
+    chain_failure,
+    intent_failure,
     settled_reference,
 )
 from oracle.daemon.metrics import DaemonMetrics
@@ -337,12 +339,10 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
         except BondRefused as refused:
             raise self._refused(refused, market=market.market_id, action="assert") from None
         except ChainError as error:
-            raise ResolverError(f"source {self.name}: {error}") from None
+            raise chain_failure(self.name, error) from None
         intent, made = asserted.intent, asserted.assertion
         if intent.state in (IntentState.REVERTED, IntentState.FAILED):
-            raise ResolverError(
-                f"source {self.name}: assertion {intent.state.value}: {intent.error or 'no reason'}"
-            )
+            raise intent_failure(self.name, "assertion", intent)
         if made is None:
             raise ResolverError(f"source {self.name}: the assertion is not on-chain yet")
         ours_sent = intent.inclusion is not None and intent.sender == parts.manager.address
@@ -555,11 +555,9 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
         except BondRefused as refused:
             raise self._refused(refused, market=market.market_id, action="dispute") from None
         except ChainError as error:
-            raise ResolverError(f"source {self.name}: {error}") from None
+            raise chain_failure(self.name, error) from None
         if intent.state in (IntentState.REVERTED, IntentState.FAILED):
-            raise ResolverError(
-                f"source {self.name}: dispute {intent.state.value}: {intent.error or 'no reason'}"
-            )
+            raise intent_failure(self.name, "dispute", intent)
         if view.disputer.lower() != us.lower():
             # Skipped at the last check: the assertion moved on before our dispute went out.
             return Challenged(
@@ -633,7 +631,7 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
             parts = await self._ready()
             intent = await parts.asserter.settle(assertion_id, await self.now())
         except ChainError as error:
-            raise ResolverError(f"source {self.name}: {error}") from None
+            raise chain_failure(self.name, error) from None
         return settled_reference(self.name, intent, f"assertion {assertion_id} not settleable yet")
 
 

@@ -5,7 +5,13 @@ requesters and identifiers, checkpoint in the daemon's database, reorg rewind). 
 request becomes a market whose external id is the request id, whose question is the
 ancillary data's title and description (`oracle.core.ancillary`), and whose outcomes are
 the prices it offers: `NO`, `YES` (or the question's own labels); the 50-50 price is the
-verdict `INVALID`; UMA's too-early price is an outcome only with `allow_too_early`.
+verdict `INVALID`, which the agents may answer where the question offers it (a canceled
+game; `invalid: propose` proposes an agreed one at that price, `review` hands it to a
+person); UMA's too-early price is an outcome only with `allow_too_early`.
+A request whose ancillary data cannot be read exactly is a market all the same, one that
+goes straight to a person (`MarketSpec.unreadable`): a review item showing the raw text,
+escaped, and why it was refused; it has no outcome, is never researched, and no decision
+sends anything for it (no bond, no transaction).
 
 A re-ask (Polymarket's adapter asks again, with a new timestamp and the same ancillary
 data, from its dispute callback) is a new request and a new market; its details name the
@@ -99,12 +105,16 @@ from oracle.core.clarifications import ClarificationLimits, clarifications
 from oracle.core.clarifications import review_reasons as clarification_review_reasons
 from oracle.core.decision import ReviewReason
 from oracle.core.markets import HIDDEN_CHARACTERS, MarketSpec
+from oracle.core.outcomes import INVALID, InvalidPolicy
 from oracle.core.scoring import Finality
+from oracle.core.text import visible
 from oracle.core.timing import venue_window
 from oracle.daemon.chain_parts import (
     ChainConnection,
     ConnectedVenue,
     TokenBonds,
+    chain_failure,
+    intent_failure,
     latest_block,
     settled_reference,
 )
@@ -131,8 +141,6 @@ from oracle.log import emit
 
 logger = logging.getLogger("oracle.daemon.uma")
 
-INVALID = "INVALID"  # the daemon's verdict for a question that cannot be answered Yes or No
-
 
 def outcome_name(meaning: str | None, label: str) -> str:
     """The daemon's outcome for a price option: YES, NO, INVALID (50-50), TOO_EARLY, or
@@ -143,7 +151,8 @@ def outcome_name(meaning: str | None, label: str) -> str:
 
 
 def market_outcomes(question: AncillaryQuestion, *, allow_too_early: bool) -> tuple[str, ...]:
-    """What the agents may answer (INVALID is always open to them, so not listed)."""
+    """The market's outcomes (INVALID, the 50-50 price, is reserved, so not listed: it is
+    open to the agents through `UmaVenue.invalid_policy`)."""
     names = []
     for option in question.options:
         name = outcome_name(option.meaning, option.label)
@@ -266,34 +275,45 @@ class _OurBonds:
 
 
 class _OthersProposals:
-    """The requests someone other than this signer proposed on: the oracle's
-    `ProposePrice` events of the configured requesters (any proposer, ours dropped),
-    scanned behind the confirmation depth from a checkpoint in the daemon's database."""
+    """The requests someone other than this signer proposed on or disputed: the oracle's
+    `ProposePrice` and `DisputePrice` events of the configured requesters (ours dropped),
+    scanned behind the confirmation depth from checkpoints in the daemon's database."""
 
     def __init__(self, parts: UmaParts) -> None:
         self._us = parts.manager.address.lower()
         requesters = parts.source.requesters
-        self._scanner = LogScanner(
-            parts.pool,
-            address=parts.oracle.address,
-            decoder=EventDecoder(load_artifact(OPTIMISTIC_ORACLE_V2).abi, "ProposePrice"),
-            checkpoints=parts.checkpoints,
-            name=f"{parts.source.scanner.name}:others-proposals",
-            settings=parts.scanner_settings,
-            start_block=parts.start_block,
-            topics=[] if requesters is None else [[address_topic(r) for r in requesters]],
-        )
+        abi = load_artifact(OPTIMISTIC_ORACLE_V2).abi
+        self._scanners = [
+            (
+                LogScanner(
+                    parts.pool,
+                    address=parts.oracle.address,
+                    decoder=EventDecoder(abi, event),
+                    checkpoints=parts.checkpoints,
+                    name=f"{parts.source.scanner.name}:{checkpoint}",
+                    settings=parts.scanner_settings,
+                    start_block=parts.start_block,
+                    topics=[] if requesters is None else [[address_topic(r) for r in requesters]],
+                ),
+                party,
+            )
+            for event, checkpoint, party in (
+                ("ProposePrice", "others-proposals", "proposer"),
+                ("DisputePrice", "disputes", "disputer"),
+            )
+        ]
 
     async def poll(self) -> list[str]:
         found: dict[str, None] = {}
-        for log in await self._scanner.poll():
-            args = log.args
-            if str(args["proposer"]).lower() == self._us:
-                continue
-            key = RequestKey(
-                args["requester"], args["identifier"], args["timestamp"], args["ancillaryData"]
-            )
-            found[key.id_hex] = None
+        for scanner, party in self._scanners:
+            for log in await scanner.poll():
+                args = log.args
+                if str(args[party]).lower() == self._us:
+                    continue
+                key = RequestKey(
+                    args["requester"], args["identifier"], args["timestamp"], args["ancillaryData"]
+                )
+                found[key.id_hex] = None
         return list(found)
 
 
@@ -339,7 +359,6 @@ class UmaVenue(ConnectedVenue[UmaParts]):
     async def poll(self, deliver: Deliver) -> list[str]:
         with self._source_failure():
             parts = await self._ready()
-        skipped: list[str] = []
 
         async def handle(requests: list[PriceRequest]) -> None:
             disputed = await self._disputed_in(parts, {r.tx_hash for r in requests})
@@ -360,12 +379,12 @@ class UmaVenue(ConnectedVenue[UmaParts]):
                         )
                     specs.append(spec)
                 except AncillaryDataError as error:
-                    skipped.append(f"request {request.key.id_hex}: {error}")
+                    specs.append(self._unreadable(request, view, error))
             await deliver(specs)
 
         with self._source_failure():
             await parts.source.poll(handle)
-        return skipped
+        return []  # a request that cannot be read is a market for a person, not a line
 
     async def answered_by_others(self) -> list[str]:
         """The requests others proposed on since the last call (`AnsweredByOthers`)."""
@@ -440,6 +459,42 @@ class UmaVenue(ConnectedVenue[UmaParts]):
             awaits_settlement=self.config.settle,
         )
 
+    def _unreadable(
+        self, request: PriceRequest, view: RequestView, error: AncillaryDataError
+    ) -> MarketSpec:
+        """A request whose ancillary data cannot be read exactly, as a market that goes
+        straight to a person (`MarketSpec.unreadable`): its question is the raw text,
+        escaped (`oracle.core.text.visible`), its review item says why it was refused; it
+        has no outcome, is never researched, and nothing is sent for it."""
+        key = request.key
+        raw = visible(key.ancillary_data.decode("utf-8", errors="backslashreplace"))
+        reason = visible(str(error))
+        self._currencies.add(request.currency)
+        return MarketSpec(
+            source=self.name,
+            external_id=key.id_hex,
+            question=raw or "(empty ancillary data)",
+            resolve_after=float(key.timestamp),
+            outcomes=(),
+            details={
+                "oracle": self._oracle_address(),
+                "request_id": key.id_hex,
+                "requester": key.requester,
+                "identifier": key.identifier_name,
+                "timestamp": key.timestamp,
+                "ancillary_data": HexBytes(key.ancillary_data).to_0x_hex(),
+                "currency": request.currency,
+                "reward": str(request.reward),
+                "bond": str(view.bond),
+                "final_fee": str(request.final_fee),
+                "question_key": question_key(key),
+                "block_number": request.block_number,
+                "tx_hash": request.tx_hash,
+                "unreadable": {"error": reason, "ancillary_text": raw},
+            },
+            unreadable=f"unreadable: {reason}",
+        )
+
     async def refresh(self, market: MarketRef) -> Refreshed | None:
         """The market's clarifications read again, right before each research of it (the
         port's `Refreshing`): its criteria and details as discovery makes them, from the
@@ -457,6 +512,16 @@ class UmaVenue(ConnectedVenue[UmaParts]):
             return None
         criteria, record = clarified[key.id_hex]
         return Refreshed(criteria, {**market.details, "clarifications": record})
+
+    def invalid_policy(self, market: MarketRef) -> InvalidPolicy | None:
+        """The port's `InvalidAnswers`: where the question offers the 50-50 price (UNKNOWN,
+        Polymarket's `p3: 0.5`), the agents may answer INVALID, and an agreed one goes as
+        `invalid` says; where it offers none, INVALID is no answer here."""
+        try:
+            option = request_key(market.details).question().option(INVALID)
+        except (AncillaryDataError, KeyError, TypeError, ValueError):
+            return None
+        return self.config.invalid if option is not None and option.meaning == UNKNOWN else None
 
     def review_reasons(self, market: MarketRef) -> list[ReviewReason]:
         """A person must look (the port's `VenueReview`) when the board's answer for the
@@ -588,7 +653,7 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         except BondRefused as refused:
             raise self._refused(refused, request=key.id_hex, action="propose") from None
         except ChainError as error:
-            raise ResolverError(f"source {self.name}: {error}") from None
+            raise chain_failure(self.name, error) from None
         return self._receipt(parts, key, question, proposal, outcome=outcome, price=price)
 
     def _refused(self, refused: BondRefused, **context: Any) -> ResolverError:
@@ -663,15 +728,14 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         view, intent = proposal.request, proposal.intent
         us = parts.manager.address
         if intent is not None and intent.state in (IntentState.REVERTED, IntentState.FAILED):
-            raise ResolverError(
-                f"source {self.name}: proposal {intent.state.value}: {intent.error or 'no reason'}"
-            )
+            raise intent_failure(self.name, "proposal", intent)
         if not view.proposed:
             raise ResolverError(f"source {self.name}: the proposal is not on-chain yet")
         details: dict[str, Any] = {
             "request_id": key.id_hex,
             "proposer": view.proposer,
             "price": str(view.proposed_price),
+            "signer": us,  # who would have proposed: the track record's signer
         }
         if proposal.ours(us):
             assert self._bonds is not None
@@ -742,11 +806,9 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         except BondRefused as refused:
             raise self._refused(refused, request=key.id_hex, action="dispute") from None
         except ChainError as error:
-            raise ResolverError(f"source {self.name}: {error}") from None
+            raise chain_failure(self.name, error) from None
         if intent.state in (IntentState.REVERTED, IntentState.FAILED):
-            raise ResolverError(
-                f"source {self.name}: dispute {intent.state.value}: {intent.error or 'no reason'}"
-            )
+            raise intent_failure(self.name, "dispute", intent)
         if view.disputer.lower() != us.lower():
             # Skipped at the last check: the request moved on before our dispute went out.
             return Challenged(
@@ -826,7 +888,7 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         try:
             intent = await (await self._ready()).proposer.settle(key)
         except ChainError as error:
-            raise ResolverError(f"source {self.name}: {error}") from None
+            raise chain_failure(self.name, error) from None
         return settled_reference(self.name, intent, f"request {key.id_hex} is not settleable yet")
 
 

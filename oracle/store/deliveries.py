@@ -64,3 +64,14 @@ class Deliveries(Transactions):
             row.submission = {**row.submission, "settled": reference or True}
             row.awaits_settlement = False
             session.add(row)
+
+    def stop_settling(self, market_id: str, reason: str) -> None:
+        """A settle (or claim) the venue refused for good: not tried again; `reason` kept
+        in the submission (`settle_refused`) for `oracle review show` and the logs."""
+        with self.session() as session:
+            row = session.exec(
+                select(MarketRow).where(col(MarketRow.id) == market_id).with_for_update()
+            ).one()
+            row.submission = {**row.submission, "settle_refused": reason}
+            row.awaits_settlement = False
+            session.add(row)

@@ -18,6 +18,8 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
+from oracle.scrub import SCRUBBER, scrub_value
+
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 # Seconds to wait for a PostgreSQL server; without it an unreachable host blocks for minutes.
 POSTGRES_CONNECT_TIMEOUT = 10
@@ -51,15 +53,40 @@ def make_engine(url: str, *, set_wal: bool = True) -> Engine:
             max_overflow=8,
         )
         _configure_sqlite(engine, set_wal=set_wal)
+        _scrub_writes(engine)
         return engine
     if parsed.get_backend_name() == "postgresql" and parsed.get_driver_name() in ("", "psycopg2"):
         parsed = parsed.set(drivername="postgresql+psycopg")
     connect_args = {"connect_timeout": POSTGRES_CONNECT_TIMEOUT}
     if "connect_timeout" in parsed.query:
         connect_args = {}
-    return create_engine(
+    engine = create_engine(
         parsed, pool_pre_ping=True, pool_size=10, max_overflow=10, connect_args=connect_args
     )
+    _scrub_writes(engine)
+    return engine
+
+
+def _scrub_writes(engine: Engine) -> None:
+    """No configured secret in a row written (`oracle.scrub`), whichever path wrote it: the
+    string parameters of every INSERT and UPDATE are scrubbed (the console's hash-chained
+    audit log excepted: a row changed after its hash was taken would break the chain)."""
+
+    @event.listens_for(engine, "before_cursor_execute", retval=True)
+    def _scrubbed(
+        _connection: Any,
+        _cursor: Any,
+        statement: str,
+        parameters: Any,
+        _context: Any,
+        _executemany: bool,
+    ) -> tuple[str, Any]:
+        if not SCRUBBER.active or not parameters:
+            return statement, parameters
+        verb = statement.lstrip()[:6].upper()
+        if verb not in ("INSERT", "UPDATE") or "console_audit" in statement:
+            return statement, parameters
+        return statement, scrub_value(parameters)
 
 
 def _configure_sqlite(engine: Engine, *, set_wal: bool) -> None:

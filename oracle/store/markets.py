@@ -16,6 +16,7 @@ from oracle.core.markets import MarketSpec
 from oracle.core.timing import Plan
 from oracle.errors import StoreError
 from oracle.store._transaction import INSERT_AUDIT, MARKET, Transactions
+from oracle.store.reviews import insert_review
 from oracle.store.tables import AuditRow, MarketRow
 
 _INSERT_MARKET = insert(MARKET)
@@ -91,10 +92,11 @@ class Markets(Transactions):
                         "outcomes": list(spec.outcomes),
                         "details": dict(spec.details),
                         "resolve_after": spec.resolve_after,
-                        "state": MarketState.DISCOVERED.value,
+                        "state": _first_state(spec).value,
                         "state_changed_at": now,
                         "attempts": 0,
                         "failures": 0,
+                        "delivery_failures": 0,
                         "deferrals": 0,
                         "next_attempt_at": _first_research(spec, plans.get(spec.market_id)),
                         "answer_window": None
@@ -123,13 +125,16 @@ class Markets(Transactions):
                         "at": now,
                         "from_state": None,
                         "event": "discovered",
-                        "to_state": MarketState.DISCOVERED.value,
+                        "to_state": _first_state(spec).value,
                         "reason": _discovered_reason(spec, plans.get(spec.market_id)),
                         "actor": actor,
                     }
                     for spec in new
                 ],
             )
+            for spec in new:
+                if spec.unreadable is not None:  # straight to a person, in this transaction
+                    insert_review(connection, spec.market_id, None, [spec.unreadable], now)
         return [spec.market_id for spec in new]
 
     def known_ids(self, market_ids: Iterable[str]) -> set[str]:
@@ -312,17 +317,26 @@ class Markets(Transactions):
         self,
         *,
         unreadable: Collection[str] = (),
+        fed: Mapping[str, float] | None = None,
         after: str = "",
         limit: int = 500,
     ) -> list[MarketRow]:
-        """Disputed markets, and every submitted one, its challenge window running or over
-        (a dispute inside the window is seen at the next watch, not once it ends), except
-        the submitted ones of the venues in `unreadable` (their clock cannot be read now:
-        their state would not be either); by id after `after`: a page of at most `limit`;
-        the caller pages on until a short one, so none is ever left out."""
+        """Disputed markets, and every submitted one, except the submitted ones of the
+        venues in `unreadable` (their clock cannot be read now: their state would not be
+        either), and of the venues in `fed` (source -> the venue's now: its events tell
+        the daemon of a dispute at once) those whose challenge window is still running;
+        by id after `after`: a page of at most `limit`; the caller pages on until a short
+        one, so none is ever left out."""
         submitted = col(MarketRow.state) == MarketState.SUBMITTED
         if unreadable:
             submitted = submitted & MARKET.c.source.not_in(list(unreadable))
+        if fed:
+            window_over = [
+                (MARKET.c.source == source)
+                & (MARKET.c.window_ends_at.is_(None) | (MARKET.c.window_ends_at <= at))
+                for source, at in fed.items()
+            ]
+            submitted = submitted & or_(MARKET.c.source.not_in(list(fed)), *window_over)
         with self.reading() as session:
             return list(
                 session.exec(
@@ -331,6 +345,21 @@ class Markets(Transactions):
                     .where(col(MarketRow.id) > after)
                     .order_by(col(MarketRow.id))
                     .limit(limit)
+                ).all()
+            )
+
+    def answered_markets(self, source: str, external_ids: Sequence[str]) -> list[MarketRow]:
+        """The submitted and disputed markets of `source` among `external_ids`."""
+        if not external_ids:
+            return []
+        with self.reading() as session:
+            return list(
+                session.exec(
+                    select(MarketRow)
+                    .where(MARKET.c.source == source)
+                    .where(MARKET.c.external_id.in_(list(external_ids)))
+                    .where(col(MarketRow.state).in_([MarketState.SUBMITTED, MarketState.DISPUTED]))
+                    .order_by(col(MarketRow.id))
                 ).all()
             )
 
@@ -358,8 +387,16 @@ def _early_checks(plan: Plan | None) -> int:
     return 0 if plan is None else plan.progress.early_checks
 
 
+def _first_state(spec: MarketSpec) -> MarketState:
+    """Where a new market starts: discovered, or, when its venue cannot read it exactly,
+    awaiting a person (`MarketSpec.unreadable`)."""
+    return MarketState.DISCOVERED if spec.unreadable is None else MarketState.NEEDS_REVIEW
+
+
 def _discovered_reason(spec: MarketSpec, plan: Plan | None) -> str:
     reason = f"reported by source {spec.source}"
+    if spec.unreadable is not None:
+        return f"{reason}; {spec.unreadable}: to a person, never researched, nothing sent"
     if spec.window is not None:
         reason += f"; answerable: {spec.window.origin} ({spec.window.evidence})"
     if plan is not None:

@@ -15,6 +15,7 @@ from sqlmodel import col, select
 from oracle.core.lifecycle import MarketEvent, MarketState
 from oracle.core.models import INVALID
 from oracle.core.scoring import Disagreement, DisputeEnd, Finality, Forecast, ScoredMarket
+from oracle.core.track_record import Answer
 from oracle.errors import StoreError
 from oracle.store._transaction import MARKET, Transactions
 from oracle.store.tables import (
@@ -28,6 +29,7 @@ from oracle.store.tables import (
 _FINAL: Table = FinalOutcomeRow.__table__  # type: ignore[attr-defined]
 _CONSENSUS: Table = ConsensusRow.__table__  # type: ignore[attr-defined]
 _ANSWER: Table = AgentResultRow.__table__  # type: ignore[attr-defined]
+_AUDIT: Table = AuditRow.__table__  # type: ignore[attr-defined]
 _INSERT_FINAL = insert(_FINAL)
 _LOCK_MARKET = core_select(MARKET).where(MARKET.c.id == bindparam("market_id")).with_for_update()
 # States in which the market's decided outcome is the answer the venue holds.
@@ -39,6 +41,14 @@ _DISPUTE_EVENTS = (
     MarketEvent.PROPOSAL_RESET,
 )
 _CHUNK = 500  # ids per IN (...) list
+# A receipt's flags for an answer the daemon did not give, its verdict kept beside it: UMA
+# (another proposed first), Reality.eth (another answered first), OOv3 (another's
+# assertion), and any venue that kept a verdict it could not propose (`second_opinion`).
+SECOND_OPINION_FLAGS = ("proposed_by_other", "answered_by_other", "asserted_by_other")
+SECOND_OPINION = "second_opinion"
+# Where a receipt names who proposed our own answer, when it has no `signer`.
+_OWN_SIGNER_KEYS = ("signer", "proposer", "answerer", "asserter")
+UNRECORDED = "(signer not recorded)"
 
 
 def _chunks(ids: Sequence[str]) -> Iterator[list[str]]:
@@ -307,3 +317,74 @@ class Outcomes(Transactions):
                 ended = DisputeEnd.OVERTURNED
             found.append(Disagreement(market.id, ours, theirs, ended))
         return found
+
+    def track_record(self, *, since: float, venue: str | None = None) -> list[Answer]:
+        """Every answer given or kept since `since` (on `venue`), for the whitelist record
+        (`oracle.core.track_record`): each market whose answer was confirmed on its venue
+        (the first `proposal_confirmed` in its audit trail, when), in a state where that
+        answer stands (submitted, disputed, final), with its final outcome when it has one.
+        A receipt flagged as another's answer (`proposed_by_other`, `answered_by_other`,
+        `asserted_by_other`) or as a verdict kept without proposing (`second_opinion`) is
+        a second opinion of `our_outcome`, unless we answered over it after all (a
+        confirmed counter-answer); else the market's delivered answer is a proposal. The
+        signer is the receipt's `signer` (for our own answers also its proposer, answerer
+        or asserter)."""
+        query = (
+            core_select(
+                _AUDIT.c.market_id,
+                _AUDIT.c.at,
+                MARKET.c.source,
+                MARKET.c.state,
+                MARKET.c.submission,
+                MARKET.c.decided_outcome,
+            )
+            .join(MARKET, MARKET.c.id == _AUDIT.c.market_id)
+            .where(_AUDIT.c.event == MarketEvent.PROPOSAL_CONFIRMED.value)
+            .where(_AUDIT.c.at >= since)
+            .where(MARKET.c.state.in_([s.value for s in _ANSWERED]))
+            .order_by(_AUDIT.c.id)
+        )
+        if venue is not None:
+            query = query.where(MARKET.c.source == venue)
+        with self.reading() as session:
+            rows = session.execute(query).all()
+            first: dict[str, Any] = {}
+            for row in rows:
+                first.setdefault(row.market_id, row)
+            finals = {
+                f.market_id: f
+                for chunk in _chunks(sorted(first))
+                for f in session.exec(
+                    select(FinalOutcomeRow).where(col(FinalOutcomeRow.market_id).in_(chunk))
+                ).all()
+            }
+        answers = []
+        for market_id, row in first.items():
+            receipt = row.submission or {}
+            final = finals.get(market_id)
+            answered_over = (receipt.get("challenged") or {}).get("result") == "answered"
+            kept = not answered_over and (
+                receipt.get(SECOND_OPINION) is True
+                or any(receipt.get(flag) is True for flag in SECOND_OPINION_FLAGS)
+            )
+            if kept:
+                outcome = receipt.get("our_outcome") or row.decided_outcome
+                signer = receipt.get("signer")
+            else:
+                outcome = final.delivered_outcome if final is not None else None
+                outcome = outcome or row.decided_outcome
+                signer = next((receipt[k] for k in _OWN_SIGNER_KEYS if receipt.get(k)), None)
+            if outcome is None:
+                continue
+            answers.append(
+                Answer(
+                    market_id=market_id,
+                    venue=row.source,
+                    signer=str(signer) if signer else UNRECORDED,
+                    kind="second_opinion" if kept else "proposal",
+                    at=row.at,
+                    outcome=str(outcome),
+                    final_outcome=final.outcome if final is not None else None,
+                )
+            )
+        return answers

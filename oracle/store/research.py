@@ -13,6 +13,7 @@ from sqlmodel import col, select
 from oracle.core.lifecycle import MarketEvent
 from oracle.core.models import AgentFailure, AgentResult, ResearchSource
 from oracle.errors import StoreError
+from oracle.scrub import scrub
 from oracle.store._transaction import Transactions
 from oracle.store.tables import AgentResultRow, AgentSourceRow, MarketRow, ResearchRunRow
 
@@ -138,7 +139,7 @@ class ResearchRuns(Transactions):
                     _INSERT_RESULT,
                     {
                         **row,
-                        "error": answer.error,
+                        "error": scrub(answer.error),
                         "provider": identity.provider,
                         "model_family": identity.model_family,
                     },
@@ -150,7 +151,7 @@ class ResearchRuns(Transactions):
                     **row,
                     "outcome": answer.outcome,
                     "confidence": answer.confidence,
-                    "reasoning": answer.reasoning,
+                    "reasoning": scrub(answer.reasoning),
                     "provider": answer.provider,
                     "model_family": answer.model_family,
                 },
@@ -158,13 +159,14 @@ class ResearchRuns(Transactions):
             sources += [
                 {
                     "agent_result_id": result_id,
-                    "url": s.url,
-                    "title": s.title,
+                    "url": scrub(s.url),
+                    "title": scrub(s.title),
                     "category": s.category,
                     "credibility_score": s.credibility_score,
                     "relevance_score": s.relevance_score,
                     "published_at": s.published_at.isoformat() if s.published_at else None,
-                    "quote": s.quote,
+                    "quote": scrub(s.quote),
+                    "read": s.read,
                 }
                 for s in answer.sources
             ]
@@ -213,6 +215,7 @@ class ResearchRuns(Transactions):
                             relevance_score=s.relevance_score,
                             published_at=s.published_at,
                             quote=s.quote,
+                            read=s.read,
                         )
                         for s in sources[row.id]
                     ),

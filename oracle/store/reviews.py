@@ -67,6 +67,41 @@ _CLEARED_DECISION: dict[str, Any] = {
 }
 
 
+def insert_review(
+    connection: Connection,
+    market_id: str,
+    consensus_id: int | None,
+    reasons: Sequence[str],
+    at: float,
+) -> int:
+    """An open review item for a market, in the caller's transaction; its id."""
+    review_id: int = connection.execute(
+        _INSERT_REVIEW,
+        {
+            "market_id": market_id,
+            "consensus_id": consensus_id,
+            "reasons": list(reasons),
+            "status": "open",
+            **_CLEARED_DECISION,
+            "claimed_by": None,
+            "created_at": at,
+        },
+    ).scalar_one()
+    return review_id
+
+
+def refuse_unreadable(market: dict[str, Any], review_id: int, doing: str) -> None:
+    """A market the venue could not read exactly (`MarketSpec.unreadable`) takes no
+    decision and no research: StoreError naming why, and what a person can do."""
+    unreadable = (market.get("details") or {}).get("unreadable")
+    if unreadable is not None:
+        raise StoreError(
+            f"review {review_id}: {doing} refused: market {market['id']} cannot be read "
+            f"exactly ({unreadable.get('error')}); the daemon sends nothing for it: answer "
+            "it on its venue by hand if it must be answered"
+        )
+
+
 @dataclass(frozen=True)
 class Seen:
     """The evidence a person decided on: the consensus shown and its proof checksum
@@ -127,19 +162,7 @@ class Reviews(ConsoleRecords, Transactions):
         reasons: Sequence[str],
     ) -> int:
         """An open review item for a market, in the caller's transaction."""
-        review_id: int = connection.execute(
-            _INSERT_REVIEW,
-            {
-                "market_id": market_id,
-                "consensus_id": consensus_id,
-                "reasons": list(reasons),
-                "status": "open",
-                **_CLEARED_DECISION,
-                "claimed_by": None,
-                "created_at": self.clock(),
-            },
-        ).scalar_one()
-        return review_id
+        return insert_review(connection, market_id, consensus_id, reasons, self.clock())
 
     def open_review(self, market_id: str, consensus_id: int | None, reasons: Sequence[str]) -> int:
         with self._writing() as connection:
@@ -282,6 +305,7 @@ class Reviews(ConsoleRecords, Transactions):
                     f"({item['decided_outcome']}, {item['status']})"
                 )
             market_id = item["market_id"]
+            refuse_unreadable(_market_values(connection, market_id), review_id, "a decision")
             outcomes = connection.execute(_MARKET_OUTCOMES, {"market_id": market_id}).scalar_one()
             allowed = [*outcomes, "INVALID"]
             if outcome not in allowed:
@@ -514,6 +538,9 @@ class Reviews(ConsoleRecords, Transactions):
             item = self._lock_item(connection, review_id)
             if item["status"] != "open":
                 raise StoreError(f"review {review_id} is not open ({item['status']})")
+            refuse_unreadable(
+                _market_values(connection, item["market_id"]), review_id, "sending back"
+            )
             market = self._transition(
                 connection,
                 item["market_id"],

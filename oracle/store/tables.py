@@ -38,6 +38,9 @@ class MarketRow(SQLModel, table=True):
     state_changed_at: float
     attempts: int = 0  # research runs started
     failures: int = 0  # research attempts that failed (the budget is daemon.max_attempts)
+    # Delivery (or confirmed challenge) attempts that failed in a row since the last one
+    # that worked or the last person's decision (`oracle.core.failures`).
+    delivery_failures: int = 0
     deferrals: int = 0  # times a verdict could not be submitted yet and research waits
     # When the next research may start (discovered: the first; failed or deferred: again).
     next_attempt_at: float = 0.0
@@ -105,6 +108,8 @@ class AgentSourceRow(SQLModel, table=True):
     relevance_score: float
     published_at: str | None = Field(default=None, max_length=64)
     quote: str = ""
+    # Opened and its quote found (oracle.core.evidence); false: seen, not read.
+    read: bool = True
 
 
 class ConsensusRow(SQLModel, table=True):

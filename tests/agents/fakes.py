@@ -445,7 +445,10 @@ class Internet:
                 )
             case "no-winner":  # an early report, later overtaken (the debate tests)
                 return web.Response(
-                    text=article("No winner yet", "No winner has been declared; counting goes on."),
+                    text=article(
+                        "No winner yet",
+                        "No winner of the election has been declared; counting goes on.",
+                    ),
                     content_type="text/html",
                 )
             case "counting":

@@ -214,7 +214,8 @@ def contested(tmp_path: Path) -> Path:
         vote("d", "NO", 0.6, "fd"),
     ]
     second_look = {**split[2], "outcome": "YES", "confidence": 0.85}
-    second_look["sources"] = source_dicts("c-second-look", 50)
+    # Read, and quoting words about the question ("Did the event happen?").
+    second_look["sources"] = source_dicts("c-second-look", 50, quote="The event went ahead")
     for name, final in (("evidence", "YES"), ("misled", "NO")):
         write(tmp_path, name, split, final)
         write_round(tmp_path, name, 1, [second_look])

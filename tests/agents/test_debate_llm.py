@@ -52,13 +52,23 @@ AGENTS = {  # name: (api, model), four model families
 Scripts = dict[str, list[Step]]
 
 
+# The words each fake page says (tests/agents/fakes.py), quoted as an agent would.
+WORDS = {
+    "election": "The candidate won the election, officials said.",
+    "official": "The commission certified the results today.",
+    "no-winner": "No winner of the election has been declared; counting goes on.",
+    "counting": "Three counties are still counting votes.",
+    "recount": RECOUNT,
+}
+
+
 def finds(internet: Internet, page: str, outcome: str, confidence: float) -> list[Step]:
     """Open one of its pages, stop, answer citing it."""
     url = internet.page(page)
     return [
         tools(("open_page", {"url": url})),
         text("Read it."),
-        answer(outcome, confidence, [cite(url, f"the {page} page")]),
+        answer(outcome, confidence, [cite(url, WORDS[page])]),
     ]
 
 
@@ -66,7 +76,7 @@ def keeps(internet: Internet, page: str, outcome: str, confidence: float) -> lis
     """A debate round in which it checks nothing new and keeps its answer."""
     return [
         text("Their answers bring nothing my sources do not answer."),
-        answer(outcome, confidence, [cite(internet.page(page), f"the {page} page")]),
+        answer(outcome, confidence, [cite(internet.page(page), WORDS[page])]),
     ]
 
 
@@ -202,7 +212,9 @@ def test_a_two_round_debate_converges_and_the_policy_submits(
     def rounds(net: dict[str, Internet]) -> Scripts:
         return {
             # Round 1: gamma finds the recount and changes its mind; the others keep theirs.
-            # Round 2: delta, alone now, reads the certified results and follows.
+            # Round 2: delta, alone now, reads the recount on its own and follows (the
+            # certified results page would not do: it does not name the candidate or
+            # the election, so it is not about the question).
             "alpha": [*keeps(net["alpha"], "election", "YES", 0.8)] * 2,
             "beta": [*keeps(net["beta"], "official", "YES", 0.8)] * 2,
             "gamma": [
@@ -211,7 +223,7 @@ def test_a_two_round_debate_converges_and_the_policy_submits(
             ],
             "delta": [
                 *keeps(net["delta"], "no-winner", "NO", 0.7),
-                *finds(net["delta"], "official", "YES", 0.8),
+                *finds(net["delta"], "recount", "YES", 0.8),
             ],
         }
 
@@ -323,7 +335,7 @@ def test_a_confident_wrong_agent_cannot_talk_the_others_over(
             "alpha": [
                 tools(("open_page", {"url": delta_page})),
                 text("delta is certain, and its page says no winner."),
-                answer("NO", 0.95, [cite(delta_page, "No winner has been declared")]),
+                answer("NO", 0.95, [cite(delta_page, WORDS["no-winner"])]),
             ],
             # beta gives in, citing only what it had before.
             "beta": [
@@ -428,7 +440,11 @@ def reads(internet: Internet, pages: list[str], outcome: str, confidence: float)
     return [
         tools(*(("open_page", {"url": url}) for url in urls)),
         text("Read them."),
-        answer(outcome, confidence, [cite(url, "what it says") for url in urls]),
+        answer(
+            outcome,
+            confidence,
+            [cite(url, WORDS[page]) for url, page in zip(urls, pages, strict=True)],
+        ),
     ]
 
 

@@ -11,6 +11,7 @@ from oracle.agents.replay import ReplayAgent
 from oracle.agents.settings import ReplayAgentConfig
 from oracle.app import build_agent
 from oracle.core.models import Market
+from oracle.daemon.research import _check
 from oracle.errors import AgentError
 from oracle.testing import consensus_document, result_dict
 
@@ -71,3 +72,24 @@ def test_built_from_config(recordings: Path) -> None:
     )
     assert agent.kind == "replay"
     assert asyncio.run(agent.research(market())).outcome == "YES"
+
+
+def test_a_recorded_invalid_is_replayed_and_judged_against_the_live_market(
+    tmp_path: Path,
+) -> None:
+    """A canceled game recorded as INVALID (its market says nothing of INVALID) is
+    replayed; the daemon's check then takes it where the venue does, and refuses it
+    where the venue takes no INVALID."""
+    document = consensus_document(
+        [result_dict("alpha", "INVALID", 0.9, 5)], market_id="uma:7", question="Lakers?"
+    )
+    (tmp_path / "uma-7.json").write_text(json.dumps(document))
+    agent = ReplayAgent("alpha", tmp_path)
+    takes = Market(id="uma:7", question="Lakers?", invalid="propose")
+    answer = asyncio.run(agent.research(takes))
+    assert answer.outcome == "INVALID"
+    assert _check(agent, takes, answer) is None
+    refuses = Market(id="uma:7", question="Lakers?")
+    problem = _check(agent, refuses, asyncio.run(agent.research(refuses)))
+    assert problem is not None
+    assert "unknown outcome 'INVALID'" in problem

@@ -88,6 +88,26 @@ def test_builtin_and_unknown_errors() -> None:
     assert decoder.decode(_data("Bad(address,uint256)", [], [])).name == "Unknown"  # truncated
 
 
+def test_well_known_refusals_are_named_without_the_venues_abi() -> None:
+    decoder = ErrorDecoder(ABI)
+    assert decoder.decode(_data("ProposerNotWhitelisted()", [], [])).name == (
+        "ProposerNotWhitelisted"
+    )
+    who = "0x" + "ab" * 20
+    denied = decoder.decode(
+        _data(
+            "AccessControlUnauthorizedAccount(address,bytes32)",
+            ["address", "bytes32"],
+            [who, b"\x01" * 32],
+        )
+    )
+    assert denied.name == "AccessControlUnauthorizedAccount"
+    assert denied.args[0] == ("account", who)
+    # `names` lists the ABIs' own errors only.
+    assert decoder.names == ["Bad", "Bare", "Nested"]
+    assert ErrorDecoder().names == []
+
+
 secrets_text = st.from_regex(r"[A-Za-z0-9_-]{16,40}", fullmatch=True)
 
 

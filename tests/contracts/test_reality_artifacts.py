@@ -1,7 +1,8 @@
-"""Reality.eth v3 in oracle/chain/artifacts/reality/ is compiled from the pinned package.
+"""Reality.eth in oracle/chain/artifacts/reality/ is compiled from the pinned package.
 
-`contracts/scripts/build-reality.js` writes the artifacts (RealityETH_v3_0 from
-`@reality.eth/contracts`'s flat source, and the tests' arbitrator); `--check` (run by
+`contracts/scripts/build-reality.js` writes the artifacts (RealityETH_v3_0,
+RealityETH_ERC20_v3_0 and Realitio_v2_1 from `@reality.eth/contracts`'s flat sources, and
+the tests' arbitrator); `--check` (run by
 `contracts/scripts/check`) compiles again and compares byte for byte. Here, cheaply: the
 pins, the compiler settings the issue names, the functions and events the bindings use,
 and (when `npm ci` has run) that the sources are unchanged and that our compile is the
@@ -28,6 +29,16 @@ PACKAGE = MODULES / "@reality.eth" / "contracts"
 ARTIFACTS = ROOT / "oracle" / "chain" / "artifacts" / "reality"
 REBUILD = "run `cd contracts && node scripts/build-reality.js`"
 NAMES = ("RealityETH_v3_0", "RealityArbitrator")
+# name -> (flat source, published creation code, compiler, EVM) of the other contracts.
+OTHERS = {
+    "RealityETH_ERC20_v3_0": (
+        "RealityETH_ERC20-3.0.sol",
+        "RealityETH_ERC20-3.0.bin",
+        "0.8.6",
+        "berlin",
+    ),
+    "Realitio_v2_1": ("RealityETH-2.1.sol", "RealityETH-2.1.bin", "0.4.25", "byzantium"),
+}
 
 
 def document(name: str) -> dict[str, Any]:
@@ -49,6 +60,7 @@ def test_the_packages_are_pinned() -> None:
     pins = package["devDependencies"]
     assert pins["@reality.eth/contracts"] == "3.2.22"
     assert pins["solc-0.8.6"] == "npm:solc@0.8.6"
+    assert pins["solc-0.4.25"] == "npm:solc@0.4.25"  # v2.1's compiler
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -63,6 +75,56 @@ def test_compiled_as_the_issue_says(name: str) -> None:
     assert artifact["bytecode"].startswith("0x")
     assert len(artifact["bytecode"]) > 100
     assert load_artifact(f"reality/{name}").abi == artifact["abi"]
+
+
+@pytest.mark.parametrize("name", sorted(OTHERS))
+def test_the_other_contracts_are_compiled_alone_from_the_package(name: str) -> None:
+    source, _, compiler, evm = OTHERS[name]
+    artifact = document(name)
+    assert artifact["contractName"] == name
+    assert artifact["source"] == f"@reality.eth/contracts@3.2.22:flat/{source}"
+    assert artifact["compiler"].startswith(f"{compiler}+commit.")
+    assert artifact["settings"] == {"optimizer": {"enabled": True, "runs": 200}, "evmVersion": evm}
+    assert list(artifact["sources"]) == [f"@reality.eth/contracts/flat/{source}"]
+    assert load_artifact(f"reality/{name}").abi == artifact["abi"]
+
+
+def test_the_other_bindings_find_what_they_use() -> None:
+    erc20 = {e["name"] for e in load_artifact("reality/RealityETH_ERC20_v3_0").abi if "name" in e}
+    assert {
+        "askQuestionWithMinBondERC20",
+        "submitAnswerERC20",
+        "submitAnswerCommitmentERC20",
+        "claimMultipleAndWithdrawBalance",
+        "token",
+        "setToken",
+        "getMinBond",
+    } <= erc20
+    v21 = {e["name"] for e in load_artifact("reality/Realitio_v2_1").abi if "name" in e}
+    assert {"askQuestion", "submitAnswer", "claimMultipleAndWithdrawBalance", "LogNewAnswer"} <= v21
+    assert not {"getMinBond", "askQuestionWithMinBond", "reopenQuestion"} & v21
+
+
+@pytest.mark.parametrize("name", sorted(OTHERS))
+def test_the_other_compiles_are_the_published_bytecode(name: str) -> None:
+    source, published, _, _ = OTHERS[name]
+    path = PACKAGE / "bytecode" / published
+    if not path.is_file():
+        pytest.skip(
+            "contracts/node_modules has no @reality.eth/contracts: run `cd contracts && npm ci`"
+        )
+    ours = document(name)["bytecode"].removeprefix("0x")
+    theirs = path.read_text(encoding="ascii").strip().removeprefix("0x")
+    # solc 0.4 appends 43 bytes of metadata without a length; 0.8 says its length.
+    cut = 86 if name == "Realitio_v2_1" else None
+    if cut is None:
+        assert without_metadata(ours) == without_metadata(theirs)
+    else:
+        assert ours[-4:] == theirs[-4:] == "0029"
+        assert ours[:-cut] == theirs[:-cut]
+    flat = PACKAGE / "flat" / source
+    digest = hashlib.sha256(flat.read_bytes()).hexdigest()
+    assert document(name)["sources"] == {f"@reality.eth/contracts/flat/{source}": digest}
 
 
 def test_the_sources_are_named() -> None:
@@ -143,8 +205,12 @@ def test_our_compile_is_the_published_bytecode() -> None:
 def test_a_fresh_compile_gives_the_same_artifacts() -> None:
     """solc-js compiles them again in seconds: `build-reality.js --check` compares every file."""
     node = shutil.which("node")
-    if node is None or not (MODULES / "solc-0.8.6" / "package.json").is_file():
-        pytest.skip("needs node and `cd contracts && npm ci` (solc-0.8.6, @reality.eth/contracts)")
+    compilers = [MODULES / name / "package.json" for name in ("solc-0.8.6", "solc-0.4.25")]
+    if node is None or not all(path.is_file() for path in compilers):
+        pytest.skip(
+            "needs node and `cd contracts && npm ci` (solc-0.8.6, solc-0.4.25, "
+            "@reality.eth/contracts)"
+        )
     done = subprocess.run(
         [node, "scripts/build-reality.js", "--check"],
         cwd=CONTRACTS,

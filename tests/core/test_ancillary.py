@@ -4,6 +4,7 @@ hostile bytes (only `AncillaryDataError`, naming the part, never a crash)."""
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 
 import pytest
@@ -333,6 +334,13 @@ FRAGMENTS = st.sampled_from(
         " Yes",
         " unknown/50-50",
         " an early request",
+        ", p4 corresponds to",
+        ", earlyExpiration:1",
+        " St.",
+        " Co.",
+        " U.S.",
+        ". ",
+        '{"title": "T", "options": [["Yes", "1"]]}',
         f",initializer:{INITIALIZER}",
         ",ooRequester:",
         ",childChainId:137",
@@ -366,3 +374,180 @@ def test_near_miss_texts_either_parse_or_name_the_part(text: str) -> None:
         if option.price == TOO_EARLY_PRICE:
             with pytest.raises(AncillaryDataError):
                 question.price_for(option.label)
+
+
+# -- labels that hold full stops, the early-expiration layout, UMIP-181's JSON layout -------
+
+WHERE = "q: title: T?, description: D. res_data: p1: 0, p2: 1, p3: 0.5. Where "
+
+
+def labels(text: str) -> dict[str, str]:
+    return {o.key: o.label for o in parse_ancillary(text.encode()).options}
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected", "notes"),
+    [
+        pytest.param(
+            "p1 corresponds to St. Louis Cardinals, p2 to Houston Astros, p3 to unknown/50-50. "
+            + BULLETIN,
+            {"p1": "St. Louis Cardinals", "p2": "Houston Astros", "p3": "unknown/50-50"},
+            BULLETIN,
+            id="St. in p1",
+        ),
+        pytest.param(
+            "p1 corresponds to Iona, p2 to Mt. St. Mary's, p3 to unknown/50-50. " + BULLETIN,
+            {"p1": "Iona", "p2": "Mt. St. Mary's", "p3": "unknown/50-50"},
+            BULLETIN,
+            id="Mt. St. in p2, not cut",
+        ),
+        pytest.param(
+            "p1 corresponds to Ken Griffey Jr., p2 to U.S. Open champion, p3 to unknown/50-50.",
+            {"p1": "Ken Griffey Jr.", "p2": "U.S. Open champion", "p3": "unknown/50-50"},
+            "",
+            id="Jr. and U.S. before the next label",
+        ),
+        pytest.param(
+            'p1 corresponds to "Dr. Who", p2 to  Movistar , p3 to unknown/50-50.',
+            {"p1": '"Dr. Who"', "p2": "Movistar", "p3": "unknown/50-50"},
+            "",
+            id="quotes, spaces",
+        ),
+        pytest.param(
+            "p1 corresponds to Sa\u200bn Jos\u00e9, p2 to Ft. Wayne, p3 to unknown/50-50.\nMore.",
+            {"p1": "San José", "p2": "Ft. Wayne", "p3": "unknown/50-50"},
+            "More.",
+            id="hidden character, line break",
+        ),
+    ],
+)
+def test_labels_with_abbreviations_and_punctuation(
+    sentence: str, expected: dict[str, str], notes: str
+) -> None:
+    question = parse_ancillary((WHERE + sentence).encode())
+    assert {o.key: o.label for o in question.options} == expected
+    assert question.notes == notes
+
+
+def test_a_last_label_with_an_abbreviation_is_read_when_it_cannot_end_the_sentence() -> None:
+    text = "q: title: T?, description: D. res_data: p1: 0, p2: 1. Where p1 corresponds to "
+    assert labels(text + "Iona, p2 to St. Louis. More.") == {"p1": "Iona", "p2": "St. Louis"}
+    assert labels(text + "Team B, p2 to Team A.") == {"p1": "Team B", "p2": "Team A"}
+    assert labels(text + "Iona, p2 to Ken Griffey Jr.") == {"p1": "Iona", "p2": "Ken Griffey Jr"}
+    with pytest.raises(AncillaryDataError, match=r"p2: its label may end .* \(after `A.`\)"):
+        parse_ancillary((text + "Team B, p2 to Team A. More.").encode())
+
+
+@pytest.mark.parametrize(
+    ("sentence", "message"),
+    [
+        pytest.param(
+            "p1 corresponds to No, p2 to Acme Co. More text.",
+            r"res_data p2: its label may end at offset \d+ \(after `Co.`\) or at offset \d+: "
+            "ambiguous",
+            id="Co. may end the sentence",
+        ),
+        pytest.param(
+            "p1 corresponds to No. Then, p2 to Yes, p3 to unknown.",
+            r"res_data p2: named at offset \d+, after the sentence naming the prices ended "
+            r"\(at offset \d+, after `No`\): ambiguous",
+            id="a key named after the sentence ended",
+        ),
+        pytest.param(
+            "p1 corresponds to Na. Sa, p2 to Yes, p3 to unknown.",
+            r"res_data p2: named at offset \d+, after the sentence",
+            id="an abbreviation the reader does not know: refused, never cut",
+        ),
+    ],
+)
+def test_a_sentence_read_two_ways_is_refused(sentence: str, message: str) -> None:
+    with pytest.raises(AncillaryDataError, match=message):
+        parse_ancillary((WHERE + sentence).encode())
+
+
+EARLY = (
+    "q: title: Will the Lakers win?, description: D. res_data:p1: 0, p2: 1, p3: 0.5, "
+    f"p4:{TOO_EARLY_PRICE}, earlyExpiration:1 Where p1 corresponds to No, p2 to Yes, p3 to "
+    f"unknown/50-50, p4 corresponds to early request. ,initializer:{INITIALIZER}"
+)
+
+
+def test_the_early_expiration_layout() -> None:
+    question = parse_ancillary(EARLY.encode())
+    assert question.early_expiration is True
+    assert prices(question) == {
+        "p1": (NO, 0),
+        "p2": (YES, PRICE_SCALE),
+        "p3": (UNKNOWN, HALF),
+        "p4": (TOO_EARLY, TOO_EARLY_PRICE),
+    }
+    assert question.options[3].label == "early request"
+    assert question.notes == ""
+    assert question.initializer == "0x" + INITIALIZER
+    # The early request is no answer the agents give: its price is never proposed unasked.
+    with pytest.raises(AncillaryDataError, match="too-early"):
+        question.price_for("TOO_EARLY")
+    assert question.price_for("TOO_EARLY", allow_too_early=True) == TOO_EARLY_PRICE
+    assert parse_ancillary(polymarket()).early_expiration is False
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (EARLY.replace("earlyExpiration:1 Where", "earlyExpiration:2 Where"), "expected `pN"),
+        (
+            EARLY.replace("earlyExpiration:1", "earlyExpiration:1, earlyExpiration:1"),
+            "res_data earlyExpiration: appears twice",
+        ),
+        (EARLY.replace("earlyExpiration:1 Where", "earlyExpiration:1 When"), "expected `, `"),
+        (
+            EARLY.replace(f"p4:{TOO_EARLY_PRICE}", "p4: 2"),
+            "res_data p4: labelled too early but its price is not UMA's",
+        ),
+    ],
+)
+def test_early_expiration_layouts_it_cannot_read(text: str, message: str) -> None:
+    with pytest.raises(AncillaryDataError, match=message):
+        parse_ancillary(text.encode())
+
+
+def test_the_json_layout() -> None:
+    document = {
+        "title": "NCAAB: Arizona Wildcats vs. Clemson Tigers",
+        "description": "If the Arizona Wildcats win, “Arizona”.\nIf Clemson wins, “Clemson”.",
+        "options": [["Arizona", "0"], ["Clemson", "1"], ["50-50", "500000000000000000"]],
+    }
+    data = json.dumps(document).encode() + f",initializer:{INITIALIZER}".encode()
+    question = parse_ancillary(data)
+    assert question.layout == "json"
+    assert question.title == document["title"]
+    assert question.description == document["description"]
+    assert prices(question) == {"o1": (None, 0), "o2": (None, 1), "o3": (UNKNOWN, HALF)}
+    assert question.price_for("Clemson") == 1  # the value as written: no 1e18 scale
+    assert question.initializer == "0x" + INITIALIZER
+    plain = parse_ancillary(b'{"title": "Will it snow?", "description": "In Oslo."}')
+    assert [(o.meaning, o.price) for o in plain.options] == [(NO, 0), (YES, 1)]
+    assert plain.res_data is False
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b'{"title": "T", "title": "U"}', "json: key 'title' appears twice"),
+        (b'{"title": "T", "rebate": 0}', "json: unknown key 'rebate'"),
+        (b'{"description": "D"}', "title and description must be strings"),
+        (b'{"title": " "}', "title: empty"),
+        (b'{"title": "T", "options": [["Yes", "1e18"]]}', r"json options\[0\]: value '1e18'"),
+        (b'{"title": "T", "options": [["Yes", 1]]}', r"json options\[0\]: expected a \[label"),
+        (b'{"title": "T", "options": []}', "json options: expected a list of 1 to 16"),
+        (b'{"title": "T", "options": [["Yes", "1"], ["Yes", "2"]]}', "means YES, as o1 does"),
+        (b'{"title": "T", "options": [["A", "1"], ["B", "1"]]}', "two outcomes share a price"),
+        (b'{"title": "T", "x": NaN}', "NaN is not a JSON number"),
+        (b'{"title": "T"} trailing', "json: not JSON: Extra data at offset 15"),
+        (b'{"title": ' + b"[" * 4000 + b"]" * 4000 + b"}", "json: nested too deeply"),
+        (b'{"title": ["T"]}', "title and description must be strings"),
+    ],
+)
+def test_json_layouts_it_cannot_read(data: bytes, message: str) -> None:
+    with pytest.raises(AncillaryDataError, match=message):
+        parse_ancillary(data)

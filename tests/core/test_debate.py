@@ -22,7 +22,8 @@ from oracle.core.debate import (
     strength,
     weighted_plurality,
 )
-from oracle.core.models import UNDETERMINED, ConsensusInput, Market
+from oracle.core.evidence import question_subject
+from oracle.core.models import UNDETERMINED, AgentResult, ConsensusInput, Market
 from oracle.core.strategies import Ballot
 from oracle.testing import result
 
@@ -108,27 +109,36 @@ def test_a_round_is_counted_from_one() -> None:
         challenges(AGENTS, params(Topology.RING), 0, "m")
 
 
+SUBJECT = question_subject("Did the parliament pass the budget bill?")
+
+
+def quoted(answer: AgentResult, quote: str = "The parliament passed the budget") -> AgentResult:
+    """`answer` with every source quoting words about the budget question."""
+    sources = tuple(s.model_copy(update={"quote": quote}) for s in answer.sources)
+    return answer.model_copy(update={"sources": sources})
+
+
 def test_a_flip_counts_only_with_new_evidence() -> None:
     before = {"a": result("a", "YES", 0.9, 5), "c": result("c", "NO", 0.8, 5)}
     shown = {"a": [before["c"]], "c": [before["a"]]}
     # a takes c's answer with c's own sources: persuaded, not informed.
-    herded = result("c", "NO", 0.9, 5).model_copy(update={"agent_id": "a"})
+    herded = quoted(result("c", "NO", 0.9, 5).model_copy(update={"agent_id": "a"}))
     # c found sources of its own that nobody had shown it.
-    informed = result("c-new-research", "YES", 0.85, 3).model_copy(update={"agent_id": "c"})
+    informed = quoted(result("c-new-research", "YES", 0.85, 3).model_copy(update={"agent_id": "c"}))
     after = {"a": herded, "c": informed}
-    marked = flips(before, after, shown)
+    marked = flips(before, after, shown, subject=SUBJECT)
     assert [(f.agent_id, f.before, f.after, f.supported) for f in marked] == [
         ("a", "YES", "NO", False),
         ("c", "NO", "YES", True),
     ]
     assert len(marked[1].new_sources) == 3
     # The unsupported flip keeps a's standing answer where its evidence was.
-    standing, round_flips = next_standing(before, after, shown)
+    standing, round_flips = next_standing(before, after, shown, subject=SUBJECT)
     assert round_flips == marked
     assert standing == {"a": before["a"], "c": informed}
     # An agent not revised this round keeps its answer; a same-outcome revision replaces it.
     refined = before["a"].model_copy(update={"confidence": 0.95})
-    standing, round_flips = next_standing(before, {"a": refined}, {})
+    standing, round_flips = next_standing(before, {"a": refined}, {}, subject=SUBJECT)
     assert standing == {"a": refined, "c": before["c"]}
     assert round_flips == []
 
@@ -143,7 +153,7 @@ def test_a_kept_answer_keeps_the_earlier_sources_it_does_not_cite_again() -> Non
             "sources": (earlier.sources[1], *result("a-second-look", "YES", 0.9, 1).sources),
         }
     )
-    standing, _ = next_standing({"a": earlier}, {"a": revision}, {"a": []})
+    standing, _ = next_standing({"a": earlier}, {"a": revision}, {"a": []}, subject=SUBJECT)
     kept = standing["a"]
     assert (kept.confidence, kept.reasoning) == (0.9, revision.reasoning)
     assert kept.sources[:2] == revision.sources
@@ -151,8 +161,8 @@ def test_a_kept_answer_keeps_the_earlier_sources_it_does_not_cite_again() -> Non
     assert len(kept.sources) == 6
     # A flip (with new evidence) carries nothing over: the earlier sources backed the
     # other outcome.
-    flipped = result("a-new", "NO", 0.8, 2).model_copy(update={"agent_id": "a"})
-    standing, _ = next_standing({"a": earlier}, {"a": flipped}, {"a": []})
+    flipped = quoted(result("a-new", "NO", 0.8, 2).model_copy(update={"agent_id": "a"}))
+    standing, _ = next_standing({"a": earlier}, {"a": flipped}, {"a": []}, subject=SUBJECT)
     assert standing["a"] == flipped
 
 

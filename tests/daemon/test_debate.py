@@ -21,6 +21,7 @@ from tests.daemon.test_pipeline import Venue, market, one_pass, run, serve, sett
 
 AGENTS = ("alpha", "beta", "gamma", "delta")
 QUESTION = "Did the bridge reopen before 1 June?"
+REOPENED = "The bridge reopened to traffic on 28 May"
 
 
 def write(directory: Path, results: list[dict[str, Any]]) -> None:
@@ -96,7 +97,7 @@ def proof_of(tmp_path: Path) -> dict[str, Any]:
 def test_new_evidence_in_a_debate_settles_a_conflict(tmp_path: Path) -> None:
     # gamma researched again and found sources nobody had shown it; delta keeps NO.
     informed = result_dict("gamma", "YES", 0.85, 55)
-    informed["sources"] = source_dicts("gamma-second-look", 55)
+    informed["sources"] = source_dicts("gamma-second-look", 55, quote=REOPENED)
     venue, configured, metrics = debate_once(
         tmp_path, [informed, result_dict("delta", "NO", 0.7, 50)]
     )
@@ -119,6 +120,32 @@ def test_new_evidence_in_a_debate_settles_a_conflict(tmp_path: Path) -> None:
         == 1
     )
     assert registry.get_sample_value("oracle_debate_flips_total", {"counted": "true"}) == 1
+
+
+def test_a_flip_on_the_shown_pages_respelled_is_not_new_evidence(tmp_path: Path) -> None:
+    """The full daemon once let this flip turn 2-2 into 3-1 and submitted the verdict:
+    gamma cites alpha's pages (which it was shown) with `?ref=debate` or a fragment
+    appended, each read and quoting the question's subject."""
+    shown = source_dicts("alpha", 60, quote=REOPENED)
+    respelled = [
+        {**s, "url": s["url"] + ("?ref=debate" if i % 2 else "#frag")} for i, s in enumerate(shown)
+    ]
+    herded = result_dict("gamma", "YES", 0.9, 0)
+    herded["sources"] = respelled
+    venue, configured, _ = debate_once(tmp_path, [herded, result_dict("delta", "NO", 0.7, 50)])
+    assert venue.answers == []
+    assert market(configured, "venue:bridge").state == MarketState.NEEDS_REVIEW
+    (first,) = proof_of(tmp_path)["debate"]["rounds"]
+    assert first["flips"][0]["counted"] is False
+    assert first["standing"]["gamma"] == "NO"
+
+
+def test_a_flip_to_a_page_about_something_else_is_not_new_evidence(tmp_path: Path) -> None:
+    recipes = result_dict("gamma", "YES", 0.9, 0)
+    recipes["sources"] = source_dicts("recipes", 55, quote="Bake the cake for 30 minutes")
+    venue, configured, _ = debate_once(tmp_path, [recipes, result_dict("delta", "NO", 0.7, 50)])
+    assert venue.answers == []
+    assert market(configured, "venue:bridge").state == MarketState.NEEDS_REVIEW
 
 
 def test_a_flip_without_new_evidence_is_marked_and_goes_to_a_person(tmp_path: Path) -> None:
@@ -167,7 +194,7 @@ def test_a_flip_without_new_evidence_is_marked_and_goes_to_a_person(tmp_path: Pa
 
 def test_escalate_by_default_asks_no_agent_again(tmp_path: Path) -> None:
     informed = result_dict("gamma", "YES", 0.85, 55)
-    informed["sources"] = source_dicts("gamma-second-look", 55)
+    informed["sources"] = source_dicts("gamma-second-look", 55, quote=REOPENED)
     venue, configured, metrics = debate_once(tmp_path, [informed], mode="escalate")
     assert venue.answers == []
     assert market(configured, "venue:bridge").state == MarketState.NEEDS_REVIEW
@@ -193,7 +220,7 @@ def test_majority_proposes_the_weighted_plurality_to_a_person(tmp_path: Path) ->
     # Two against two: YES's voters are surer. `majority` asks nobody again, submits
     # nothing (the conflict has no quorum) and shows the reviewer YES as the proposal.
     informed = result_dict("gamma", "YES", 0.85, 55)
-    informed["sources"] = source_dicts("gamma-second-look", 55)
+    informed["sources"] = source_dicts("gamma-second-look", 55, quote=REOPENED)
     venue, configured, metrics = debate_once(tmp_path, [informed], mode="majority")
     assert venue.answers == []
     assert market(configured, "venue:bridge").state == MarketState.NEEDS_REVIEW
@@ -218,6 +245,69 @@ def test_majority_proposes_the_weighted_plurality_to_a_person(tmp_path: Path) ->
             html = await (await client.get("/reviews/1")).text()
             assert "<h2>Majority</h2>" in html
             assert "proposes\n    <strong><bdi>YES</bdi></strong>" in html
+
+        run_console(store, page)
+    finally:
+        store.engine.dispose()
+
+
+def test_sources_seen_not_read_and_hidden_characters_are_shown_to_the_reviewer(
+    tmp_path: Path,
+) -> None:
+    # alpha also cites two search hits it never opened: official, 0.95, unread.
+    alpha = result_dict("alpha", "YES", 0.8, 60)
+    hits = [
+        {
+            "url": f"https://www.sec.gov/hit/{index}",
+            "title": "SEC filing (search result)",
+            "category": "official",
+            "credibility_score": 0.95,
+            "relevance_score": 0.9,
+            "read": False,
+        }
+        for index in range(2)
+    ]
+    alpha["sources"] = [*alpha["sources"], *hits]
+    replays = tmp_path / "replays"
+    others = [
+        result_dict("beta", "YES", 0.8, 55),
+        result_dict("gamma", "NO", 0.7, 55),
+        result_dict("delta", "NO", 0.7, 50),
+    ]
+    write(replays, [alpha, *others])
+
+    # The venue's question hides three zero-width characters: the proof says so.
+    hidden = QUESTION.replace("bridge", "bri\u200bd\u200bg\u200be")
+
+    async def scenario() -> Settings:
+        markets = [{"id": "bridge", "question": hidden, "resolve_after": 100}]
+        async with serve(Venue(markets)) as venue:
+            configured = settings(tmp_path, venue, replays, "escalate")
+            await one_pass(configured, DaemonMetrics())
+            return configured
+
+    configured = run(scenario)
+    proof = proof_of(tmp_path)
+    (vote,) = [v for v in proof["votes"] if v["agent_id"] == "alpha"]
+    assert vote["source_count"] == 60
+    assert vote["seen_not_read"] == [f"https://www.sec.gov/hit/{i}" for i in range(2)]
+    assert all("sec.gov" not in s["url"] for s in proof["sources"])
+    assert (proof["market"]["question"], proof["market"]["hidden_characters"]) == (QUESTION, 3)
+    (markdown,) = (tmp_path / "proofs" / "venue_bridge").glob("*.md")
+    assert "This question contained 3 invisible characters" in markdown.read_text()
+    assert "## Seen, not read (counted for nothing)" in markdown.read_text()
+    url = str(configured.database.url)
+    shown = run_oracle("review", "show", "1", env={"ORACLE__DATABASE__URL": url})
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count("[seen, not read: counted for nothing]") == 2
+    store = open_store(configured)
+    try:
+        store.add_user("rita", "reviewer", PASSWORD)
+
+        async def page(client) -> None:  # type: ignore[no-untyped-def]
+            assert (await sign_in(client, "rita")).status == 303
+            html = await (await client.get("/reviews/1")).text()
+            assert html.count("seen, not read: counted for nothing") == 2
 
         run_console(store, page)
     finally:

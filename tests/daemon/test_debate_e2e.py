@@ -44,7 +44,9 @@ def record_debate(replays: Path, question: str) -> None:
         ],
     )
     informed = result_dict("gamma", "YES", 0.85, 55)
-    informed["sources"] = source_dicts("gamma-second-look", 55)
+    informed["sources"] = source_dicts(
+        "gamma-second-look", 55, quote="The event happened as described, organisers confirmed"
+    )
     write(replays / "debate" / "round-1", [informed, result_dict("delta", "NO", 0.7, 50)])
 
 

@@ -110,6 +110,19 @@ def test_an_answer_lost_goes_to_a_person_never_to_a_retry() -> None:
     assert transition(S.NEEDS_REVIEW, E.RESEARCH_REQUESTED) is S.DUE
 
 
+def test_a_delivery_stopped_goes_to_a_person_from_a_delivery_or_a_challenge_only() -> None:
+    # Refused for good, or daemon.max_attempts failed attempts: a person, never a retry.
+    assert transition(S.SUBMITTING, E.DELIVERY_STOPPED) is S.NEEDS_REVIEW
+    assert transition(S.CHALLENGING, E.DELIVERY_STOPPED) is S.NEEDS_REVIEW
+    assert {s for (s, e) in TRANSITIONS if e is E.DELIVERY_STOPPED} == {
+        S.SUBMITTING,
+        S.CHALLENGING,
+    }
+    for state in (S.RESEARCHING, S.CONSENSUS, S.FAILED_RETRY, S.SUBMITTED, S.FINAL):
+        with pytest.raises(IllegalTransition):
+            transition(state, E.DELIVERY_STOPPED)
+
+
 def test_illegal_transition_names_state_and_allowed_events() -> None:
     with pytest.raises(
         IllegalTransition,

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from oracle.core.reality import (
@@ -13,7 +15,9 @@ from oracle.core.reality import (
     encode_question_text,
     parse_question,
 )
-from oracle.daemon.reality_venue import market_outcomes, outcome_of_answer
+from oracle.daemon.ports import MarketRef
+from oracle.daemon.reality_venue import RealityVenue, market_outcomes, outcome_of_answer
+from oracle.daemon.settings import RealitySourceConfig
 from oracle.errors import RealityQuestionError
 
 
@@ -49,3 +53,23 @@ def test_answers_read_back_as_outcomes() -> None:
     assert outcome_of_answer(teams, TOO_SOON_ANSWER) == "TOO_EARLY"
     # An index past the outcomes names no outcome: shown as the raw answer.
     assert outcome_of_answer(teams, (5).to_bytes(32, "big")) == "answer:0x" + "00" * 31 + "05"
+
+
+async def _no_chain() -> Any:
+    raise AssertionError("reading a market's INVALID policy needs no chain")
+
+
+def test_every_question_takes_invalid_and_the_source_says_what_an_agreed_one_does() -> None:
+    source = {
+        "kind": "reality",
+        "name": "reality",
+        "contract_address": "0x" + "11" * 20,
+        "bond": {"initial_wei": 10},
+    }
+    market = MarketRef("reality:0x1", "reality", "0x1", ("YES", "NO"), {})
+    default = RealityVenue(RealitySourceConfig.model_validate(source), _no_chain)
+    assert default.invalid_policy(market) == "propose"  # as Reality.eth's answerers do
+    review = RealityVenue(
+        RealitySourceConfig.model_validate({**source, "invalid": "review"}), _no_chain
+    )
+    assert review.invalid_policy(market) == "review"

@@ -44,16 +44,18 @@ from oracle.console.evidence import gather
 from oracle.core.ancillary import PRICE_SCALE, parse_ancillary
 from oracle.core.lifecycle import MarketState
 from oracle.core.scoring import DisputeEnd
+from oracle.core.text import visible
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.service import _market_ref
 from oracle.daemon.uma_venue import UmaVenue
-from oracle.errors import SetupError
+from oracle.errors import AncillaryDataError, SetupError, StoreError
 from oracle.store.repository import Store
 from oracle.store.reviews import Seen
 from oracle.testing import consensus_document, result_dict
 
 from ..anvil import DEV_ADDRESSES, DEV_KEYS, Anvil
 from ..chain.helpers import manager_for
+from ..commands import oracle_in_process
 from .venue_world import (
     CRASH_DAEMON,
     chain_time,
@@ -357,21 +359,11 @@ def test_another_proposers_contradicting_price_is_recorded_and_opens_a_review_it
             assert proposal.intent is not None
             assert proposal.intent.state == IntentState.CONFIRMED
 
-    async def ask_unreadable() -> None:
-        async with manager_for(world.anvil.url, key=ASKER_KEY) as asker:
-            await ask_like_polymarket(
-                asker, world.requester, "Will it rain?", reward=REWARD, bond=BOND
-            )
-
     asyncio.run(propose_no())
-    asyncio.run(ask_unreadable())
     settings = world.config(database_url)
     metrics = DaemonMetrics()
 
     one_pass(settings, metrics)
-
-    # The unreadable question is reported, never a market (so never a bond).
-    assert gauge(metrics, "oracle_source_errors_total", source="uma", kind="malformed") == 1
 
     store = open_store(settings)
     assert [m.id for m in store.markets()] == [market_id]
@@ -416,6 +408,101 @@ def test_another_proposers_contradicting_price_is_recorded_and_opens_a_review_it
     assert world.view(market_id).state == RequestState.EXPIRED
     assert world.our_transactions() == []
     assert world.reverted() == []
+    store.engine.dispose()
+
+
+# Read two ways: "No. Then, p2 to Yes" may name p2 after the sentence ended. A right-to-left
+# override hides in the description: the reviewer sees it escaped.
+UNREADABLE = (
+    "q: title: Who wins tonight?, description: Cardinals\u202e vs Red Sox. res_data: p1: 0, "
+    "p2: 1, p3: 0.5. Where p1 corresponds to No. Then, p2 to Yes, p3 to unknown/50-50."
+)
+
+
+def ask_unreadable(world: UmaWorld) -> RequestKey:
+    """Ask `UNREADABLE` as Polymarket's adapter asks; its request."""
+
+    async def ask() -> RequestKey:
+        async with manager_for(world.anvil.url, key=ASKER_KEY) as asker:
+            asked = await ask_like_polymarket(
+                asker, world.requester, UNREADABLE, reward=REWARD, bond=BOND
+            )
+        return RequestKey(
+            asked.requester,
+            identifier_bytes(YES_OR_NO_QUERY),
+            asked.timestamp,
+            asked.ancillary_data,
+        )
+
+    key = asyncio.run(ask())
+    world.keys[f"uma:{key.id_hex}"] = key
+    return key
+
+
+def test_a_request_that_cannot_be_read_goes_to_a_person_with_its_raw_text_and_nothing_is_sent(
+    world: UmaWorld, database_url: str, tmp_path: Path
+) -> None:
+    key = ask_unreadable(world)
+    market_id = f"uma:{key.id_hex}"
+    with pytest.raises(AncillaryDataError, match="res_data p2: named at offset"):
+        parse_ancillary(key.ancillary_data)
+    settings = world.config(database_url)
+    metrics = DaemonMetrics()
+
+    one_pass(settings, metrics)
+
+    # A market that went straight to a person: no outcome, never researched.
+    store = open_store(settings)
+    market = store.get_market(market_id)
+    assert market.state == MarketState.NEEDS_REVIEW
+    assert (market.outcomes, market.attempts) == ([], 0)
+    assert market.details["ancillary_data"] == "0x" + key.ancillary_data.hex()
+    raw = key.ancillary_data.decode()
+    assert "\u202e" in raw
+    assert raw.endswith(",initializer:" + DEV_ADDRESSES[1][2:].lower())
+    escaped = visible(raw)  # the override shown as `\u202e`, never acted on
+    assert "\\u202e" in escaped
+    assert "\u202e" not in escaped
+    assert market.details["unreadable"]["ancillary_text"] == escaped
+    [item] = store.reviews()
+    assert item.market_id == market_id
+    [reason] = item.reasons
+    assert reason.startswith("unreadable: ancillary data: res_data p2: named at offset ")
+    assert reason.endswith(
+        "after the sentence naming the prices ended (at offset 124, after `No`): ambiguous"
+    )
+    assert gauge(metrics, "oracle_review_reasons_total", reason="unreadable") == 1
+    assert not gauge(metrics, "oracle_source_errors_total", source="uma", kind="malformed")
+
+    # `oracle review list` shows it: the raw text, escaped, and why it was refused.
+    listed = oracle_in_process(
+        "review", "list", "--json", "--config", str(tmp_path / "config.yaml")
+    )
+    assert listed.returncode == 0, listed.stderr
+    [shown] = json.loads(listed.stdout)["reviews"]
+    assert (shown["id"], shown["market_id"], shown["status"]) == (item.id, market_id, "open")
+    assert shown["question"] == escaped
+    assert shown["reasons"] == [reason]
+    evidence = gather(store, item.id)  # what `review show` and the console show
+    assert evidence["market"]["question"] == escaped
+    assert evidence["market"]["details"]["unreadable"]["error"] == reason.removeprefix(
+        "unreadable: "
+    )
+    text = oracle_in_process("review", "list", "--config", str(tmp_path / "config.yaml")).stdout
+    assert "\u202e" not in text
+    assert "named at offset" in text
+
+    # No decision and no research can make the daemon send anything for it.
+    with pytest.raises(StoreError, match=r"a decision refused: .* cannot be read exactly"):
+        store.decide_review(item.id, "INVALID", "looked at it", "alice")
+    with pytest.raises(StoreError, match="sending back refused"):
+        store.send_back_for_research(item.id, "alice", "try again")
+    one_pass(settings)
+    assert store.get_market(market_id).state == MarketState.NEEDS_REVIEW
+    assert [i.id for i in store.reviews()] == [item.id]
+    assert world.view(market_id).state == RequestState.REQUESTED
+    assert intent_keys(store) == []
+    assert world.our_transactions() == []  # no approve, no proposal, no bond
     store.engine.dispose()
 
 

@@ -1,4 +1,4 @@
-"""Migration 9a4e2c7b1d05: every market names its chain, markets recorded before by the
+"""Migration c5d81f3a7e29: every market names its chain, markets recorded before by the
 configuration the migration runs with (each chain source's chain)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from oracle.store.engine import make_engine
 from oracle.store.migrate import upgrade
 from oracle.store.repository import Store
 
-BEFORE = "3c8f1b2d6e90"  # the head before markets had a chain
+BEFORE = "9a4e2c7b1d05"  # the head before markets had a chain
 
 
 def _market(connection: object, market_id: str, source: str) -> None:

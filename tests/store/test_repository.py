@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 from sqlalchemy import Engine, text
@@ -74,6 +75,32 @@ def test_discovery_is_idempotent_and_audited(store: Store) -> None:
     [entry] = store.audit("chain:q1")
     assert (entry.from_state, entry.event, entry.to_state) == (None, "discovered", "discovered")
     assert store.count_by_state() == {"discovered": 3}
+
+
+def test_an_unreadable_market_goes_straight_to_a_person_once_and_is_never_promoted(
+    store: Store,
+) -> None:
+    reason = "unreadable: ancillary data: res_data p2: ambiguous"
+    unreadable = replace(
+        spec("q1"), outcomes=(), details={"unreadable": {"error": "ambiguous"}}, unreadable=reason
+    )
+    assert store.add_discovered([unreadable, spec("q2")], actor="poller") == [
+        "chain:q1",
+        "chain:q2",
+    ]
+    assert store.add_discovered([unreadable], actor="poller") == []  # listed again: no new item
+    market = store.get_market("chain:q1")
+    assert (market.state, market.outcomes) == (MarketState.NEEDS_REVIEW, [])
+    [entry] = store.audit("chain:q1")
+    assert (entry.from_state, entry.to_state) == (None, "needs_review")
+    assert reason in entry.reason
+    [item] = store.reviews()
+    assert (item.market_id, item.reasons, item.status) == ("chain:q1", [reason], "open")
+    # Past its time, only the readable one is promoted.
+    assert store.promote_due(10_000.0, "poller") == ["chain:q2"]
+    with pytest.raises(StoreError, match="a decision refused: market chain:q1 cannot be read"):
+        store.decide_review(item.id, "INVALID", "looked", "alice")
+    assert store.get_market("chain:q1").state == MarketState.NEEDS_REVIEW
 
 
 def test_known_ids_are_those_tracked_however_many_are_asked(store: Store) -> None:
@@ -547,6 +574,14 @@ def test_every_submitted_market_is_watched_its_window_running_or_over(store: Sto
     assert found == [s.market_id for s in specs[:1002]]
     dark = store.markets_to_watch(unreadable=["chain"])
     assert [m.id for m in dark] == [specs[1001].market_id]
+    # A venue whose events report disputes: only the windows over (and the disputed) are read.
+    assert [m.id for m in store.markets_to_watch(fed={"chain": 1600})] == [
+        specs[1000].market_id,
+        specs[1001].market_id,
+    ]
+    assert len(store.markets_to_watch(fed={"other": 1600}, limit=2000)) == 1002
+    answered = store.answered_markets("chain", [specs[0].external_id, specs[1002].external_id])
+    assert [m.id for m in answered] == [specs[0].market_id], "final markets are not read again"
 
 
 def test_a_moved_market_reads_in_a_process_that_ran_no_orm_query(

@@ -6,8 +6,8 @@ daemon's, or `oracle db upgrade`'s: each chain source's `chain`, or the only cha
 (http), or no longer configured, keeps null; the daemon names the chain of any market of
 a configured chain source still without one when it starts.
 
-Revision ID: 9a4e2c7b1d05
-Revises: 3c8f1b2d6e90
+Revision ID: c5d81f3a7e29
+Revises: 9a4e2c7b1d05
 Create Date: 2026-11-28 12:00:00.000000
 """
 
@@ -17,8 +17,8 @@ import sqlalchemy as sa
 import sqlmodel.sql.sqltypes
 from alembic import context, op
 
-revision = "9a4e2c7b1d05"
-down_revision = "3c8f1b2d6e90"
+revision = "c5d81f3a7e29"
+down_revision = "9a4e2c7b1d05"
 branch_labels = None
 depends_on = None
 
