@@ -161,17 +161,20 @@ def daemon_config(
             for a in AGENTS
         ],
         "market_sources": [{"kind": "chain", "name": "chain"}],
-        "chain": {
-            "deployment_file": str(work / "deployment.json"),
-            "rpc": {"urls": [anvil.url]},
-            "signer": {
-                "type": "dev_private_key",
-                "dev_private_key": DEV_KEYS[REPORTERS[replica]],
-            },
-            "tx": {"confirmations": 1, "poll_interval": 0.1},
-            "scanner": {"confirmations": 0, "poll_interval": 0.5, "max_block_range": 5000},
-            "submitter": {"batch_max_size": 20, "batch_max_wait": 0.5},
-        },
+        "chains": [
+            {
+                "name": "default",
+                "deployment_file": str(work / "deployment.json"),
+                "rpc": {"urls": [anvil.url]},
+                "signer": {
+                    "type": "dev_private_key",
+                    "dev_private_key": DEV_KEYS[REPORTERS[replica]],
+                },
+                "tx": {"confirmations": 1, "poll_interval": 0.1},
+                "scanner": {"confirmations": 0, "poll_interval": 0.5, "max_block_range": 5000},
+                "submitter": {"batch_max_size": 20, "batch_max_wait": 0.5},
+            }
+        ],
     }
     path = work / f"config-{replica}.yaml"
     path.write_text(yaml.safe_dump(config))

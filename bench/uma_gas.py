@@ -144,12 +144,15 @@ def daemon_pass(directory: Path, url: str, deployment_file: Path, keys: list[Req
         "log": {"level": "WARNING"},
         "agents": [{"name": a, "kind": "replay", "directory": str(replays)} for a in AGENTS],
         "market_sources": [{"kind": "uma", "name": "uma", "deployment_file": str(deployment_file)}],
-        "chain": {
-            "rpc": {"urls": [url]},
-            "signer": {"type": "dev_private_key", "dev_private_key": DEV_KEYS[DAEMON]},
-            "tx": {"confirmations": 1, "poll_interval": 0.05},
-            "scanner": {"confirmations": 0},
-        },
+        "chains": [
+            {
+                "name": "default",
+                "rpc": {"urls": [url]},
+                "signer": {"type": "dev_private_key", "dev_private_key": DEV_KEYS[DAEMON]},
+                "tx": {"confirmations": 1, "poll_interval": 0.05},
+                "scanner": {"confirmations": 0},
+            }
+        ],
     }
     path = directory / "config.yaml"
     path.write_text(yaml.safe_dump(config))

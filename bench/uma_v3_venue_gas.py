@@ -113,12 +113,15 @@ def run_daemon(
                 "batch_window": batch_window,
             }
         ],
-        "chain": {
-            "rpc": {"urls": [anvil.url]},
-            "signer": {"type": "dev_private_key", "dev_private_key": DEV_KEYS[1]},
-            "tx": {"confirmations": 1, "poll_interval": 0.05},
-            "scanner": {"confirmations": 0},
-        },
+        "chains": [
+            {
+                "name": "default",
+                "rpc": {"urls": [anvil.url]},
+                "signer": {"type": "dev_private_key", "dev_private_key": DEV_KEYS[1]},
+                "tx": {"confirmations": 1, "poll_interval": 0.05},
+                "scanner": {"confirmations": 0},
+            }
+        ],
     }
     path = directory / "config.yaml"
     path.write_text(yaml.safe_dump(config))

@@ -20,12 +20,14 @@ fix. In order, nothing created before what it depends on proved usable:
 The metrics port is bound by `oracle.daemon.runner.listen`. The daemon's metrics are
 also the chain layer's observer (RPC calls per endpoint, fee-bumped replacements), and
 carry the build (`oracle_build_info`: version, `ORACLE_COMMIT`, config checksum) and the
-signer balance threshold (`chain.signer.min_balance_wei`).
+signer balance threshold (`chains[].signer.min_balance_wei`, the highest), and which chain
+each chain source is on (`oracle_source_chain{source, chain}`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import tempfile
 import time
@@ -64,7 +66,7 @@ from oracle.agents.settings import (
 from oracle.agents.tools import ResearchTools
 from oracle.agents.window import ModelWindowReader
 from oracle.chain.bulletin import BulletinBoard
-from oracle.chain.connect import DEPLOYMENT_FILE, connect
+from oracle.chain.connect import DEPLOYMENT_FILE, check_deployment, connect
 from oracle.chain.contracts import ADAPTER, ORACLE, AgentOracle, Deployment, error_decoder
 from oracle.chain.intents import InMemoryIntentStore, IntentStore
 from oracle.chain.keys import Signer, signer_from_settings
@@ -74,7 +76,7 @@ from oracle.chain.reality import QuestionSource, RealityAnswerer, reality_contra
 from oracle.chain.reality_arbitration import ArbitrationRequester
 from oracle.chain.reality_reopen import register_reopen_check
 from oracle.chain.rpc import RpcPool
-from oracle.chain.settings import ChainSettings
+from oracle.chain.settings import ChainSettings, NamedChain
 from oracle.chain.submitter import ProposalSubmitter
 from oracle.chain.txmanager import TxManager
 from oracle.chain.uma import (
@@ -88,7 +90,7 @@ from oracle.chain.uma import (
     standing_allowance,
 )
 from oracle.chain.uma_v3 import OptimisticOracleV3, UmaAsserter
-from oracle.config import Settings, config_checksum
+from oracle.config import CHAIN_SOURCES, Settings, config_checksum, legacy_chain_warning
 from oracle.daemon.chain_venue import ChainParts, ChainVenue
 from oracle.daemon.http_venue import HttpMarketSource, WebhookResolver
 from oracle.daemon.metrics import DaemonMetrics
@@ -114,10 +116,13 @@ from oracle.errors import (
     SetupError,
 )
 from oracle.files import make_directory
+from oracle.log import emit
 from oracle.store.checkpoints import DatabaseCheckpointStore
 from oracle.store.database import open_database
 from oracle.store.intents import DatabaseIntentStore
 from oracle.store.repository import Store
+
+logger = logging.getLogger("oracle.app")
 
 # -- the store ---------------------------------------------------------------------------
 
@@ -125,7 +130,10 @@ from oracle.store.repository import Store
 def open_store(settings: Settings) -> Store:
     """The daemon's store for `database.url`: created and migrated to the newest schema
     when needed (SetupError when it cannot be used)."""
-    return Store(open_database(settings.database.url, create=True))
+    chains = settings.source_chains()
+    store = Store(open_database(settings.database.url, create=True, source_chains=chains))
+    store.name_chains(chains)  # markets recorded from now on, and any still unnamed
+    return store
 
 
 # -- research agents ---------------------------------------------------------------------
@@ -308,46 +316,172 @@ async def _require_code(pool: RpcPool, address: str, key: str) -> None:
         raise SetupError(key, f"no contract at {address} on chain {pool.chain_id}")
 
 
+class ChainContext:
+    """One configured chain (an entry of `chains`), shared by every venue on it, as a
+    Chainlink node keeps one context per chain: the RPC pool, the signer (unlocked once,
+    off the event loop; a password that does not unlock the keystore is not tried again
+    at every poll), ONE transaction manager (one nonce sequence for the signer, its
+    intents in the daemon's database) and with it the signer's bond budget per currency
+    (the database's bond ledger, keyed by chain, signer and currency). The chain's clock
+    and the signer's balance are read through its pool and manager.
+
+    Venues attach by name when they are made (`attach`); the first to start opens the
+    chain, each resumes once its pre-send checks are registered (the manager resumes the
+    signer's unfinished intents once all of them have), the last to close closes it.
+    `key` names the chain's settings in errors: `chains[NAME]`, or `chain` for the old
+    single-chain section."""
+
+    def __init__(
+        self,
+        chain: NamedChain,
+        store: Store,
+        observer: ChainObserver = SILENT,
+        *,
+        key: str | None = None,
+    ) -> None:
+        self.name = chain.name
+        self.settings = chain
+        self.key = key or f"chains[{chain.name}]"
+        self.store = store
+        self.observer = observer
+        self._lock = asyncio.Lock()
+        self._signer: Signer | None = None
+        self._signer_problem: tuple[str, str] | None = None
+        self._pool: RpcPool | None = None
+        self._manager: TxManager | None = None
+        self._venues: set[str] = set()
+        self._started: set[str] = set()
+        self._resumed = False
+        self._users: set[str] = set()
+
+    def attach(self, source: str) -> None:
+        """`source` is a venue on this chain: the manager resumes once it has started."""
+        self._venues.add(source)
+
+    @property
+    def venues(self) -> frozenset[str]:
+        return frozenset(self._venues)
+
+    async def open(self, source: str) -> tuple[RpcPool, TxManager, Signer]:
+        """The started pool, the manager and the signer, opened by the first venue to ask
+        (SetupError naming the setting at fault; nothing is left open)."""
+        async with self._lock:
+            signer = await self._unlock()
+            if self._manager is None:
+                pool = await self._start_pool()
+                self._pool = pool
+                self._manager = TxManager(
+                    pool,
+                    signer,
+                    DatabaseIntentStore(self.store),
+                    self.settings.tx,
+                    decoder=error_decoder(),
+                    observer=self.observer,
+                )
+            assert self._pool is not None
+            self._users.add(source)
+            return self._pool, self._manager, signer
+
+    async def _start_pool(self) -> RpcPool:
+        settings = self.settings
+        pool = RpcPool(
+            settings.rpc.urls, settings.rpc, chain_id=settings.rpc.chain_id, observer=self.observer
+        )
+        try:
+            await pool.start()
+        except ChainIdMismatch as error:
+            await pool.close()
+            node = f"the RPC node {error.url} serves chain id {error.actual}"
+            raise SetupError(
+                f"{self.key}.rpc.chain_id", f"is {settings.rpc.chain_id}, but {node}"
+            ) from None
+        except RpcUnavailable as error:
+            await pool.close()
+            raise SetupError(f"{self.key}.rpc.urls", str(error)) from None
+        except BaseException:
+            await pool.close()
+            raise
+        return pool
+
+    async def resume(self, source: str) -> None:
+        """`source` has made its parts (its pre-send checks registered): once every venue
+        of the chain has, the manager resumes the signer's unfinished intents, once."""
+        self._started.add(source)
+        if self._resumed or not self._venues <= self._started or self._manager is None:
+            return
+        self._resumed = True
+        await self._manager.resume()
+
+    async def release(self, source: str) -> None:
+        """`source` no longer uses the chain; the last one closes the manager and pool."""
+        async with self._lock:
+            self._users.discard(source)
+            self._started.discard(source)
+            if self._users or self._manager is None:
+                return
+            manager, pool = self._manager, self._pool
+            self._manager = self._pool = None
+            self._resumed = False
+            await manager.close()
+            if pool is not None:
+                await pool.close()
+
+    async def _unlock(self) -> Signer:
+        if self._signer_problem is not None:
+            raise SetupError(*self._signer_problem)
+        if self._signer is None:
+            try:
+                # scrypt takes a second of CPU: not on the event loop.
+                self._signer = await asyncio.to_thread(signer_from_settings, self.settings.signer)
+            except SetupError as error:
+                key = error.key.replace("chain.", f"{self.key}.", 1)
+                self._signer_problem = (key, error.problem)
+                raise SetupError(key, error.problem) from None
+        return self._signer
+
+
 class ChainWiring:
-    """How a chain venue's objects are made from the `chain:` settings, called by the venue
-    when it starts: the signer (unlocked once, off the event loop; a password that does not
-    unlock the keystore is not tried again at every poll), the pool on the deployment's
-    chain with code at its addresses (`oracle.chain.connect`), the transaction manager on
-    the daemon's database, the contract, the submitter and the scanner."""
+    """How a chain venue's objects are made on its chain's context, called by the venue
+    when it starts: the chain's pool, signer and transaction manager (`ChainContext`),
+    the deployment (`deployment_file` of the chain) on that chain with code at its
+    addresses (`oracle.chain.connect`), the contract, the submitter and the scanner (its
+    checkpoints are the source's and contract's own)."""
 
     def __init__(
         self,
         config: ChainSourceConfig | UmaSourceConfig | UmaV3SourceConfig | RealitySourceConfig,
-        settings: ChainSettings,
-        store: Store,
-        observer: ChainObserver = SILENT,
+        context: ChainContext,
     ) -> None:
         self._name = config.name
-        self._settings = settings
-        self._store = store
-        self._observer = observer
-        self._signer: Signer | None = None
-        self._signer_problem: tuple[str, str] | None = None
+        self._context = context
+        self._settings = context.settings
+        self._store = context.store
+        context.attach(config.name)
 
-    def _manager(self, pool: RpcPool, signer: Signer) -> TxManager:
-        """The venue's transaction manager: its intents in the daemon's database."""
-        return TxManager(
-            pool,
-            signer,
-            DatabaseIntentStore(self._store),
-            self._settings.tx,
-            decoder=error_decoder(),
-            observer=self._observer,
-        )
+    async def resume(self, source: str) -> None:
+        await self._context.resume(source)
+
+    async def release(self, source: str) -> None:
+        await self._context.release(source)
+
+    async def _open(self) -> tuple[RpcPool, TxManager, Signer]:
+        return await self._context.open(self._name)
+
+    async def _failed(self) -> None:
+        """A start that failed after the chain was opened lets go of it."""
+        await self._context.release(self._name)
 
     async def __call__(self) -> ChainParts:
-        signer = await self._unlock()
+        pool, manager, _ = await self._open()
         settings = self._settings
-        pool, deployment = await connect(
-            settings, Path(settings.deployment_file), observer=self._observer
-        )
+        try:
+            deployment = await check_deployment(
+                pool, Path(settings.deployment_file), f"{self._context.key}.deployment_file"
+            )
+        except BaseException:
+            await self._failed()
+            raise
         oracle = AgentOracle(pool, deployment.address(ORACLE))
-        manager = self._manager(pool, signer)
         scanner = QuestionScanner(
             pool,
             oracle.address,
@@ -365,91 +499,57 @@ class ChainWiring:
             adapter_address=deployment.contracts.get(ADAPTER),
         )
 
-    async def _pool_with_code_at(self, address: str, key: str) -> RpcPool:
-        """A started pool on `chain.rpc` (its chain id checked when `chain.rpc.chain_id` is
-        set) with code at `address`, the contract `key` names; a SetupError naming the
-        setting at fault otherwise, with nothing left open."""
-        settings = self._settings
-        pool = RpcPool(
-            settings.rpc.urls, settings.rpc, chain_id=settings.rpc.chain_id, observer=self._observer
-        )
+    async def _require_code(self, pool: RpcPool, address: str, key: str) -> None:
+        """SetupError naming `key` when the chain has no code at `address` (the chain let
+        go of first)."""
         try:
-            await pool.start()
             await _require_code(pool, address, key)
-        except ChainIdMismatch as error:
-            await pool.close()
-            raise SetupError(
-                "chain.rpc.chain_id", f"the RPC node {error.url} serves chain id {error.actual}"
-            ) from None
-        except RpcUnavailable as error:
-            await pool.close()
-            raise SetupError("chain.rpc.urls", str(error)) from None
         except BaseException:
-            await pool.close()
+            await self._failed()
             raise
-        return pool
-
-    async def _unlock(self) -> Signer:
-        if self._signer_problem is not None:
-            raise SetupError(*self._signer_problem)
-        if self._signer is None:
-            try:
-                # scrypt takes a second of CPU: not on the event loop.
-                self._signer = await asyncio.to_thread(signer_from_settings, self._settings.signer)
-            except SetupError as error:
-                self._signer_problem = (error.key, error.problem)
-                raise
-        return self._signer
 
 
 class UmaWiring(ChainWiring):
-    """How a `uma` venue's objects are made: the signer as for a chain venue, the pool on
-    the oracle's chain (its deployment file's, checked as `oracle.chain.connect` checks;
-    or `chain.rpc.chain_id`'s, with code at `oracle_address`), the transaction manager on
-    the daemon's database, the proposer and the request scanner. `artifact` names the
-    oracle in a deployment file (`UmaV3Wiring` reads OOv3's)."""
+    """How a `uma` venue's objects are made: the chain's pool, signer and manager (its
+    context), the oracle (its deployment file's, which must be a deployment on that
+    chain, or `oracle_address`, with code there), the proposer and the request scanner.
+    `artifact` names the oracle in a deployment file (`UmaV3Wiring` reads OOv3's)."""
 
     artifact = OPTIMISTIC_ORACLE_V2
 
-    def __init__(
-        self,
-        config: UmaSourceConfig | UmaV3SourceConfig,
-        settings: ChainSettings,
-        store: Store,
-        observer: ChainObserver = SILENT,
-    ) -> None:
-        super().__init__(config, settings, store, observer)
+    def __init__(self, config: UmaSourceConfig | UmaV3SourceConfig, context: ChainContext) -> None:
+        super().__init__(config, context)
         self._config = config
         self._where = f"market_sources[{config.name}]"
 
-    async def _oracle(self) -> tuple[RpcPool, str, int]:
-        """A started pool, the oracle's address and the block to scan from."""
-        config, settings = self._config, self._settings
+    async def _oracle(self) -> tuple[RpcPool, TxManager, str, int]:
+        """The chain's pool and manager, the oracle's address and the block to scan from."""
+        config = self._config
+        pool, manager, _ = await self._open()
         if config.deployment_file is not None:
             key = f"{self._where}.deployment_file"
-            pool, deployment = await connect(
-                settings, config.deployment_file, deployment_key=key, observer=self._observer
-            )
             try:
+                deployment = await check_deployment(pool, config.deployment_file, key)
                 address = deployment.address(self.artifact)
             except DeploymentError as error:
-                await pool.close()
+                await self._failed()
                 raise SetupError(key, f"{config.deployment_file}: {error}") from None
+            except BaseException:
+                await self._failed()
+                raise
             start = config.start_block
-            return pool, address, deployment.block_number if start is None else start
+            return pool, manager, address, deployment.block_number if start is None else start
         assert config.oracle_address is not None
         address = config.oracle_address
-        pool = await self._pool_with_code_at(address, f"{self._where}.oracle_address")
-        return pool, address, config.start_block or 0
+        await self._require_code(pool, address, f"{self._where}.oracle_address")
+        return pool, manager, address, config.start_block or 0
 
     async def __call__(self) -> UmaParts:  # type: ignore[override]
-        signer = await self._unlock()
         settings, config = self._settings, self._config
         assert isinstance(config, UmaSourceConfig)  # UmaV3Wiring makes its own parts
-        pool, address, start = await self._oracle()
+        pool, manager, address, start = await self._oracle()
         board = await self._board(pool, config)
         oracle = OptimisticOracleV2(pool, address)
-        manager = self._manager(pool, signer)
         checkpoints = DatabaseCheckpointStore(self._store)
         source = RequestSource(
             pool,
@@ -507,11 +607,7 @@ class UmaWiring(ChainWiring):
         board = config.bulletin_board
         if board is None:
             return None
-        try:
-            await _require_code(pool, board.address, f"{self._where}.bulletin_board.address")
-        except BaseException:
-            await pool.close()
-            raise
+        await self._require_code(pool, board.address, f"{self._where}.bulletin_board.address")
         return BulletinBoard(pool, board.address, max_response_bytes=board.max_response_bytes)
 
 
@@ -524,10 +620,8 @@ class UmaV3Wiring(UmaWiring):
     artifact = OPTIMISTIC_ORACLE_V3
 
     async def __call__(self) -> UmaV3Parts:  # type: ignore[override]
-        signer = await self._unlock()
-        pool, address, start = await self._oracle()
+        pool, manager, address, start = await self._oracle()
         oracle = OptimisticOracleV3(pool, address)
-        manager = self._manager(pool, signer)
         return UmaV3Parts(
             pool=pool,
             manager=manager,
@@ -540,50 +634,35 @@ class UmaV3Wiring(UmaWiring):
 
 
 class RealityWiring(ChainWiring):
-    """How a `reality` venue's objects are made: the signer as for a chain venue, the pool
-    on `chain.rpc` (its chain id checked when `chain.rpc.chain_id` is set) with code at
-    `contract_address`, the transaction manager on the daemon's database, the answerer
-    (no single bond above the per-question cap) and the question scanner. The contract is
-    probed for the configured version and bond token (`RealityETH.deployment_problem`): a
+    """How a `reality` venue's objects are made: the chain's pool, signer and manager
+    (its context), code at `contract_address` on that chain, the answerer (no single
+    bond above the per-question cap) and the question scanner. The contract is probed
+    for the configured version and bond token (`RealityETH.deployment_problem`): a
     mismatch is a SetupError naming `market_sources[<name>].contract`."""
 
-    def __init__(
-        self,
-        config: RealitySourceConfig,
-        settings: ChainSettings,
-        store: Store,
-        observer: ChainObserver = SILENT,
-    ) -> None:
-        super().__init__(config, settings, store, observer)
+    def __init__(self, config: RealitySourceConfig, context: ChainContext) -> None:
+        super().__init__(config, context)
         self._config = config
 
     async def __call__(self) -> RealityParts:  # type: ignore[override]
-        signer = await self._unlock()
         settings, config = self._settings, self._config
-        pool = await self._pool_with_code_at(
-            config.contract_address, f"market_sources[{config.name}].contract_address"
+        pool, manager, signer = await self._open()
+        await self._require_code(
+            pool, config.contract_address, f"market_sources[{config.name}].contract_address"
         )
         reality = reality_contract(
             pool, config.contract_address, version=config.contract, bond_token=config.bond_token
         )
         problem = await reality.deployment_problem()
         if problem is not None:
-            await pool.close()
+            await self._failed()
             raise SetupError(
                 f"market_sources[{config.name}].contract",
                 f"{reality.address} on chain {pool.chain_id}: {problem}",
             )
-        manager = TxManager(
-            pool,
-            signer,
-            DatabaseIntentStore(self._store),
-            settings.tx,
-            decoder=error_decoder(),
-            observer=self._observer,
-        )
         # Reopenings and arbitration requests left unfinished by a previous process are
         # checked against the chain before anything is sent again (`manager.resume()`).
-        register_reopen_check(manager)
+        register_reopen_check(manager, reality.address)
         if config.arbitration.request != "never" and config.arbitration.max_fee_wei:
             ArbitrationRequester(manager, reality, max_fee=config.arbitration.max_fee_wei)
         checkpoints = DatabaseCheckpointStore(self._store)
@@ -615,6 +694,17 @@ class RealityWiring(ChainWiring):
             scanner_settings=settings.scanner,
             checkpoints=checkpoints,
         )
+
+
+def chain_contexts(
+    settings: Settings, store: Store, observer: ChainObserver = SILENT
+) -> dict[str, ChainContext]:
+    """One context per configured chain, by name (see `ChainContext`)."""
+    legacy = settings.chain is not None
+    return {
+        chain.name: ChainContext(chain, store, observer, key="chain" if legacy else None)
+        for chain in settings.chains
+    }
 
 
 @dataclass(frozen=True)
@@ -690,7 +780,11 @@ def _describe_setup(metrics: DaemonMetrics, settings: Settings) -> None:
     metrics.describe_build(
         __version__, os.environ.get("ORACLE_COMMIT") or "unknown", config_checksum(settings)
     )
-    metrics.signer_min_balance.set(settings.chain.signer.min_balance_wei)
+    # One threshold for the alert: the highest chain's (each chain's is in its entry).
+    metrics.signer_min_balance.set(max(c.signer.min_balance_wei for c in settings.chains))
+    for source in settings.market_sources:
+        if isinstance(source, CHAIN_SOURCES):
+            metrics.source_chain.labels(source.name, settings.chain_name(source)).set(1)
     metrics.llm_budget_per_day.set(settings.metrics.llm_budget_usd_per_day)
     metrics.auto_submitted_accuracy_min.set(settings.metrics.auto_submitted_accuracy_min)
     metrics.agent_brier_max.set(settings.metrics.agent_brier_max)
@@ -709,6 +803,9 @@ def assemble(
     metrics = metrics or DaemonMetrics()
     scrub.add_settings(settings)  # every configured secret scrubbed from what is written
     _describe_setup(metrics, settings)
+    warning = legacy_chain_warning(settings)
+    if warning is not None:
+        emit(logger, logging.WARNING, "config.old_chain_section", advice=warning)
     agents = build_agents(settings.agents, metrics.agents)
     window_reader = build_window_reader(settings, metrics.agents)
     prepare_proofs_dir(settings.daemon.proofs_dir)
@@ -717,25 +814,24 @@ def assemble(
     pool = AgentPool.of(agents, timeout_seconds=settings.consensus.agent_timeout)
     sources: list[MarketSource] = []
     resolvers: dict[str, Resolver] = {}
+    contexts = chain_contexts(settings, store, observer=metrics)
     for source_config in settings.market_sources:
+        if isinstance(source_config, CHAIN_SOURCES):
+            context = contexts[settings.chain_name(source_config)]
         if isinstance(source_config, ChainSourceConfig):
-            wiring = ChainWiring(source_config, settings.chain, store, observer=metrics)
-            venue = ChainVenue(source_config, wiring)
+            venue = ChainVenue(source_config, ChainWiring(source_config, context))
             sources.append(venue)
             resolvers[source_config.name] = venue
         elif isinstance(source_config, UmaSourceConfig):
-            uma_wiring = UmaWiring(source_config, settings.chain, store, observer=metrics)
-            uma = UmaVenue(source_config, uma_wiring, metrics)
+            uma = UmaVenue(source_config, UmaWiring(source_config, context), metrics)
             sources.append(uma)
             resolvers[source_config.name] = uma
         elif isinstance(source_config, UmaV3SourceConfig):
-            v3_wiring = UmaV3Wiring(source_config, settings.chain, store, observer=metrics)
-            v3 = UmaV3Venue(source_config, v3_wiring, metrics)
+            v3 = UmaV3Venue(source_config, UmaV3Wiring(source_config, context), metrics)
             sources.append(v3)
             resolvers[source_config.name] = v3
         elif isinstance(source_config, RealitySourceConfig):
-            reality_wiring = RealityWiring(source_config, settings.chain, store, observer=metrics)
-            reality = RealityVenue(source_config, reality_wiring, metrics)
+            reality = RealityVenue(source_config, RealityWiring(source_config, context), metrics)
             sources.append(reality)
             resolvers[source_config.name] = reality
         else:

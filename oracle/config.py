@@ -15,10 +15,17 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from oracle.agents.settings import AgentConfig, LlmAgentConfig
-from oracle.chain.settings import ChainSettings
+from oracle.chain.settings import ChainSettings, NamedChain
 from oracle.config_sources import (
     SECTIONS,
     config_key,
@@ -37,15 +44,22 @@ from oracle.daemon.settings import (
     UmaSourceConfig,
     UmaV3SourceConfig,
 )
-from oracle.errors import SetupError
+from oracle.errors import ConfigError, SetupError
 from oracle.store.settings import DatabaseSettings
 
+DEFAULT_CHAIN = "default"
+ChainSourceKind = ChainSourceConfig | UmaSourceConfig | UmaV3SourceConfig | RealitySourceConfig
+CHAIN_SOURCES = (ChainSourceConfig, UmaSourceConfig, UmaV3SourceConfig, RealitySourceConfig)
+
 __all__ = [
+    "CHAIN_SOURCES",
+    "DEFAULT_CHAIN",
     "SECTIONS",
     "Settings",
     "config_checksum",
     "config_key",
     "effective_config",
+    "legacy_chain_warning",
     "load_settings",
 ]
 
@@ -81,32 +95,115 @@ class Settings(BaseModel):
             raise ValueError(f"names must be unique; repeated: {', '.join(duplicates)}")
         return value
 
-    @field_validator("market_sources")
+    chains: tuple[NamedChain, ...] = (NamedChain(),)
+    chain: ChainSettings | None = Field(
+        None,
+        description="The single-chain form of `chains` (one entry named `default`); "
+        "kept for old files, with a warning.",
+    )
+
+    @field_validator("chains")
     @classmethod
-    def _one_chain_source(cls, value: tuple[Any, ...]) -> tuple[Any, ...]:
-        if sum(isinstance(item, ChainSourceConfig) for item in value) > 1:
-            # Both would read the same deployment and sign with the same key: every
-            # question answered twice, and two transaction managers racing for nonces.
-            raise ValueError("at most one source of kind chain: they all use the chain section")
-        signing = [
-            item
-            for item in value
-            if isinstance(
-                item,
-                ChainSourceConfig | UmaSourceConfig | UmaV3SourceConfig | RealitySourceConfig,
-            )
-        ]
-        if len(signing) > 1:
-            # Each has its own transaction manager on chain.signer's key: they would race
-            # each other for nonces.
-            raise ValueError(
-                "at most one source of kind chain, uma, uma_v3 or reality: each signs with "
-                "chain.signer, "
-                f"and {', '.join(s.name for s in signing)} would race for its nonces"
-            )
+    def _some_chain(cls, value: tuple[NamedChain, ...]) -> tuple[NamedChain, ...]:
+        if not value:
+            raise ValueError("at least one chain (the default one when no source uses a chain)")
+        names = [chain.name for chain in value]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"names must be unique; repeated: {', '.join(duplicates)}")
+        for index, chain in enumerate(value):
+            for other in value[:index]:
+                if chain.chain_id is not None and (chain.chain_id, chain.signer) == (
+                    other.chain_id,
+                    other.signer,
+                ):
+                    # Two contexts would each keep a nonce sequence for one account.
+                    raise ValueError(
+                        f"{other.name} and {chain.name} are both chain id {chain.chain_id} "
+                        "with the same signer: make them one entry (its sources share it)"
+                    )
         return value
 
-    chain: ChainSettings = ChainSettings()
+    @model_validator(mode="before")
+    @classmethod
+    def _old_chain_section(cls, data: Any) -> Any:
+        """`chain:` (the old single-chain form) is `chains:` with one entry, `default`."""
+        if not isinstance(data, dict) or data.get("chain") is None:
+            return data
+        if "chains" in data:
+            raise _key_error(
+                ("chain",),
+                data["chain"],
+                "set chains or the old single-chain section chain, not both: move chain's "
+                "keys into an entry of chains (- name: default)",
+            )
+        old = data["chain"]
+        try:
+            ChainSettings.model_validate(old)
+        except ValidationError:
+            return data  # the section's own validation names what is wrong, as chain.*
+        return {**data, "chains": [{"name": DEFAULT_CHAIN, **old}]}
+
+    @model_validator(mode="after")
+    def _sources_name_their_chain(self) -> Settings:
+        names = [chain.name for chain in self.chains]
+        for index, source in enumerate(self.market_sources):
+            if not isinstance(source, CHAIN_SOURCES):
+                continue
+            if source.chain is None and len(names) > 1:
+                raise _key_error(
+                    ("market_sources", index, "chain"),
+                    None,
+                    f"source {source.name} must name its chain: several are configured "
+                    f"({', '.join(names)})",
+                )
+            if source.chain is not None and source.chain not in names:
+                raise _key_error(
+                    ("market_sources", index, "chain"),
+                    source.chain,
+                    f"source {source.name} names the chain {source.chain!r}, which is not "
+                    f"in chains (configured: {', '.join(names)})",
+                )
+        own = [s for s in self.market_sources if isinstance(s, ChainSourceConfig)]
+        for chain in names:
+            here = [s.name for s in own if self.chain_name(s) == chain]
+            if len(here) > 1:
+                # Both would read the same deployment file: every question answered twice.
+                raise _key_error(
+                    ("market_sources",),
+                    None,
+                    f"at most one source of kind chain per chain: {', '.join(here)} are "
+                    f"all on {chain} (its deployment_file)",
+                )
+        return self
+
+    def chain_name(self, source: ChainSourceKind) -> str:
+        """The name of the chain `source` is on (the only one when it names none)."""
+        return source.chain if source.chain is not None else self.chains[0].name
+
+    def source_chains(self) -> dict[str, str]:
+        """The chain each chain source is on, by source name."""
+        return {
+            source.name: self.chain_name(source)
+            for source in self.market_sources
+            if isinstance(source, CHAIN_SOURCES)
+        }
+
+    def chain_settings(self, name: str | None = None) -> NamedChain:
+        """The entry of `chains` called `name`; without a name, the only one (a
+        ConfigError when several are configured)."""
+        if name is None:
+            if len(self.chains) > 1:
+                names = ", ".join(c.name for c in self.chains)
+                raise ConfigError(
+                    f"chains: several are configured ({names}); name one (--chain NAME)"
+                )
+            return self.chains[0]
+        for chain in self.chains:
+            if chain.name == name:
+                return chain
+        names = ", ".join(c.name for c in self.chains)
+        raise ConfigError(f"chains: no chain named {name!r} (configured: {names})")
 
     @model_validator(mode="after")
     def _window_model_is_an_llm_agent(self) -> Settings:
@@ -118,17 +215,34 @@ class Settings(BaseModel):
         problem = ValueError(f"must name an llm agent of `agents`: {name!r} is not one ({known})")
         # Raised as the key's own error, so the message names daemon.window_model (and
         # its ORACLE__ variable when it came from one), not the whole document.
-        raise ValidationError.from_exception_data(
-            "Settings",
-            [
-                {
-                    "type": "value_error",
-                    "loc": ("daemon", "window_model"),
-                    "input": name,
-                    "ctx": {"error": problem},
-                }
-            ],
-        )
+        raise _key_error(("daemon", "window_model"), name, str(problem))
+
+
+def _key_error(loc: tuple[str | int, ...], value: Any, problem: str) -> ValidationError:
+    """A validation error of the key at `loc` (so the message names it, and its ORACLE__
+    variable when it came from one), not of the whole document."""
+    return ValidationError.from_exception_data(
+        "Settings",
+        [
+            {
+                "type": "value_error",
+                "loc": loc,
+                "input": value,
+                "ctx": {"error": ValueError(problem)},
+            }
+        ],
+    )
+
+
+def legacy_chain_warning(settings: Settings) -> str | None:
+    """How to move an old single `chain:` section to `chains:`; None when not used."""
+    if settings.chain is None:
+        return None
+    return (
+        "chain: is the old single-chain section; it is read as chains: with one entry "
+        "named default. Move its keys under `chains:` as `- name: default` (the sources "
+        "may then say `chain: default`; config.yaml shows the form)"
+    )
 
 
 def load_settings(path: str | Path | None = None) -> Settings:
@@ -177,14 +291,23 @@ def _redact_urls(value: Any) -> Any:
 def effective_config(settings: Settings) -> dict[str, Any]:
     """The configuration as plain data with every secret masked, for display.
 
-    `SecretStr` values serialize as `**********`; every URL is shown as the logs show it
+    Each chain source shows the chain it is on (named or not). `SecretStr` values
+    serialize as `**********`; every URL is shown as the logs show it
     (`redact_url`: scheme, host, port and plain path words, no credentials), the RPC URLs
     (secrets, as they often embed an API key) included.
     """
     shown: dict[str, Any] = _redact_urls(settings.model_dump(mode="json"))
-    shown["chain"]["rpc"]["urls"] = [
-        redact_url(url.get_secret_value()) for url in settings.chain.rpc.urls
-    ]
+    for index, source in enumerate(settings.market_sources):
+        if isinstance(source, CHAIN_SOURCES):  # the chain each source is on, named
+            shown["market_sources"][index]["chain"] = settings.chain_name(source)
+    for index, chain in enumerate(settings.chains):
+        shown["chains"][index]["rpc"]["urls"] = [
+            redact_url(url.get_secret_value()) for url in chain.rpc.urls
+        ]
+    if settings.chain is not None:
+        shown["chain"]["rpc"]["urls"] = [
+            redact_url(url.get_secret_value()) for url in settings.chain.rpc.urls
+        ]
     return shown
 
 

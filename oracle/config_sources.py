@@ -42,6 +42,7 @@ SECTIONS = frozenset(
         "agents",
         "market_sources",
         "chain",
+        "chains",
         "console",
     }
 )
@@ -66,7 +67,49 @@ def load_data(path: str | Path | None = None) -> dict[str, Any]:
     unknown = sorted(str(key) for key in data if key not in SECTIONS)
     if unknown:
         raise ConfigError(f"{unknown[0]}: unknown key")
-    return _merge(data, environment_overrides())
+    return _merge_chains(data, environment_overrides())
+
+
+def _merge_chains(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """`overrides` over `data`, where `ORACLE__CHAINS__NAME__KEY` sets KEY of the entry of
+    `chains` called NAME (of the file's list, else of the default one, `default`), and
+    the old `ORACLE__CHAIN__KEY` sets KEY of the file's only chain when it lists `chains`."""
+    overrides = dict(overrides)
+    by_name = overrides.pop("chains", None)
+    old = overrides.get("chain")
+    merged = _merge(data, overrides)
+    if isinstance(by_name, list):  # the whole list, as JSON
+        return {**merged, "chains": by_name}
+    if by_name is None and not (isinstance(old, dict) and "chains" in data):
+        return merged
+    chains = data.get("chains", [{"name": "default"}])
+    if not isinstance(chains, list) or not all(isinstance(c, dict) for c in chains):
+        return merged  # the file's own value is refused by validation, naming it
+    chains = [dict(chain) for chain in chains]
+    names = [str(chain.get("name", "default")) for chain in chains]
+    if isinstance(old, dict) and "chains" in data:
+        if len(chains) != 1:
+            raise ConfigError(
+                f"ORACLE__CHAIN__...: the file lists several chains ({', '.join(names)}); "
+                "set a chain's keys with ORACLE__CHAINS__<NAME>__<KEY>"
+            )
+        chains[0] = _merge(chains[0], old)
+        del merged["chain"]
+    if not isinstance(by_name, dict):
+        if by_name is not None:
+            raise ConfigError("ORACLE__CHAINS: expected a JSON list of chains")
+        return {**merged, "chains": chains}
+    for name, keys in by_name.items():
+        if name not in names:
+            raise ConfigError(
+                f"ORACLE__CHAINS__{name.upper()}__...: no chain named {name!r} "
+                f"(configured: {', '.join(names)})"
+            )
+        if not isinstance(keys, dict):
+            raise ConfigError(f"ORACLE__CHAINS__{name.upper()}: set one key of the chain")
+        index = names.index(name)
+        chains[index] = _merge(chains[index], keys)
+    return {**merged, "chains": chains}
 
 
 def load_section(path: str | Path | None, section: str, model: type[Model]) -> Model:

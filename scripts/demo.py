@@ -320,14 +320,17 @@ def _config(home: Path, chain_url: str, agents: list[str], metrics_port: int) ->
         "log": {"format": "json"},
         "agents": [{"name": a, "kind": "replay", "directory": str(EXAMPLES)} for a in agents],
         "market_sources": [{"kind": "chain", "name": "chain"}],
-        "chain": {
-            "deployment_file": str(home / "deployment.json"),
-            "rpc": {"urls": [chain_url]},
-            "signer": {"type": "dev_private_key", "dev_private_key": DEV_KEYS[0]},
-            "tx": {"confirmations": 1},
-            "scanner": {"confirmations": 0, "poll_interval": 1},
-            "submitter": {"batch_max_wait": 1},
-        },
+        "chains": [
+            {
+                "name": "default",
+                "deployment_file": str(home / "deployment.json"),
+                "rpc": {"urls": [chain_url]},
+                "signer": {"type": "dev_private_key", "dev_private_key": DEV_KEYS[0]},
+                "tx": {"confirmations": 1},
+                "scanner": {"confirmations": 0, "poll_interval": 1},
+                "submitter": {"batch_max_wait": 1},
+            }
+        ],
     }
 
 

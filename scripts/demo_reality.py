@@ -113,12 +113,15 @@ def write_config(home: Path, url: str, reality: str, arbitrator: str, qid: str) 
                 },
             }
         ],
-        "chain": {
-            "rpc": {"urls": [url]},
-            "signer": {"type": "dev_private_key", "dev_private_key": DEV_KEYS[ANSWERER]},
-            "tx": {"confirmations": 1},
-            "scanner": {"confirmations": 0, "poll_interval": 1},
-        },
+        "chains": [
+            {
+                "name": "default",
+                "rpc": {"urls": [url]},
+                "signer": {"type": "dev_private_key", "dev_private_key": DEV_KEYS[ANSWERER]},
+                "tx": {"confirmations": 1},
+                "scanner": {"confirmations": 0, "poll_interval": 1},
+            }
+        ],
     }
     path = home / "config.yaml"
     path.write_text(yaml.safe_dump(config))

@@ -118,12 +118,15 @@ def write_config(home: Path, url: str, deployment_file: Path, key: RequestKey) -
                 "risk": {"max_bond_outstanding": 1000, "max_bond_per_request": 500},
             }
         ],
-        "chain": {
-            "rpc": {"urls": [url]},
-            "signer": {"type": "dev_private_key", "dev_private_key": DEV_KEYS[PROPOSER]},
-            "tx": {"confirmations": 1},
-            "scanner": {"confirmations": 0, "poll_interval": 1},
-        },
+        "chains": [
+            {
+                "name": "default",
+                "rpc": {"urls": [url]},
+                "signer": {"type": "dev_private_key", "dev_private_key": DEV_KEYS[PROPOSER]},
+                "tx": {"confirmations": 1},
+                "scanner": {"confirmations": 0, "poll_interval": 1},
+            }
+        ],
     }
     path = home / "config.yaml"
     path.write_text(yaml.safe_dump(config))

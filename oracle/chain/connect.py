@@ -28,13 +28,15 @@ async def connect(
     *,
     deployment_key: str = DEPLOYMENT_FILE,
     observer: ChainObserver = SILENT,
+    chain_key: str = "chain",
 ) -> tuple[RpcPool, Deployment]:
     """A started pool on the deployment's chain, and the deployment.
 
     SetupError names `deployment_key` (the setting or option that named the file) when
     the file is missing or malformed, is for another chain than the nodes serve, or has
     no contract code at one of its addresses on that chain; `chain.rpc.chain_id` when it
-    is set and a node serves another chain; `chain.rpc.urls` when no node answers.
+    is set and a node serves another chain; `chain.rpc.urls` when no node answers
+    (`chain_key` names the chain's section: `chains[NAME]` for an entry of `chains`).
     """
     try:
         deployment = Deployment.load(deployment_file)
@@ -46,24 +48,40 @@ async def connect(
     on_another_chain = f"{deployment_file} is a deployment on chain {deployment.chain_id}, but"
     try:
         await pool.start()
-        if pool.chain_id != deployment.chain_id:  # chain.rpc.chain_id and the nodes agree
-            raise SetupError(
-                deployment_key, f"{on_another_chain} the RPC nodes serve chain id {pool.chain_id}"
-            )
-        await _require_code(pool, deployment, deployment_file, deployment_key)
+        await check_deployment(pool, deployment_file, deployment_key)
     except ChainIdMismatch as error:
         await pool.close()
         node = f"the RPC node {error.url} serves chain id {error.actual}"
         if configured is not None:
-            raise SetupError("chain.rpc.chain_id", f"is {configured}, but {node}") from None
+            raise SetupError(f"{chain_key}.rpc.chain_id", f"is {configured}, but {node}") from None
         raise SetupError(deployment_key, f"{on_another_chain} {node}") from None
     except RpcUnavailable as error:
         await pool.close()
-        raise SetupError("chain.rpc.urls", str(error)) from None
+        raise SetupError(f"{chain_key}.rpc.urls", str(error)) from None
     except BaseException:
         await pool.close()
         raise
     return pool, deployment
+
+
+async def check_deployment(
+    pool: RpcPool, deployment_file: Path, deployment_key: str = DEPLOYMENT_FILE
+) -> Deployment:
+    """The deployment `deployment_file` describes, checked on the started `pool`: for
+    the chain the pool serves, with code at every address; SetupError naming
+    `deployment_key` otherwise (the pool is left open: its owner closes it)."""
+    try:
+        deployment = Deployment.load(deployment_file)
+    except DeploymentError as error:
+        raise SetupError(deployment_key, str(error)) from None
+    if pool.chain_id != deployment.chain_id:
+        raise SetupError(
+            deployment_key,
+            f"{deployment_file} is a deployment on chain {deployment.chain_id}, but the RPC "
+            f"nodes serve chain id {pool.chain_id}",
+        )
+    await _require_code(pool, deployment, deployment_file, deployment_key)
+    return deployment
 
 
 async def _require_code(

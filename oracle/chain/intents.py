@@ -332,7 +332,10 @@ class InMemoryIntentStore:
         on_chain, reserved = self._totals(chain_id, signer)
         mine: dict[str, int] = {}
         for (ch, s, currency), scopes in self._on_chain.items():
-            if ch == chain_id and s == signer and scope in scopes:
+            # Another venue's currency (the signer's budget holds every venue's) is not
+            # this scope's unless it has bonds in it.
+            ours = ch == chain_id and s == signer and scope in scopes
+            if ours and (scopes[scope][0] or currency in outstanding):
                 mine[currency] = scopes[scope][0]
         for r in self._open(chain_id, signer):
             if r.scope == scope:

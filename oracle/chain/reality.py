@@ -780,12 +780,14 @@ class RealityAnswerer:
         self.signer = signer  # the manager's own: only commit-reveal needs it
         self.logs_from_block = logs_from_block  # where the contract's logs start
         # For intents found in the store after a restart (no callback at hand).
-        manager.register_precheck(ANSWER_PREFIX, self._recorded_answer_done)
-        manager.register_precheck(COMMIT_PREFIX, self._recorded_answer_done)
-        manager.register_precheck(REVEAL_PREFIX, self._recorded_reveal_done)
-        manager.register_precheck(CLAIM_PREFIX, self._recorded_claim_done)
-        manager.register_precheck(WITHDRAW_PREFIX, self._recorded_withdraw_done)
-        manager.register_precheck(CLAIM_MANY_PREFIX, self._recorded_claim_many_done)
+        here = {"contract": reality.address}  # venues sharing the manager: each its own
+        manager.register_precheck(ANSWER_PREFIX, self._recorded_answer_done, **here)
+        manager.register_precheck(COMMIT_PREFIX, self._recorded_answer_done, **here)
+        manager.register_precheck(REVEAL_PREFIX, self._recorded_reveal_done, **here)
+        manager.register_precheck(CLAIM_PREFIX, self._recorded_claim_done, **here)
+        manager.register_precheck(WITHDRAW_PREFIX, self._recorded_withdraw_done, **here)
+        manager.register_precheck(CLAIM_MANY_PREFIX, self._recorded_claim_many_done, **here)
+        # An approval is sent to the token; its key names the contract it is for.
         manager.register_precheck(APPROVE_PREFIX, self._recorded_approve_done)
 
     # -- keys -------------------------------------------------------------------------------

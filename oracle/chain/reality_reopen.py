@@ -97,9 +97,9 @@ async def reopen_question(
     return standing if standing is not None else reopening
 
 
-def register_reopen_check(manager: TxManager) -> None:
-    """The pre-send check of reopenings found in the store after a restart: done once the
-    original's reopening is no longer the one the intent replaces."""
+def register_reopen_check(manager: TxManager, contract: str) -> None:
+    """The pre-send check of reopenings on `contract` found in the store after a restart:
+    done once the original's reopening is no longer the one the intent replaces."""
 
     async def done(intent: Intent) -> bool:
         original, replaced = intent.key.rsplit(":", 2)[1:]
@@ -107,4 +107,4 @@ def register_reopen_check(manager: TxManager) -> None:
         standing = await reopened_as(reality, original) or NULL_HASH
         return standing != bytes.fromhex(replaced[2:])
 
-    manager.register_precheck(REOPEN_PREFIX, done)
+    manager.register_precheck(REOPEN_PREFIX, done, contract=contract)

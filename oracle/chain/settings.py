@@ -8,6 +8,7 @@ repr shows `**********`.
 
 from __future__ import annotations
 
+import logging
 from decimal import Decimal
 from fractions import Fraction
 from typing import Annotated, Literal
@@ -118,8 +119,20 @@ class ScannerSettings(_Section):
     confirmations: int = Field(5, ge=0, description="Scan only this many blocks behind the head.")
     max_block_range: int = Field(2000, ge=1, description="Blocks per eth_getLogs request.")
     start_block: int | None = Field(None, ge=0, description="Default: the deployment block.")
-    checkpoint_file: str = "data/chain-checkpoint.json"
     poll_interval: PositiveSeconds = 5.0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _retired_checkpoint_file(cls, data: object) -> object:
+        # Scan checkpoints are kept in the database, per source and contract; the file
+        # setting was read by nothing. An old file that sets it still loads, with a warning.
+        if isinstance(data, dict) and "checkpoint_file" in data:
+            data = {k: v for k, v in data.items() if k != "checkpoint_file"}
+            logging.getLogger("oracle.config").warning(
+                "scanner.checkpoint_file is ignored and can be removed: scan checkpoints "
+                "are kept in the database (database.url), per source and contract"
+            )
+        return data
 
 
 class SubmitterSettings(_Section):
@@ -143,3 +156,45 @@ class ChainSettings(_Section):
     scanner: ScannerSettings = ScannerSettings()
     submitter: SubmitterSettings = SubmitterSettings()
     deployment_file: str = "data/deployment.json"
+
+
+CHAIN_NAME = r"^[a-z0-9][a-z0-9_-]{0,49}$"
+
+
+class NamedChain(ChainSettings):
+    """One entry of `chains:`: a chain the daemon works on, by name, with its own RPC
+    pool, signer, fees, confirmations and scanner. Every chain-based market source names
+    the entry it is on (`market_sources[].chain`); the daemon makes one context per entry
+    (one transaction manager, so one nonce sequence, per signer and chain)."""
+
+    name: str = Field("default", pattern=CHAIN_NAME, description="Named by market_sources[].chain.")
+    chain_id: int | None = Field(
+        None,
+        ge=1,
+        description="The chain's id; RPC nodes on another are refused (rpc.chain_id too).",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_chain_id(cls, data: object) -> object:
+        """`chain_id` is `rpc.chain_id`'s short form: the two agree, or one is unset."""
+        if not isinstance(data, dict) or data.get("chain_id") is None:
+            return data
+        rpc = data.get("rpc")
+        rpc = dict(rpc) if isinstance(rpc, dict) else ({} if rpc is None else rpc)
+        if not isinstance(rpc, dict):
+            return data
+        if rpc.get("chain_id") is None:
+            rpc["chain_id"] = data["chain_id"]
+        elif rpc["chain_id"] != data["chain_id"]:
+            raise ValueError(
+                f"chain_id {data['chain_id']} and rpc.chain_id {rpc['chain_id']} disagree: "
+                "set one of them"
+            )
+        return {**data, "rpc": rpc}
+
+    @model_validator(mode="after")
+    def _chain_id_from_rpc(self) -> NamedChain:
+        if self.chain_id is None and self.rpc.chain_id is not None:
+            object.__setattr__(self, "chain_id", self.rpc.chain_id)
+        return self

@@ -141,9 +141,11 @@ class ProposalSubmitter:
             max_wait=self.settings.batch_max_wait,
         )
         # For intents found in the store after a restart (no request callback at hand).
-        manager.register_precheck("propose:", self._recorded_proposal_done)
-        manager.register_precheck("propose-batch:", self._recorded_proposal_done)
-        manager.register_precheck("settle:", self._recorded_settle_done)
+        manager.register_precheck("propose:", self._recorded_proposal_done, contract=oracle.address)
+        manager.register_precheck(
+            "propose-batch:", self._recorded_proposal_done, contract=oracle.address
+        )
+        manager.register_precheck("settle:", self._recorded_settle_done, contract=oracle.address)
 
     def _called_questions(self, intent: Intent) -> list[bytes]:
         """The question ids in a recorded oracle call's calldata."""

@@ -174,7 +174,7 @@ class TxManager:
         self._key_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._tasks: dict[str, asyncio.Task[Intent]] = {}
         self._prechecks: dict[str, Precheck] = {}
-        self._prefix_checks: dict[str, IntentCheck] = {}
+        self._prefix_checks: dict[tuple[str, str | None], IntentCheck] = {}
         self._cap_logged_at: dict[str, int] = {}
         self._dropped_logged: dict[str, str] = {}
         self._consumed_seen: dict[str, tuple[int, float]] = {}
@@ -198,13 +198,17 @@ class TxManager:
 
     # -- public API -------------------------------------------------------------------------
 
-    def register_precheck(self, prefix: str, check: IntentCheck) -> None:
+    def register_precheck(
+        self, prefix: str, check: IntentCheck, *, contract: str | None = None
+    ) -> None:
         """The pre-send check for recorded intents whose key starts with `prefix`.
 
         Used when a request's own `already_done` is not at hand, i.e. for intents found in
-        the store after a restart; register before `recover()`.
+        the store after a restart; register before `recover()`. With `contract`, only for
+        intents sent to that address: venues sharing the manager (one signer on one chain,
+        several deployments of a contract) each check their own intents.
         """
-        self._prefix_checks[prefix] = check
+        self._prefix_checks[(prefix, None if contract is None else contract.lower())] = check
 
     @contextmanager
     def bonded(self, key: str, holds: Sequence[BondHold]) -> Iterator[None]:
@@ -570,8 +574,12 @@ class TxManager:
         check = self._prechecks.get(intent.key)
         if check is not None:
             return await check()
-        for prefix, by_intent in self._prefix_checks.items():
-            if intent.key.startswith(prefix):
+        to = (intent.to or "").lower()
+        for (prefix, contract), by_intent in self._prefix_checks.items():
+            if contract is not None and intent.key.startswith(prefix) and contract == to:
+                return await by_intent(intent)
+        for (prefix, contract), by_intent in self._prefix_checks.items():
+            if contract is None and intent.key.startswith(prefix):
                 return await by_intent(intent)
         return None
 

@@ -603,9 +603,15 @@ class UmaProposer:
             else (RequestState.PROPOSED, RequestState.EXPIRED)
         )
         # For intents found in the store after a restart (no request callback at hand).
-        manager.register_precheck(PROPOSE_PREFIX, self._recorded_proposal_done)
-        manager.register_precheck(SETTLE_PREFIX, self._recorded_settle_done)
-        manager.register_precheck(DISPUTE_PREFIX, self._recorded_dispute_done)
+        manager.register_precheck(
+            PROPOSE_PREFIX, self._recorded_proposal_done, contract=oracle.address
+        )
+        manager.register_precheck(
+            SETTLE_PREFIX, self._recorded_settle_done, contract=oracle.address
+        )
+        manager.register_precheck(
+            DISPUTE_PREFIX, self._recorded_dispute_done, contract=oracle.address
+        )
 
     # -- keys -------------------------------------------------------------------------------
 

@@ -278,10 +278,14 @@ class UmaAsserter:
         self.from_block = from_block
         self.bonds = BondAccount(manager, oracle.address, allowance=allowance)
         # For intents found in the store after a restart (no claim at hand).
-        manager.register_precheck(ASSERT_PREFIX, self._recorded_done)
-        manager.register_precheck(ASSERT_BATCH_PREFIX, self._recorded_done)
-        manager.register_precheck(SETTLE_ASSERTION_PREFIX, self._recorded_settle_done)
-        manager.register_precheck(DISPUTE_ASSERTION_PREFIX, self._recorded_dispute_done)
+        manager.register_precheck(ASSERT_PREFIX, self._recorded_done, contract=oracle.address)
+        manager.register_precheck(ASSERT_BATCH_PREFIX, self._recorded_done, contract=oracle.address)
+        manager.register_precheck(
+            SETTLE_ASSERTION_PREFIX, self._recorded_settle_done, contract=oracle.address
+        )
+        manager.register_precheck(
+            DISPUTE_ASSERTION_PREFIX, self._recorded_dispute_done, contract=oracle.address
+        )
 
     def _recorded_claims(self, intent: Intent) -> tuple[OptimisticOracleV3, list[bytes]]:
         """The oracle a recorded intent calls and the claims its calldata asserts."""

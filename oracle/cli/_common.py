@@ -52,8 +52,30 @@ if TYPE_CHECKING:
     from oracle.chain.settings import ChainSettings
 
 
+_CHAIN = "oracle.chain"
+
+
+def chain_option(function: Any) -> Any:
+    """`--chain NAME`: which entry of `chains` a command works on (read by
+    `chain_settings`; needed only when several are configured)."""
+
+    def remember(context: click.Context, _: click.Parameter, value: str | None) -> None:
+        context.meta[_CHAIN] = value
+
+    return click.option(
+        "--chain",
+        default=None,
+        expose_value=False,
+        callback=remember,
+        help="The chain (its name in chains); needed when several are configured.",
+    )(function)
+
+
 def chain_settings(config_path: str | None) -> ChainSettings:
-    """The `chain:` section of the configuration at `config_path`."""
+    """The chain of the configuration at `config_path`: the one `--chain` names, else the
+    only entry of `chains` (a configuration error names them when there are several)."""
     from oracle.config import load_settings
 
-    return load_settings(config_path).chain
+    context = click.get_current_context(silent=True)
+    name = context.meta.get(_CHAIN) if context is not None else None
+    return load_settings(config_path).chain_settings(name)

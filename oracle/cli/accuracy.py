@@ -1,13 +1,13 @@
 """`oracle accuracy`: the live accuracy ledger, from the daemon's database.
 
-`oracle accuracy [--since WHEN] [--venue NAME] [--json]` scores every agent, model family
-and the decision policy on the markets whose outcome became final (`oracle.core.scoring`
-says how), then each venue's signer's record as UMA's proposer-whitelist guideline counts
-it over the last six months whatever `--since` says (`oracle.core.track_record`: its
-proposals, their accuracy, whether the guideline is met, and the second opinions that
-would have been proposals); `oracle accuracy record MARKET --outcome X --reason TEXT`
-records the outcome a venue settled on when the daemon cannot read it there (a person's
-decision)."""
+`oracle accuracy [--since WHEN] [--venue NAME] [--chain NAME] [--json]` scores every
+agent, model family and the decision policy on the markets whose outcome became final
+(`oracle.core.scoring` says how), then each venue's signer's record as UMA's
+proposer-whitelist guideline counts it over the last six months whatever `--since` says
+(`oracle.core.track_record`: its proposals, their accuracy, whether the guideline is met,
+and the second opinions that would have been proposals); `oracle accuracy record MARKET
+--outcome X --reason TEXT` records the outcome a venue settled on when the daemon cannot
+read it there (a person's decision)."""
 
 from __future__ import annotations
 
@@ -47,13 +47,15 @@ def parse_since(text: str, now: float) -> float:
     "--since", default=None, help="Markets final since: 2026-11-01, 2026-11-01T12:00Z, 7d, 24h."
 )
 @click.option("--venue", default=None, help="Only this venue's markets (its market_sources name).")
+@click.option("--chain", default=None, help="Only markets on this chain (its name in chains).")
 @click.option("--json", "as_json", is_flag=True, help="The report as JSON.")
 @click.pass_context
-def accuracy(
+def accuracy(  # noqa: PLR0917 (click passes every option by name)
     context: click.Context,
     config_path: str | None,
     since: str | None,
     venue: str | None,
+    chain: str | None,
     as_json: bool,
 ) -> None:
     """How often the agents and the policy were right, on markets now final."""
@@ -73,8 +75,8 @@ def accuracy(
     oov2 = [s.name for s in load_settings(config_path).market_sources if s.kind == "uma"]
     window = track_record.window_start(now)
     with _review_store(config_path) as store:
-        markets = store.scored_markets(since=start, venue=venue)
-        disputes = store.disagreements(since=start, venue=venue)
+        markets = store.scored_markets(since=start, venue=venue, chain=chain)
+        disputes = store.disagreements(since=start, venue=venue, chain=chain)
         answers = store.track_record(since=window, venue=venue)
     report = accuracy_report(markets, disputes)
     records = track_record.records(answers, now=now, guideline_venues=oov2)
@@ -88,7 +90,13 @@ def accuracy(
         }
         click.echo(
             json.dumps(
-                {"since": start, "venue": venue, **report.to_json(), "whitelist": whitelist},
+                {
+                    "since": start,
+                    "venue": venue,
+                    "chain": chain,
+                    **report.to_json(),
+                    "whitelist": whitelist,
+                },
                 indent=2,
             )
         )

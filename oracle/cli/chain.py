@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from oracle.cli._common import chain_settings, config_option
+from oracle.cli._common import chain_option, chain_settings, config_option
 from oracle.errors import SetupError
 
 if TYPE_CHECKING:
@@ -89,6 +89,7 @@ def _deployment_option(function: Any) -> Any:
 
 @chain.command("deploy")
 @config_option
+@chain_option
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -165,6 +166,7 @@ def chain_deploy(
 
 @chain.command("ask")
 @config_option
+@chain_option
 @_deployment_option
 @click.option("--question", "text", required=True, help="The question text.")
 @click.option(
@@ -236,6 +238,7 @@ def chain_ask(
 
 @chain.command("status")
 @config_option
+@chain_option
 @_deployment_option
 @click.argument("question_id")
 def chain_status(config_path: str | None, deployment_path: Path | None, question_id: str) -> None:

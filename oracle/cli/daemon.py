@@ -86,7 +86,7 @@ def db_upgrade(config_path: str | None) -> None:
     from oracle.store.database import upgrade_database
 
     settings = load_settings(config_path)
-    before, after = upgrade_database(settings.database.url)
+    before, after = upgrade_database(settings.database.url, settings.source_chains())
     shown = redact_url(settings.database.url)
     if before is None:
         click.echo(f"database at {shown}: schema created (revision {after})")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from oracle.cli._common import chain_settings, config_option
+from oracle.cli._common import chain_option, chain_settings, config_option
 from oracle.errors import KeystoreError
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def _keystore_options(function: Any) -> Any:
         default=None,
         help="Keystore file (default: chain.signer.keystore).",
     )(function)
-    return config_option(function)
+    return chain_option(config_option(function))
 
 
 def _keystore_path(settings: ChainSettings, keystore: Path | None) -> Path:
@@ -130,6 +130,7 @@ def keys_import(
 
 @keys.command("address")
 @config_option
+@chain_option
 @click.option("--keystore", type=click.Path(dir_okay=False, path_type=Path), default=None)
 def keys_address(config_path: str | None, keystore: Path | None) -> None:
     """Print the keystore's address (no password needed)."""

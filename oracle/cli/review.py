@@ -84,18 +84,28 @@ def _age(seconds: float) -> str:
     "as_json",
     is_flag=True,
     help='Print one JSON object, {"reviews": [ITEM, ...]}, oldest first; each ITEM has the '
-    "item's id, status, market_id, venue, question, reasons, age_seconds, resolve_after, "
-    "claimed_by and decision (null until decided), among others.",
+    "item's id, status, market_id, venue, chain, question, reasons, age_seconds, "
+    "resolve_after, claimed_by and decision (null until decided), among others.",
 )
-def review_list(config_path: str | None, show_all: bool, as_json: bool) -> None:
-    """Review items, oldest first, with age, deadline, time left and reasons (one query)."""
+@click.option("--venue", default=None, help="Only this venue's items (its market_sources name).")
+@click.option("--chain", default=None, help="Only items of markets on this chain (in chains).")
+def review_list(
+    config_path: str | None,
+    show_all: bool,
+    as_json: bool,
+    venue: str | None,
+    chain: str | None,
+) -> None:
+    """Review items, most urgent first, with age, deadline, time left and reasons (one
+    query)."""
     import json
 
     from oracle.console.evidence import review_summary
 
     tokens = _console_settings(config_path).token_table()
     with _review_store(config_path) as store:
-        rows = store.review_queue(None if show_all else ["open", "needs_approval"])
+        statuses = None if show_all else ["open", "needs_approval"]
+        rows = store.review_queue(statuses, venue=venue, chain=chain)
         now = store.clock()
     summaries = [review_summary(item, market, now, tokens) for item, market in rows]
     if as_json:
@@ -110,8 +120,10 @@ def review_list(config_path: str | None, show_all: bool, as_json: bool) -> None:
         left = s["time_left_seconds"]
         due = f"late by {_age(-left)}" if left < 0 else f"due in {_age(left)}"
         _shown(
-            f"       venue {s['venue']}, {due} ({s['deadline_by']}), waiting "
-            f"{_age(s['age_seconds'])}, resolve after {_when(s['resolve_after'])}"
+            f"       venue {s['venue']}"
+            + (f" on chain {s['chain']}" if s["chain"] else "")
+            + f", {due} ({s['deadline_by']}), waiting {_age(s['age_seconds'])}, "
+            f"resolve after {_when(s['resolve_after'])}"
             + (f", at stake {s['stake']['text']}" if s["stake"] else "")
             + (f", claimed by {s['claimed_by']}" if s["claimed_by"] else "")
         )
@@ -192,7 +204,8 @@ def _first_line(text: str) -> str:
 
 def _print_evidence(e: dict[str, Any], *, full: bool) -> None:
     r, m, c = e["review"], e["market"], e["consensus"]
-    _shown(f"review {r['id']} ({r['status']}) for market {m['id']} on {m['venue']}")
+    on = f"{m['venue']} (chain {m['chain']})" if m.get("chain") else m["venue"]
+    _shown(f"review {r['id']} ({r['status']}) for market {m['id']} on {on}")
     _shown(f"question: {m['question']}")
     _shown(f"criteria: {m['criteria'] or '(none)'}")
     _shown(f"outcomes: {', '.join(m['outcomes'])}")

@@ -181,6 +181,7 @@ def review_summary(
         "status": item.status,
         "market_id": market.id,
         "venue": market.source,
+        "chain": market.chain,
         "question": market.question,
         "state": market.state,
         "reasons": list(item.reasons),
@@ -342,6 +343,7 @@ def build_evidence(  # noqa: PLR0917 (each argument is one record read by gather
         "market": {
             "id": market.id,
             "venue": market.source,
+            "chain": market.chain,
             "question": market.question,
             "criteria": market.criteria,
             "outcomes": [*(labels if values is not None else market.outcomes), "INVALID"],

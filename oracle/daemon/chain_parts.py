@@ -3,9 +3,11 @@
 A chain venue (`chain_venue`, `uma_venue`, `uma_v3_venue`, `reality_venue`) connects
 lazily: its parts (an RPC pool, a transaction manager, the contract's wrappers) are made
 by the composition root's `open_chain` on the first `start()`, which also resumes the
-transactions a previous process left unfinished. `ChainConnection` holds those parts and
-answers what does not depend on the contract: the chain's clock, health, the signer's
-balance, closing. Each venue composes one and keeps only what is its own.
+transactions a previous process left unfinished. The pool and the transaction manager
+are the chain's (`SharedChain`: one per configured chain, shared by its venues).
+`ChainConnection` holds those parts and answers what does not depend on the contract:
+the chain's clock, health, the signer's balance, closing. Each venue composes one and
+keeps only what is its own.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from decimal import Decimal
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from oracle.chain.intents import Intent, IntentState
 from oracle.chain.rpc import RpcPool, Web3
@@ -45,6 +47,19 @@ class Connected(Protocol):
 
 
 P = TypeVar("P", bound=Connected)
+
+
+@runtime_checkable
+class SharedChain(Protocol):
+    """An `open_chain` whose pool and transaction manager are its chain's, shared by the
+    venues on that chain (the composition root's wirings, on a chain context): it
+    resumes the manager's unfinished intents once every venue of the chain has
+    registered its pre-send checks, and closes the pool and the manager when the last
+    venue lets go of them. A plain callable's parts are the venue's own."""
+
+    async def resume(self, source: str) -> None: ...
+
+    async def release(self, source: str) -> None: ...
 
 
 class ChainConnection(Generic[P]):
@@ -88,10 +103,13 @@ class ChainConnection(Generic[P]):
             parts = await self._open_chain()
             try:
                 # Finish whatever a previous process left between record and confirmation.
-                await parts.manager.resume()
+                shared = self._open_chain
+                if isinstance(shared, SharedChain):
+                    await shared.resume(self.source)
+                else:
+                    await parts.manager.resume()
             except BaseException:
-                await parts.manager.close()
-                await parts.pool.close()
+                await self._release(parts)
                 raise
             self.parts = parts
             names = self._started(parts)
@@ -168,8 +186,15 @@ class ChainConnection(Generic[P]):
 
     async def aclose(self) -> None:
         if self.parts is not None:
-            await self.parts.manager.close()
-            await self.parts.pool.close()
+            await self._release(self.parts)
+
+    async def _release(self, parts: P) -> None:
+        shared = self._open_chain
+        if isinstance(shared, SharedChain):
+            await shared.release(self.source)
+        else:
+            await parts.manager.close()
+            await parts.pool.close()
 
 
 class ConnectedVenue(Generic[P]):

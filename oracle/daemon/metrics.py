@@ -195,7 +195,15 @@ class DaemonMetrics:
         )
         self.signer_min_balance = Gauge(
             "oracle_signer_min_balance_wei",
-            "The balance below which a signer is reported (chain.signer.min_balance_wei).",
+            "The balance below which a signer is reported (chains[].signer.min_balance_wei; "
+            "the highest of the configured chains').",
+            registry=r,
+        )
+        self.source_chain = Gauge(
+            "oracle_source_chain",
+            "1 for each chain source, labelled with the entry of `chains` it is on: join "
+            "a source's figures on `source` to break them down by chain.",
+            ["source", "chain"],
             registry=r,
         )
         self.tx_pending = Gauge(

@@ -144,6 +144,10 @@ class ChainSourceConfig(BaseModel):
 
     name: str = Field("chain", min_length=1, max_length=50, pattern=r"^[a-z0-9_-]+$")
     kind: Literal["chain"]
+    chain: str | None = Field(
+        None,
+        description="The entry of `chains` this source is on; optional with one chain.",
+    )
     batch: bool = Field(
         True, description="Collect proposals into batches (chain.submitter.batch_max_*)."
     )
@@ -173,8 +177,8 @@ class UmaRiskSettings(BaseModel):
     max_bond_outstanding: Amount | None = Field(
         None,
         gt=0,
-        description="Cap on bond + final fee posted and not yet returned, over all requests "
-        "of this venue; null: no cap.",
+        description="Cap on bond + final fee posted and not yet returned, in this currency, "
+        "of everything the chain's signer has out (every venue on the chain); null: no cap.",
     )
     max_bond_per_request: Amount | None = Field(
         None, gt=0, description="Cap on one request's bond + final fee; null: no cap."
@@ -251,6 +255,10 @@ class UmaSourceConfig(BaseModel):
 
     name: str = Field("uma", min_length=1, max_length=50, pattern=r"^[a-z0-9_-]+$")
     kind: Literal["uma"]
+    chain: str | None = Field(
+        None,
+        description="The entry of `chains` this source is on; optional with one chain.",
+    )
     oracle_address: str | None = Field(
         None, description="The OptimisticOracleV2; or deployment_file naming it."
     )
@@ -465,6 +473,10 @@ class UmaV3SourceConfig(BaseModel):
     # No underscore: the name is part of the market id the claim text names.
     name: str = Field("uma-v3", min_length=1, max_length=50, pattern=r"^[a-z0-9-]+$")
     kind: Literal["uma_v3"]
+    chain: str | None = Field(
+        None,
+        description="The entry of `chains` this source is on; optional with one chain.",
+    )
     oracle_address: str | None = Field(
         None, description="The OptimisticOracleV3; or deployment_file naming it."
     )
@@ -624,6 +636,10 @@ class RealitySourceConfig(BaseModel):
 
     name: str = Field("reality", min_length=1, max_length=50, pattern=r"^[a-z0-9_-]+$")
     kind: Literal["reality"]
+    chain: str | None = Field(
+        None,
+        description="The entry of `chains` this source is on; optional with one chain.",
+    )
     contract_address: str = Field(description="The Reality.eth contract.")
     contract: Literal["v3", "v2.1"] = Field(
         "v3",

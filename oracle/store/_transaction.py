@@ -60,6 +60,8 @@ class Transactions:
     def __init__(self, engine: Engine, clock: Clock = time.time) -> None:
         self.engine = engine
         self.clock = clock
+        # The entry of `chains` each chain source is on: recorded with its markets.
+        self.source_chains: dict[str, str] = {}
         self._reader = engine.execution_options(**{READ_ONLY: True})
         # SQLite has one writer: this process's writers queue here, woken as soon as the
         # lock is free, instead of sleeping in SQLite's busy handler.

@@ -13,6 +13,8 @@ the URL as the logs show it (`redact_url`: no credentials) and the reason.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sqlalchemy import Engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
@@ -29,21 +31,29 @@ UPGRADE_HINT = "run `oracle db upgrade`"
 _WRITE_PROBE = text("UPDATE market SET id = id WHERE 1 = 0")
 
 
-def open_database(url: str, *, create: bool) -> Engine:
-    """An engine on a database that answers and is at the current schema (see above)."""
-    return _open(url, create=create)[0]
+def open_database(
+    url: str, *, create: bool, source_chains: Mapping[str, str] | None = None
+) -> Engine:
+    """An engine on a database that answers and is at the current schema (see above);
+    `source_chains` (each market source's chain) names the chain of markets recorded
+    before markets had one, when a migration adds it."""
+    return _open(url, create=create, source_chains=source_chains)[0]
 
 
-def upgrade_database(url: str) -> tuple[str | None, str]:
+def upgrade_database(
+    url: str, source_chains: Mapping[str, str] | None = None
+) -> tuple[str | None, str]:
     """Create the database at `url` if needed and migrate it to the current schema (as
     `open_database(url, create=True)`); its schema revision before (None: it had no
     oracle schema) and after, for `oracle db upgrade` to say what it did."""
-    engine, before = _open(url, create=True)
+    engine, before = _open(url, create=True, source_chains=source_chains)
     engine.dispose()
     return before, head_revision()
 
 
-def _open(url: str, *, create: bool) -> tuple[Engine, str | None]:
+def _open(
+    url: str, *, create: bool, source_chains: Mapping[str, str] | None = None
+) -> tuple[Engine, str | None]:
     shown = redact_url(url)
     path = sqlite_file(url)
     if path is not None:
@@ -59,14 +69,16 @@ def _open(url: str, *, create: bool) -> tuple[Engine, str | None]:
             )
     engine = make_engine(url, set_wal=create)
     try:
-        before = _prepare(engine, url, create=create)
+        before = _prepare(engine, url, create=create, source_chains=source_chains)
     except BaseException:
         engine.dispose()
         raise
     return engine, before
 
 
-def _prepare(engine: Engine, url: str, *, create: bool) -> str | None:
+def _prepare(
+    engine: Engine, url: str, *, create: bool, source_chains: Mapping[str, str] | None = None
+) -> str | None:
     """Check (and with `create`, migrate) the database; its schema revision before."""
     shown = redact_url(url)
     opening = "cannot open" if sqlite_file(url) is not None else "cannot connect"
@@ -93,7 +105,7 @@ def _prepare(engine: Engine, url: str, *, create: bool) -> str | None:
             )
         return revision
     try:
-        upgrade(engine)
+        upgrade(engine, source_chains=source_chains)
     except DBAPIError as error:
         raise SetupError(KEY, f"{shown}: cannot migrate ({describe(error, url)})") from None
     try:

@@ -284,10 +284,13 @@ class DatabaseIntentStore:
                 )
                 session.flush()
             on_chain, reserved = self._totals(session, budgets.values(), chain_id, signer)
+            # Another venue's currency (the signer's budget holds every venue's) is not
+            # this scope's unless it has bonds in it.
             mine = {
                 currency: int(row.on_chain[scope]["amount"])
                 for currency, row in budgets.items()
                 if scope in row.on_chain
+                and (int(row.on_chain[scope]["amount"]) or currency in outstanding)
             }
             for res in self._open(session, chain_id, signer):
                 if res.scope == scope:

@@ -48,6 +48,21 @@ class Markets(Transactions):
                     continue
             return added
 
+    def name_chains(self, source_chains: Mapping[str, str]) -> int:
+        """Record each source's chain (the entry of `chains` it is on) for its markets
+        and for the markets to come; markets without a chain get theirs (a database
+        migrated without the configuration). Returns how many markets were named."""
+        self.source_chains = dict(source_chains)
+        named = 0
+        with self._writing() as connection:
+            for source, chain in sorted(source_chains.items()):
+                named += connection.execute(
+                    update(MARKET)
+                    .where(MARKET.c.source == source, MARKET.c.chain.is_(None))
+                    .values(chain=chain)
+                ).rowcount
+        return named
+
     def _add_markets(
         self, specs: Sequence[MarketSpec], actor: str, plans: Mapping[str, Plan]
     ) -> list[str]:
@@ -70,6 +85,7 @@ class Markets(Transactions):
                     {
                         "id": spec.market_id,
                         "source": spec.source,
+                        "chain": self.source_chains.get(spec.source),
                         "external_id": spec.external_id,
                         "question": spec.question,
                         "criteria": spec.criteria,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from alembic import command
@@ -14,10 +15,12 @@ from sqlalchemy import Connection, Engine, text
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
 
-def _config(connection: object) -> Config:
+def _config(connection: object, source_chains: Mapping[str, str] | None = None) -> Config:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     config.attributes["connection"] = connection
+    # The chain each configured market source is on, for data steps that need it.
+    config.attributes["source_chains"] = dict(source_chains or {})
     return config
 
 
@@ -45,13 +48,17 @@ def current_revision(connection: Connection) -> str | None:
     return MigrationContext.configure(connection).get_current_revision()
 
 
-def upgrade(engine: Engine, revision: str = "head") -> None:
+def upgrade(
+    engine: Engine, revision: str = "head", *, source_chains: Mapping[str, str] | None = None
+) -> None:
+    """Migrate to `revision`; `source_chains` (market source -> the entry of `chains` it
+    is on, from the configuration) feeds the data steps that name a market's chain."""
     with engine.begin() as connection:
         if connection.dialect.name == "postgresql":
             connection.execute(
                 text("SELECT pg_advisory_xact_lock(:id)"), {"id": _MIGRATION_LOCK_ID}
             )
-        command.upgrade(_config(connection), revision)
+        command.upgrade(_config(connection, source_chains), revision)
 
 
 def check(engine: Engine) -> None:

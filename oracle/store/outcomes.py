@@ -129,11 +129,12 @@ class Outcomes(Transactions):
             return session.get(FinalOutcomeRow, market_id)
 
     def scored_markets(
-        self, *, since: float | None = None, venue: str | None = None
+        self, *, since: float | None = None, venue: str | None = None, chain: str | None = None
     ) -> list[ScoredMarket]:
-        """Markets final since `since` (on `venue`), each with the verdict that decided it
-        and its agents' answers: what `oracle.core.scoring` scores. Column reads, not ORM
-        rows: a refresh of the rolling figures reads 30 days of them."""
+        """Markets final since `since` (on `venue`, on `chain`: an entry of `chains`), each
+        with the verdict that decided it and its agents' answers: what `oracle.core.scoring`
+        scores. Column reads, not ORM rows: a refresh of the rolling figures reads 30 days
+        of them."""
         query = core_select(
             _FINAL.c.market_id,
             _FINAL.c.venue,
@@ -147,6 +148,8 @@ class Outcomes(Transactions):
             query = query.where(_FINAL.c.final_at >= since)
         if venue is not None:
             query = query.where(_FINAL.c.venue == venue)
+        if chain is not None:
+            query = query.where(MARKET.c.chain == chain)
         with self.reading() as session:
             finals = session.execute(query.order_by(_FINAL.c.final_at)).all()
             ids = [final.market_id for final in finals]
@@ -217,9 +220,10 @@ class Outcomes(Transactions):
         return scored
 
     def disagreements(
-        self, *, since: float | None = None, venue: str | None = None
+        self, *, since: float | None = None, venue: str | None = None, chain: str | None = None
     ) -> list[Disagreement]:
-        """Every disagreement with another proposer (seen since `since`, on `venue`) and how
+        """Every disagreement with another proposer (seen since `since`, on `venue`, on
+        `chain`) and how
         it ended: a dispute of an answer the oracle gave, from the audit trail; and a
         rival's answer that was on the venue first and contradicted our verdict (UMA: the
         receipt's `proposed_by_other`, `agrees: false`), where `answer_stood` means the
@@ -233,6 +237,8 @@ class Outcomes(Transactions):
             )
             if venue is not None:
                 query = query.where(col(MarketRow.source) == venue)
+            if chain is not None:
+                query = query.where(col(MarketRow.chain) == chain)
             rows = list(session.exec(query).all())
             finals = {
                 f.market_id: f
@@ -268,9 +274,11 @@ class Outcomes(Transactions):
         for market_id, (seen_at, ours_then) in open_disputes.items():
             if since is None or seen_at >= since:
                 found.append(Disagreement(market_id, ours_then, None, DisputeEnd.OPEN))
-        return found + self._rivals_first(since=since, venue=venue)
+        return found + self._rivals_first(since=since, venue=venue, chain=chain)
 
-    def _rivals_first(self, *, since: float | None, venue: str | None) -> list[Disagreement]:
+    def _rivals_first(
+        self, *, since: float | None, venue: str | None, chain: str | None = None
+    ) -> list[Disagreement]:
         """Markets where another proposer's contradicting answer was on the venue first."""
         with self.reading() as session:
             query = (
@@ -282,6 +290,8 @@ class Outcomes(Transactions):
             )
             if venue is not None:
                 query = query.where(col(MarketRow.source) == venue)
+            if chain is not None:
+                query = query.where(col(MarketRow.chain) == chain)
             if since is not None:
                 query = query.where(col(AuditRow.at) >= since)
             rows = list(session.exec(query).all())

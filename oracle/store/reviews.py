@@ -351,9 +351,14 @@ class Reviews(ReviewQueue, ConsoleRecords, Transactions):
             return list(session.exec(query).all())
 
     def review_queue(
-        self, statuses: Sequence[str] | None = ("open",)
+        self,
+        statuses: Sequence[str] | None = ("open",),
+        *,
+        venue: str | None = None,
+        chain: str | None = None,
     ) -> list[tuple[ReviewItemRow, MarketRow]]:
-        """Review items with their markets, oldest first, in one query."""
+        """Review items with their markets (on `venue`, on `chain`: an entry of
+        `chains`), oldest first, in one query."""
         with self.reading() as session:
             query = (
                 select(ReviewItemRow, MarketRow)
@@ -362,6 +367,10 @@ class Reviews(ReviewQueue, ConsoleRecords, Transactions):
             )
             if statuses is not None:
                 query = query.where(col(ReviewItemRow.status).in_(list(statuses)))
+            if venue is not None:
+                query = query.where(col(MarketRow.source) == venue)
+            if chain is not None:
+                query = query.where(col(MarketRow.chain) == chain)
             return [(item, market) for item, market in session.exec(query).all()]
 
     def decided_review(self, market_id: str) -> ReviewItemRow | None:

@@ -26,6 +26,8 @@ class MarketRow(SQLModel, table=True):
 
     id: str = Field(primary_key=True, max_length=200)
     source: str = Field(max_length=100)
+    # The entry of `chains` its source is on (None: a source on no chain, e.g. http).
+    chain: str | None = Field(default=None, max_length=50, index=True)
     external_id: str = Field(max_length=200)
     question: str
     criteria: str = ""

@@ -27,10 +27,10 @@ import yaml
 from eth_account import Account
 from pydantic import SecretStr
 
-from oracle.app import ChainWiring, open_store
+from oracle.app import ChainContext, ChainWiring, open_store
 from oracle.chain.contracts import ORACLE, Deployment
 from oracle.chain.keys import create_keystore
-from oracle.chain.settings import ChainSettings, RpcSettings, SignerSettings
+from oracle.chain.settings import ChainSettings, NamedChain, RpcSettings, SignerSettings
 from oracle.config import Settings
 from oracle.daemon.chain_venue import ChainVenue
 from oracle.daemon.settings import ChainSourceConfig
@@ -110,7 +110,8 @@ def test_a_node_on_another_chain_is_refused(anvil: Anvil, tmp_path: Path) -> Non
     other_chain = fake_deployment(tmp_path / "elsewhere", chain_id=5)
     edit(config, lambda c: c["chain"].update(deployment_file=str(other_chain)))
     assert run(config, "--once") == (
-        f"chain.deployment_file: {other_chain} is a deployment on chain 5, but {expected}"
+        f"chain.deployment_file: {other_chain} is a deployment on chain 5, but the RPC nodes "
+        "serve chain id 31337"
     )
 
 
@@ -412,7 +413,8 @@ def test_a_database_outage_after_the_start_backs_off_and_recovers(
 def _venue(tmp_path: Path, chain: ChainSettings) -> ChainVenue:
     settings = Settings(database={"url": f"sqlite:///{tmp_path / 'oracle.db'}"})
     config = ChainSourceConfig(kind="chain")
-    return ChainVenue(config, ChainWiring(config, chain, open_store(settings)))
+    context = ChainContext(NamedChain(**dict(chain)), open_store(settings))
+    return ChainVenue(config, ChainWiring(config, context))
 
 
 async def _poll_three_times(venue: ChainVenue, error: str) -> list[str]:

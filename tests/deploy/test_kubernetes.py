@@ -131,15 +131,16 @@ class Pod:
         for name, value in env.items():
             monkeypatch.setenv(name, value)
         settings = load_settings(config)
-        signer = settings.chain.signer
+        signer = settings.chain_settings().signer
         # The daemon reads these files where the container sees them; here, where they are.
         moved = {
             field: str(self.host_path(container, value))
             for field in ("keystore", "password_file")
             if (value := getattr(signer, field)) is not None
         }
-        chain = settings.chain.model_copy(update={"signer": signer.model_copy(update=moved)})
-        return settings.model_copy(update={"chain": chain})
+        chain = settings.chain_settings()
+        chain = chain.model_copy(update={"signer": signer.model_copy(update=moved)})
+        return settings.model_copy(update={"chains": (chain,)})
 
 
 @pytest.fixture
@@ -189,11 +190,12 @@ def test_each_replica_signs_with_its_own_key(
         assert f"{name} signs with the keystore {name}.json" in init.stdout
         settings = pod.settings(monkeypatch)
         assert settings.daemon.replica_id == name  # leases and the audit log name the pod
-        signer = signer_from_settings(settings.chain.signer)
+        signer = signer_from_settings(settings.chain_settings().signer)
         assert signer.address == addresses[name], name
         seen[name] = signer.address
         # The copies the daemon reads are its own: not readable by anyone else.
-        for path in (settings.chain.signer.keystore, settings.chain.signer.password_file):
+        ours = settings.chain_settings().signer
+        for path in (ours.keystore, ours.password_file):
             assert path is not None
             assert Path(path).stat().st_mode & 0o077 == 0, path
     assert len(set(seen.values())) == len(seen)  # no two replicas share a key

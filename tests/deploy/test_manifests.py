@@ -266,7 +266,7 @@ def test_compose_keeps_secrets_out_of_the_file(
     oracle = services["oracle"]
     secret_files = {f"/run/secrets/{s}" for s in oracle["secrets"]}
     env = {k: interpolate(str(v)) for k, v in oracle["environment"].items()}
-    assert env["ORACLE__CHAIN__SIGNER__PASSWORD_FILE"] in secret_files
+    assert env["ORACLE__CHAINS__DEFAULT__SIGNER__PASSWORD_FILE"] in secret_files
     assert set(oracle["secrets"]) <= set(compose()["secrets"])
     # The image's own environment, then compose's, on the mounted config file.
     env = {**dockerfile_env(), **env}
@@ -275,7 +275,7 @@ def test_compose_keeps_secrets_out_of_the_file(
     settings = settings_with(env, monkeypatch, DEPLOY_CONFIG)
     assert settings.database.url == "postgresql+psycopg://oracle:dummy@postgres:5432/oracle"
     assert settings.metrics.host == "0.0.0.0"
-    assert settings.chain.signer.password_file == "/run/secrets/keystore_password"
+    assert settings.chain_settings().signer.password_file == "/run/secrets/keystore_password"
     postgres = services["postgres"]["environment"]
     assert settings.database.url.endswith(f"/{postgres['POSTGRES_DB']}")
     assert f"//{postgres['POSTGRES_USER']}:" in settings.database.url
