@@ -96,8 +96,7 @@ def review_list(
     venue: str | None,
     chain: str | None,
 ) -> None:
-    """Review items, most urgent first, with age, deadline, time left and reasons (one
-    query)."""
+    """Review items, oldest first, with age, deadline, time left and reasons (one query)."""
     import json
 
     from oracle.console.evidence import review_summary

@@ -456,7 +456,7 @@ def _summaries(console: Console, rows: Any) -> list[dict[str, Any]]:
 
 
 def _queue_query(request: web.Request) -> tuple[QueueQuery, dict[str, str]]:
-    """The queue page asked for: status, search, venue, reason, assignee and page."""
+    """The queue page asked for: status, search, venue, chain, reason, assignee and page."""
     console = request.app[CONSOLE]
     filters = {
         key: request.query.get(key, default).strip()[:200]
@@ -464,6 +464,7 @@ def _queue_query(request: web.Request) -> tuple[QueueQuery, dict[str, str]]:
             ("status", "open"),
             ("q", ""),
             ("venue", ""),
+            ("chain", ""),
             ("reason", ""),
             ("assignee", ""),
             ("page", "1"),
@@ -484,6 +485,7 @@ def _queue_query(request: web.Request) -> tuple[QueueQuery, dict[str, str]]:
         statuses=None if filters["status"] == "all" else (filters["status"],),
         search=filters["q"],
         venue=filters["venue"],
+        chain=filters["chain"],
         reason=filters["reason"],
         assignee=assignee,
         page=page,
@@ -513,6 +515,7 @@ async def queue(request: web.Request) -> web.StreamResponse:
     console = request.app[CONSOLE]
     rows, filters, paging = await _queue_rows(request)
     venues = await _db(console.store.review_venues)
+    chains = await _db(console.store.review_chains)
     return _page(
         request,
         "queue.html",
@@ -521,6 +524,7 @@ async def queue(request: web.Request) -> web.StreamResponse:
         statuses=STATUSES,
         paging=paging,
         venues=venues,
+        chains=chains,
         page_link=lambda page: _page_link(filters, page),
     )
 

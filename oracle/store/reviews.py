@@ -160,13 +160,15 @@ def _market_values(connection: Connection, market_id: str) -> dict[str, Any]:
 @dataclass(frozen=True)
 class QueueQuery:
     """One page of the review queue as a person asks for it: statuses (None: all), a
-    search of the question text and the market id, the venue (the market's source),
-    words of a reason, the assignee ("" anyone, "nobody", or a name), the page (from 1)
-    and its size. Sorted by deadline, soonest first (`deadline_column`)."""
+    search of the question text and the market id, the venue (the market's source), the
+    chain (an entry of `chains`), words of a reason, the assignee ("" anyone, "nobody", or
+    a name), the page (from 1) and its size. Sorted by deadline, soonest first
+    (`deadline_column`)."""
 
     statuses: tuple[str, ...] | None = ("open",)
     search: str = ""
     venue: str = ""
+    chain: str = ""
     reason: str = ""
     assignee: str = ""
     page: int = 1
@@ -208,6 +210,8 @@ class ReviewQueue(Transactions):
             )
         if query.venue:
             where.append(MARKET.c.source == query.venue)
+        if query.chain:
+            where.append(MARKET.c.chain == query.chain)
         if query.reason.strip():
             where.append(
                 cast(_REVIEW.c.reasons, String).ilike(_like(query.reason.strip()), escape="\\")
@@ -253,12 +257,21 @@ class ReviewQueue(Transactions):
 
     def review_venues(self) -> list[str]:
         """The venues (market sources) of the items awaiting a person, for the filter."""
+        return self._awaiting(MARKET.c.source)
+
+    def review_chains(self) -> list[str]:
+        """The chains of the items awaiting a person, for the filter."""
+        return self._awaiting(MARKET.c.chain)
+
+    def _awaiting(self, column: Any) -> list[str]:
+        """The values of the market `column` among the items awaiting a person."""
         statement = (
-            core_select(MARKET.c.source)
+            core_select(column)
             .select_from(_REVIEW.join(MARKET, MARKET.c.id == _REVIEW.c.market_id))
             .where(_REVIEW.c.status.in_(["open", "needs_approval"]))
+            .where(column.is_not(None))
             .distinct()
-            .order_by(MARKET.c.source)
+            .order_by(column)
         )
         with self.reading() as session:
             return [row[0] for row in session.execute(statement).all()]

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import pytest
 from playwright.sync_api import Page, sync_playwright
-from sqlalchemy import update
+from sqlalchemy import text, update
 
 from oracle.core.lifecycle import MarketState
 from oracle.store.database import open_database
@@ -154,6 +154,17 @@ def test_a_five_thousand_item_queue_is_paginated_by_deadline_searched_and_live( 
         store.claim_review(ids[17], "otto", assignee="otto")
         page.goto(f"{base}/?assignee=otto")
         assert _shown_ids(page) == [ids[17]]
+        # By chain (one console over every chain): the markets' `chain`.
+        with store.engine.begin() as connection:
+            for chain, where in (("gnosis", "="), ("polygon", "<>")):
+                connection.execute(
+                    text(f"UPDATE market SET chain = '{chain}' WHERE source {where} 'reality'")
+                )
+        page.goto(f"{base}/")
+        page.select_option("select[name=chain]", "gnosis")
+        page.click("form.filters button[type=submit]")
+        page.wait_for_selector(f"p.paging-summary:has-text('{len(expected)} items')")
+        assert set(_shown_ids(page)) <= {ids[i] for i in expected}
 
         # Live: a claim made elsewhere changes only its row, fetched alone; the page is
         # not reloaded, and a new item elsewhere is announced, not loaded.

@@ -462,6 +462,15 @@ def test_the_queue_pages_by_deadline_with_search_and_filters(store: Store) -> No
     assert page(statuses=("needs_approval",)) == ([late], 1)
     assert page(statuses=None)[1] == 5
     assert store.review_venues() == ["chain", "uma"]
+    # By chain: the markets' `chain` (an entry of `chains`); none named yet here.
+    assert store.review_chains() == []
+    assert page(chain="gnosis") == ([], 0)
+    with store.engine.begin() as connection:
+        connection.execute(
+            text("UPDATE market SET chain = 'gnosis' WHERE source = 'uma'"),
+        )
+    assert store.review_chains() == ["gnosis"]
+    assert page(chain="gnosis", statuses=None) == ([other], 1)
 
 
 def test_the_live_marks_change_with_what_a_person_sees(store: Store) -> None:
