@@ -136,6 +136,10 @@ from oracle.store.tables import MarketRow
 logger = logging.getLogger("oracle.daemon")
 T = TypeVar("T")
 SECOND_OPINION = "another party answered: research at once (second opinion)"
+UNREADABLE_ANSWERED = (
+    "another party answered it on the venue: the request this daemon could not read is "
+    "answered there, nothing is left to decide"
+)
 Clock = Callable[[], float]
 
 S, E = MarketState, MarketEvent
@@ -439,6 +443,11 @@ class Daemon:
         # the watch reaches it once its window is over (`watch`).
         for row in await self._db(self.store.answered_markets, name, external_ids):
             await self._watch_one(row)
+        # A request the daemon could not read, now answered on the venue by another party:
+        # nothing is left for a person (the item would otherwise stay open for ever).
+        for market_id in await self._db(self.store.unreadable_awaiting, name, external_ids):
+            if await self._db(self.store.close_reviews, market_id, UNREADABLE_ANSWERED, "daemon"):
+                emit(logger, logging.INFO, "market.unreadable_answered", market=market_id)
         return len(moved)
 
     def _replica_liveness(self) -> float:

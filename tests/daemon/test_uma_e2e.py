@@ -505,6 +505,28 @@ def test_a_request_that_cannot_be_read_goes_to_a_person_with_its_raw_text_and_no
     store.engine.dispose()
 
 
+def test_an_unreadable_request_answered_by_another_closes_its_item(
+    world: UmaWorld, database_url: str
+) -> None:
+    """Another proposer answers it on the venue: the item closes, saying so (it would
+    otherwise wait for a person for ever, with nothing a person could do here)."""
+    key = ask_unreadable(world)
+    market_id = f"uma:{key.id_hex}"
+    settings = world.config(database_url)
+    one_pass(settings)
+    store = open_store(settings)
+    [item] = store.reviews()
+    propose_as_other(world, market_id, PRICE_SCALE)
+    one_pass(settings)
+    assert store.reviews() == []
+    [closed] = store.reviews(status="closed")
+    assert closed.id == item.id
+    assert closed.decided_by == "daemon"
+    assert "another party answered it on the venue" in (closed.decided_reason or "")
+    assert world.our_transactions() == []
+    store.engine.dispose()
+
+
 def propose_as_other(world: UmaWorld, market_id: str, price: int) -> None:
     async def run() -> None:
         async with manager_for(world.anvil.url, key=OTHER_KEY) as other:
