@@ -99,14 +99,17 @@ class ArbitrationRequester:
         arbitrator = RealityArbitrator(self.manager.pool, view.arbitrator)
         return arbitrator.address, await arbitrator.dispute_fee(qid)
 
-    async def _done(self, qid: bytes, max_previous: int) -> bool:
-        view = await self.reality.get_question(qid)
+    async def _done(self, qid: bytes, max_previous: int, reality: RealityETH | None = None) -> bool:
+        view = await (reality or self.reality).get_question(qid)
         return view.phase != Phase.OPEN or view.bond != max_previous
 
     async def _recorded_done(self, intent: Intent) -> bool:
-        # After a restart: the key names the question and the round.
-        _, _, _, question, max_previous = intent.key.rsplit(":", 4)
-        return await self._done(bytes.fromhex(question[2:]), int(max_previous))
+        # After a restart: the key names the contract, the question and the round (the
+        # contract: venues on one chain share the manager, and this check, registered by
+        # the last of them, serves every Reality.eth contract's requests).
+        _, _, contract, question, max_previous = intent.key.rsplit(":", 4)
+        reality = RealityETH(self.manager.pool, contract)
+        return await self._done(bytes.fromhex(question[2:]), int(max_previous), reality)
 
     async def request(self, qid: bytes | str, max_previous: int) -> ArbitrationRequest:
         """Pay the question's arbitrator its fee to arbitrate `qid`, answered up to the bond
