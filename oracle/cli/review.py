@@ -273,9 +273,12 @@ def _print_answers_briefly(outcomes: list[dict[str, Any]]) -> None:
     for group in outcomes:
         sources = group["sources"]
         alone = sum(1 for s in sources if s["only_this_side"])
+        unread = sum(1 for s in sources if not s.get("read", True))
         _shown(
             f"  {group['outcome']}: {len(group['agents'])} agent(s), "
-            f"{len(sources)} source(s)" + (f", {alone} only this side" if alone else "")
+            f"{len(sources)} source(s)"
+            + (f", {alone} only this side" if alone else "")
+            + (f", {unread} seen, not read: counted for nothing" if unread else "")
         )
         for a in group["agents"]:
             counted = "" if a["counted"] else ", not counted"
