@@ -380,12 +380,15 @@ def test_another_proposers_contradicting_price_is_recorded_and_opens_a_review_it
     assert "our verdict is YES" in item.reasons[0]
     # The reviewer sees what is at stake and how long their answer can still be disputed.
     shown = gather(store, item.id, now=market.window_ends_at - 600)["review"]
-    assert shown["stake"] == {
+    stake = shown["stake"]
+    assert {k: stake[k] for k in ("bond", "final_fee", "reward", "currency")} == {
         "bond": str(BOND),
         "final_fee": str(FINAL_FEE),
         "reward": str(REWARD),
         "currency": world.stack.currency,
     }
+    # A token the console has no name for is shown in its smallest unit, saying so.
+    assert f"(smallest units of {world.stack.currency})" in stake["text"]
     assert shown["window_left_seconds"] == 600
     assert gauge(metrics, "oracle_venue_disagreements_total", venue="uma") == 1
     assert world.our_transactions() == []  # no approve, no proposal: nothing to revert
@@ -790,7 +793,7 @@ def test_a_dispute_inside_the_window_is_seen_by_the_next_watch_pass(
             await call(disputer, TESTNET_ERC20, world.stack.currency, "approve", oo, MAX_UINT256)
             for market_id in disputed:
                 # Each re-ask needs a timestamp of its own (blocks can share a second).
-                world.anvil.rpc("evm_increaseTime", 2)
+                world.anvil.rpc("evm_setNextBlockTimestamp", chain_time(world.anvil) + 2)
                 key = world.keys[market_id]
                 intent = await disputer.submit(
                     TxRequest(
