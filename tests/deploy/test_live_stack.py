@@ -67,6 +67,7 @@ MAY_BE_EMPTY = {
     "RPC node head age",
     "RPC nodes usable per chain",
     "Signer time to empty",  # no signer: no chain venue
+    "Market sources and their chains",  # HTTP venues name no chain
     # No UMA or Reality.eth venue and no debate on the live stack: their queries run and
     # return nothing.
     "Bond balance and allowance",
