@@ -23,6 +23,8 @@ The tree::
     ├── SourceError              a market source could not be read (names the source)
     ├── ResolverError            an answer could not be delivered (`retryable` false: a
     │                            person at once, `oracle.core.failures`)
+    │   ├── AwaitingOthers       nothing to send until someone else answers (a second
+    │   │                        opinion off a managed oracle's proposer whitelist)
     │   └── AnswerLost           an answer paid for can no longer take effect (a person looks)
     ├── AgentError               an agent could not answer (recorded as its failure)
     │   └── AnswerInvalid        a model's answer does not match the schema (names the
