@@ -446,7 +446,10 @@ class Daemon:
         # A request the daemon could not read, now answered on the venue by another party:
         # nothing is left for a person (the item would otherwise stay open for ever).
         for market_id in await self._db(self.store.unreadable_awaiting, name, external_ids):
-            if await self._db(self.store.close_reviews, market_id, UNREADABLE_ANSWERED, "daemon"):
+            closed = await self._db(
+                self.store.close_reviews, market_id, UNREADABLE_ANSWERED, self.replica
+            )
+            if closed:
                 emit(logger, logging.INFO, "market.unreadable_answered", market=market_id)
         return len(moved)
 

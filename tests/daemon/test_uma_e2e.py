@@ -524,7 +524,7 @@ def test_an_unreadable_request_answered_by_another_closes_its_item(
     assert store.reviews() == []
     [closed] = store.reviews(status="closed")
     assert closed.id == item.id
-    assert closed.decided_by == "daemon"
+    assert closed.decided_by  # the replica that saw the other's proposal
     assert "another party answered it on the venue" in (closed.decided_reason or "")
     assert world.our_transactions() == []
     store.engine.dispose()
