@@ -792,8 +792,11 @@ def test_a_dispute_inside_the_window_is_seen_by_the_next_watch_pass(
             oo = world.stack.optimistic_oracle
             await call(disputer, TESTNET_ERC20, world.stack.currency, "approve", oo, MAX_UINT256)
             for market_id in disputed:
-                # Each re-ask needs a timestamp of its own (blocks can share a second).
-                world.anvil.rpc("evm_setNextBlockTimestamp", chain_time(world.anvil) + 2)
+                # Each re-ask needs a timestamp of its own (blocks can share a second),
+                # and so does the gas estimate, which runs on the latest block: a block
+                # is mined past the ask's time first.
+                world.anvil.rpc("evm_increaseTime", 2)
+                world.anvil.mine()
                 key = world.keys[market_id]
                 intent = await disputer.submit(
                     TxRequest(
