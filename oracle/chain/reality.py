@@ -279,6 +279,31 @@ class RealityETH(_Contract):
         """The bond currency: `native`, or the ERC-20 token's address."""
         return NATIVE if self.bond_token is None else self.bond_token
 
+    def derived_id(
+        self,
+        *,
+        template_id: int,
+        opening_ts: int,
+        text: str,
+        arbitrator: str,
+        timeout: int,
+        min_bond: int,
+        asker: str,
+        nonce: int,
+    ) -> bytes:
+        """The id this contract gives the question `asker` asks with these terms."""
+        return question_id(
+            template_id=template_id,
+            opening_ts=opening_ts,
+            question=text,
+            arbitrator=arbitrator,
+            timeout=timeout,
+            min_bond=min_bond,
+            contract=self.address,
+            asker=asker,
+            nonce=nonce,
+        )
+
     @property
     def has_batch_claim(self) -> bool:
         """Whether claims of several questions go in one `claimMultipleAndWithdrawBalance`."""
@@ -438,6 +463,30 @@ class RealitioV21(RealityETH):
     artifact_name = REALITY_ETH_V2_1
     version = "v2.1"
     reopenable = False
+
+    def derived_id(
+        self,
+        *,
+        template_id: int,
+        opening_ts: int,
+        text: str,
+        arbitrator: str,
+        timeout: int,
+        min_bond: int,
+        asker: str,
+        nonce: int,
+    ) -> bytes:
+        if min_bond:
+            raise ValueError("min_bond: Reality.eth v2.1 has no minimum bond")
+        return question_id_v2_1(
+            template_id=template_id,
+            opening_ts=opening_ts,
+            question=text,
+            arbitrator=arbitrator,
+            timeout=timeout,
+            asker=asker,
+            nonce=nonce,
+        )
 
 
 class RealityETHERC20(RealityETH):
@@ -1408,30 +1457,16 @@ async def ask_question(
         contract = RealityETH(manager.pool, reality)
     where = f"reality-ask:{manager.chain_id}:{contract.address.lower()}"
     arbitrator = to_checksum_address(arbitrator)
-    if contract.version == "v2.1":
-        if min_bond:
-            raise ValueError("min_bond: Reality.eth v2.1 has no minimum bond")
-        qid = question_id_v2_1(
-            template_id=template_id,
-            opening_ts=opening_ts,
-            question=text,
-            arbitrator=arbitrator,
-            timeout=timeout,
-            asker=manager.address,
-            nonce=nonce,
-        )
-    else:
-        qid = question_id(
-            template_id=template_id,
-            opening_ts=opening_ts,
-            question=text,
-            arbitrator=arbitrator,
-            timeout=timeout,
-            min_bond=min_bond,
-            contract=contract.address,
-            asker=manager.address,
-            nonce=nonce,
-        )
+    qid = contract.derived_id(
+        template_id=template_id,
+        opening_ts=opening_ts,
+        text=text,
+        arbitrator=arbitrator,
+        timeout=timeout,
+        min_bond=min_bond,
+        asker=manager.address,
+        nonce=nonce,
+    )
 
     async def asked() -> bool:
         return (await contract.get_question(qid)).phase != Phase.NOT_ASKED

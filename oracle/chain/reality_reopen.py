@@ -21,7 +21,7 @@ from eth_utils.crypto import keccak
 from oracle.chain.intents import Intent, IntentState
 from oracle.chain.reality import RealityETH, question_bytes
 from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.core.reality import NULL_HASH, question_id
+from oracle.core.reality import NULL_HASH
 from oracle.errors import TxError
 
 REOPEN_PREFIX = "reality-reopen:"
@@ -53,14 +53,13 @@ async def reopen_question(
     first = question_bytes(original)
     replaced = await reopened_as(reality, first) or NULL_HASH
     nonce = int.from_bytes(keccak(b"oracle-reopen" + first + replaced), "big")
-    reopening = question_id(
+    reopening = reality.derived_id(
         template_id=template_id,
         opening_ts=opening_ts,
-        question=text,
+        text=text,
         arbitrator=arbitrator,
         timeout=timeout,
         min_bond=min_bond,
-        contract=reality.address,
         asker=manager.address,
         nonce=nonce,
     )
