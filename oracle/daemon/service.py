@@ -441,16 +441,23 @@ class Daemon:
             emit(logger, logging.INFO, "market.second_opinion", market=market_id)
         # Ours among them was disputed or answered back: its state is read now, not when
         # the watch reaches it once its window is over (`watch`).
-        for row in await self._db(self.store.answered_markets, name, external_ids):
-            await self._watch_one(row)
-        # A request the daemon could not read, now answered on the venue by another party:
-        # nothing is left for a person (the item would otherwise stay open for ever).
-        for market_id in await self._db(self.store.unreadable_awaiting, name, external_ids):
-            closed = await self._db(
-                self.store.close_reviews, market_id, UNREADABLE_ANSWERED, self.replica
-            )
-            if closed:
-                emit(logger, logging.INFO, "market.unreadable_answered", market=market_id)
+        reported = await self._db(
+            self.store.markets_by_external_id,
+            name,
+            external_ids,
+            (S.SUBMITTED, S.DISPUTED, S.NEEDS_REVIEW),
+        )
+        for row in reported:
+            if row.state != S.NEEDS_REVIEW:
+                await self._watch_one(row)
+            elif row.details.get("unreadable"):
+                # A request the daemon could not read, now answered on the venue by another
+                # party: nothing is left for a person (the item would stay open for ever).
+                closed = await self._db(
+                    self.store.close_reviews, row.id, UNREADABLE_ANSWERED, self.replica
+                )
+                if closed:
+                    emit(logger, logging.INFO, "market.unreadable_answered", market=row.id)
         return len(moved)
 
     def _replica_liveness(self) -> float:

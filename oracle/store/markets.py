@@ -356,24 +356,10 @@ class Markets(Transactions):
                 ).all()
             )
 
-    def unreadable_awaiting(self, source: str, external_ids: Sequence[str]) -> list[str]:
-        """The markets of `source` among `external_ids` that went to a person because
-        their venue's text could not be read exactly (`MarketSpec.unreadable`) and still
-        await one."""
-        if not external_ids:
-            return []
-        with self.reading() as session:
-            rows = session.exec(
-                select(MarketRow)
-                .where(MARKET.c.source == source)
-                .where(MARKET.c.external_id.in_(list(external_ids)))
-                .where(col(MarketRow.state) == MarketState.NEEDS_REVIEW)
-                .order_by(col(MarketRow.id))
-            ).all()
-            return [row.id for row in rows if (row.details or {}).get("unreadable")]
-
-    def answered_markets(self, source: str, external_ids: Sequence[str]) -> list[MarketRow]:
-        """The submitted and disputed markets of `source` among `external_ids`."""
+    def markets_by_external_id(
+        self, source: str, external_ids: Sequence[str], states: Collection[MarketState]
+    ) -> list[MarketRow]:
+        """The markets of `source` among `external_ids` in one of `states`, by id."""
         if not external_ids:
             return []
         with self.reading() as session:
@@ -382,7 +368,7 @@ class Markets(Transactions):
                     select(MarketRow)
                     .where(MARKET.c.source == source)
                     .where(MARKET.c.external_id.in_(list(external_ids)))
-                    .where(col(MarketRow.state).in_([MarketState.SUBMITTED, MarketState.DISPUTED]))
+                    .where(col(MarketRow.state).in_(list(states)))
                     .order_by(col(MarketRow.id))
                 ).all()
             )

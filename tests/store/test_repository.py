@@ -580,7 +580,11 @@ def test_every_submitted_market_is_watched_its_window_running_or_over(store: Sto
         specs[1001].market_id,
     ]
     assert len(store.markets_to_watch(fed={"other": 1600}, limit=2000)) == 1002
-    answered = store.answered_markets("chain", [specs[0].external_id, specs[1002].external_id])
+    answered = store.markets_by_external_id(
+        "chain",
+        [specs[0].external_id, specs[1002].external_id],
+        (MarketState.SUBMITTED, MarketState.DISPUTED),
+    )
     assert [m.id for m in answered] == [specs[0].market_id], "final markets are not read again"
 
 
