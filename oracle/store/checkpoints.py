@@ -5,14 +5,11 @@ restarted daemon continues scanning where the last one stored its questions."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from oracle.chain.checkpoint import Checkpoint
 from oracle.store._transaction import Transactions
 from oracle.store.tables import CheckpointRow
-
-if TYPE_CHECKING:  # the facade is composed of this module's records
-    from oracle.store.repository import Store
 
 
 class Checkpoints(Transactions):
@@ -33,9 +30,12 @@ class Checkpoints(Transactions):
 
 
 class DatabaseCheckpointStore:
-    """The scanner's checkpoint in the daemon's database (`CheckpointStore` protocol)."""
+    """The scanner's checkpoint in the daemon's database (`CheckpointStore` protocol).
 
-    def __init__(self, store: Store) -> None:
+    It needs only the `Checkpoints` aggregate of the `Store` (which the repository
+    composes from this module, so naming `Store` here would import it back)."""
+
+    def __init__(self, store: Checkpoints) -> None:
         self._store = store
 
     async def load(self, name: str) -> Checkpoint | None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, delete, select, update
@@ -31,9 +30,6 @@ from oracle.chain.intents import BondBook, BondHold, Intent, IntentState, intent
 from oracle.errors import SubjectsHeld
 from oracle.store._transaction import Transactions
 from oracle.store.tables import BondBudgetRow, BondReservationRow, TxIntentRow, TxSubjectRow
-
-if TYPE_CHECKING:  # the repository composes `PendingTransactions` from this module
-    from oracle.store.repository import Store
 
 
 class PendingTransactions(Transactions):
@@ -50,7 +46,9 @@ class PendingTransactions(Transactions):
 
 
 class DatabaseIntentStore:
-    def __init__(self, store: Store) -> None:
+    # Only the store's transactions and clock, not the `Store` facade: the repository
+    # composes `PendingTransactions` from this module, so the dependency runs one way.
+    def __init__(self, store: Transactions) -> None:
         self._store = store
 
     async def get(self, key: str) -> Intent | None:
