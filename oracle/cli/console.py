@@ -27,6 +27,7 @@ def console_serve(config_path: str | None) -> None:
     """Serve the console (the `console:` section: host, port, cookies, sign-in limits)."""
     from aiohttp import web
 
+    from oracle import scrub
     from oracle.config import load_settings
     from oracle.console.app import make_app
     from oracle.log import configure_logging
@@ -34,6 +35,9 @@ def console_serve(config_path: str | None) -> None:
     from oracle.store.repository import Store
 
     settings = load_settings(config_path)
+    # Every configured secret (the notification webhook's URL, the database's password)
+    # scrubbed from what the console writes, as the daemon does.
+    scrub.add_settings(settings)
     # Its log lines carry the audit log's head (console.audit_appended): an anchor.
     configure_logging(settings.log.level, settings.log.format)
     store = Store(open_database(settings.database.url, create=False))

@@ -38,6 +38,7 @@ import jinja2
 from ada_url import URL as WhatwgUrl
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy.exc import SQLAlchemyError
 from yarl import URL
 
 from oracle.console import notify
@@ -80,8 +81,9 @@ class Console:
     templates: jinja2.Environment
     # Set on shutdown: the event streams end instead of holding the server open.
     closing: asyncio.Event
-    # Notifications on their way (kept so they are not collected before they finish).
-    notices: set[asyncio.Task[bool]] = field(default_factory=set)
+    notifier: notify.Notifier
+    # The notifier's sender, while the console runs (kept so it is not collected).
+    background: set[asyncio.Task[None]] = field(default_factory=set)
 
 
 CONSOLE = web.AppKey("console", Console)
@@ -701,7 +703,7 @@ async def decide(request: web.Request) -> web.StreamResponse:
         approvers = [
             p.name for p in people if may(p.role, Action.APPROVE) and p.name != person.name
         ]
-        _notify(request, "approval_needed", approvers, review_id, market)
+        await _notify(request, "approval_needed", approvers, review_id, market)
     return _done(request, review_id, {"status": item.status, "market_state": market.state})
 
 
@@ -712,7 +714,7 @@ async def approve(request: web.Request) -> web.StreamResponse:
     decided_by = (await _db(console.store.review, review_id)).decided_by
     market = await _db(console.store.approve_review, review_id, person.name)
     console.metrics.approvals.labels(person.name).inc()
-    _notify(request, "approved", [decided_by] if decided_by else [], review_id, market)
+    await _notify(request, "approved", [decided_by] if decided_by else [], review_id, market)
     return _done(request, review_id, {"status": "decided", "market_state": market.state})
 
 
@@ -759,7 +761,7 @@ async def assign(request: web.Request) -> web.StreamResponse:
     item = await _db(console.store.review, review_id)
     market = await _db(console.store.get_market, item.market_id)
     if assignee != request[PERSON].name:
-        _notify(request, "assigned", [assignee], review_id, market)
+        await _notify(request, "assigned", [assignee], review_id, market)
     return _done(request, review_id, {"claimed_by": assignee})
 
 
@@ -785,19 +787,27 @@ async def comment(request: web.Request) -> web.StreamResponse:
     return _done(request, review_id, {"commented": True})
 
 
-def _notify(request: web.Request, kind: str, to: list[str], review_id: int, market: Any) -> None:
-    """Tell `to` (per person) about `kind`, through the configured webhook, after the
-    action committed and without waiting for it."""
-    console = request.app[CONSOLE]
-    url = console.settings.notify_webhook_url
-    if url is None or not to:
+async def _notify(
+    request: web.Request, kind: str, to: list[str], review_id: int, market: Any
+) -> None:
+    """Tell `to` (per person) about `kind`: recorded after the action committed, sent
+    by the notifier without the request waiting for it. A notice that cannot be recorded
+    is logged; the action stands."""
+    notifier = request.app[CONSOLE].notifier
+    if not notifier.enabled or not to:
         return
     notice = notify.body(kind, to, request[PERSON].name, review_id, market.id, market.question)
-    task = asyncio.get_running_loop().create_task(
-        notify.send(url, notice, console.settings.notify_timeout_seconds)
-    )
-    console.notices.add(task)
-    task.add_done_callback(console.notices.discard)
+    try:
+        await notifier.record(notice)
+    except SQLAlchemyError as error:
+        emit(
+            _LOG,
+            logging.ERROR,
+            "console.notify_unrecorded",
+            error=type(error).__name__,
+            kind=kind,
+            review=review_id,
+        )
 
 
 async def unassign(request: web.Request) -> web.StreamResponse:
@@ -885,6 +895,8 @@ async def metrics(request: web.Request) -> web.StreamResponse:
         )
     # What the database holds now: a count lower than an earlier scrape's is a cut tail.
     console.metrics.publish_audit_head(await _db(console.store.audit_head), read=True)
+    pending, _ = await _db(console.store.pending_notices)
+    console.metrics.pending_notifications.set(pending)
     body = generate_latest(console.metrics.registry)
     return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
@@ -940,7 +952,9 @@ async def _headers(request: web.Request, handler: Handler) -> web.StreamResponse
 def make_app(store: Store, settings: ConsoleSettings) -> web.Application:
     """The console over `store`; its metrics are on `app[CONSOLE].metrics.registry`."""
     app = web.Application(middlewares=[_headers], client_max_size=256 * 1024)
-    app[CONSOLE] = Console(store, settings, ConsoleMetrics(), templates(), asyncio.Event())
+    metrics = ConsoleMetrics()
+    notifier = notify.Notifier(store, settings, metrics)
+    app[CONSOLE] = Console(store, settings, metrics, templates(), asyncio.Event(), notifier)
 
     async def end_streams(app: web.Application) -> None:
         app[CONSOLE].closing.set()
@@ -960,9 +974,31 @@ def make_app(store: Store, settings: ConsoleSettings) -> web.Application:
         if publish in store.audit_head_listeners:
             store.audit_head_listeners.remove(publish)
 
+    async def start_notifier(app: web.Application) -> None:
+        # Also sends what an earlier run left pending.
+        if notifier.enabled:
+            task = asyncio.get_running_loop().create_task(notifier.run(app[CONSOLE].closing))
+            app[CONSOLE].background.add(task)
+            task.add_done_callback(app[CONSOLE].background.discard)
+
+    async def stop_notifier(app: web.Application) -> None:
+        # The POST under way may finish (and be marked sent, or failed); one cut short
+        # stays pending and is tried again once its hold has passed (oracle.console.notify).
+        app[CONSOLE].closing.set()
+        running = set(app[CONSOLE].background)
+        if running:
+            _, unfinished = await asyncio.wait(
+                running, timeout=settings.notify_timeout_seconds + 1.0
+            )
+            for task in unfinished:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+
     app.on_startup.append(anchor_audit_log)
+    app.on_startup.append(start_notifier)
     app.on_shutdown.append(end_streams)
     app.on_cleanup.append(stop_anchoring)
+    app.on_cleanup.append(stop_notifier)
     for method, path, handler, action in ROUTES:
         app.router.add_route(method, path, handler if action is None else _guard(action, handler))
     app.router.add_static("/static/", _static_dir(), append_version=True)

@@ -57,6 +57,20 @@ class ConsoleMetrics:
             ["head_hash", "entries"],
             registry=self.registry,
         )
+        self.notifications = Counter(
+            "oracle_console_notifications",
+            "Per-person notification POSTs by outcome: sent; failed (tried again later); "
+            "given_up (the attempts spent); refused (a 4xx, not tried again).",
+            ["outcome"],
+            registry=self.registry,
+        )
+        for outcome in ("sent", "failed", "given_up", "refused"):
+            self.notifications.labels(outcome)
+        self.pending_notifications = Gauge(
+            "oracle_console_notifications_pending",
+            "Per-person notifications recorded and not yet sent or given up.",
+            registry=self.registry,
+        )
 
         self._audit_lock = threading.Lock()
         self._audit_shown = -1

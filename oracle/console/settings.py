@@ -12,6 +12,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SecretStr,
     field_validator,
     model_validator,
 )
@@ -94,9 +95,15 @@ class ConsoleSettings(BaseModel):
     explorers: dict[str, str] = Field(default_factory=dict)
     # Per-person notifications (an item assigned to someone, a decision awaiting or given
     # approval): a small JSON body POSTed to this URL (an Alertmanager webhook receiver,
-    # a chat bridge); null: none sent.
-    notify_webhook_url: str | None = Field(None, min_length=1, max_length=2000)
+    # a chat bridge); null: none sent. A secret: a chat webhook's URL is its credential.
+    notify_webhook_url: SecretStr | None = Field(None, min_length=1, max_length=2000)
     notify_timeout_seconds: float = Field(5.0, gt=0, le=60, allow_inf_nan=False)
+    # A failed POST (no connection, a timeout, 5xx, 408, 429) is tried again after
+    # `notify_retry_backoff_seconds`, doubling up to `notify_retry_backoff_max_seconds`,
+    # until `notify_max_attempts` POSTs have failed; any other 4xx is not tried again.
+    notify_max_attempts: int = Field(8, ge=1, le=100)
+    notify_retry_backoff_seconds: float = Field(5.0, gt=0, le=3600, allow_inf_nan=False)
+    notify_retry_backoff_max_seconds: float = Field(600.0, gt=0, le=86400, allow_inf_nan=False)
 
     @field_validator("explorers")
     @classmethod
@@ -110,9 +117,9 @@ class ConsoleSettings(BaseModel):
 
     @field_validator("notify_webhook_url")
     @classmethod
-    def _webhook(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("https://", "http://")):
-            raise ValueError(f"{value!r} is not an http(s) URL")
+    def _webhook(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith(("https://", "http://")):
+            raise ValueError("is not an http(s) URL")  # not quoted: it may carry a token
         return value
 
     def money_four_eyes(self, source: str) -> bool:

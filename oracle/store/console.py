@@ -1,6 +1,7 @@
 """The review console's records: accounts (argon2 password hashes), sign-in sessions and
 API tokens (only their SHA-256 is stored), sign-in throttling shared by every replica,
-and the append-only, hash-chained audit log (`oracle.core.audit`)."""
+the append-only, hash-chained audit log (`oracle.core.audit`), and the per-person
+notifications on their way (`oracle.console.notify`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import Connection, RowMapping, Table, delete, insert, text, update
+from sqlalchemy import Connection, RowMapping, Table, delete, func, insert, text, update
 from sqlalchemy import select as core_select
 from sqlalchemy.exc import IntegrityError
 
@@ -26,6 +27,7 @@ from oracle.store._transaction import Transactions
 from oracle.store.tables import (
     ApiTokenRow,
     ConsoleAuditRow,
+    ConsoleNoticeRow,
     ConsoleSessionRow,
     ConsoleUserRow,
     LoginThrottleRow,
@@ -36,6 +38,7 @@ _SESSION: Table = ConsoleSessionRow.__table__  # type: ignore[attr-defined]
 _TOKEN: Table = ApiTokenRow.__table__  # type: ignore[attr-defined]
 _THROTTLE: Table = LoginThrottleRow.__table__  # type: ignore[attr-defined]
 _AUDIT: Table = ConsoleAuditRow.__table__  # type: ignore[attr-defined]
+_NOTICE: Table = ConsoleNoticeRow.__table__  # type: ignore[attr-defined]
 
 _LOG = logging.getLogger("oracle.console.audit")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$")
@@ -95,6 +98,16 @@ class SignInFailure:
     account_wait: float  # seconds before the next attempt on the account (0: none)
     delays_started: bool  # this failure made the account wait for the first time
     address_blocked: bool  # this failure reached the address's limit
+
+
+@dataclass(frozen=True)
+class DueNotice:
+    """A notification taken to be sent: its row id, its body and how many POSTs have been
+    begun, this one included."""
+
+    id: int
+    body: dict[str, Any]
+    attempts: int
 
 
 def _person(row: Mapping[Any, Any]) -> Person:
@@ -493,3 +506,100 @@ class ConsoleRecords(Transactions):
     def verify_audit(self) -> list[str]:
         """Every break in the audit chain (empty: it verifies)."""
         return chain_problems(self.audit_entries())
+
+    # --- notifications --------------------------------------------------------------
+    # A notice is `pending` until a POST is accepted (`sent`) or it is given up; both are
+    # final, so a sent notice is never taken again. Taking one moves its next attempt past
+    # the POST's time (`hold_seconds`) in the same statement that checks it is still due,
+    # so two console replicas never POST the same notice at once, and one whose sender
+    # died mid-POST is due again once the hold has passed.
+
+    def queue_notice(self, body: Mapping[str, Any]) -> int:
+        """Record a notification to send now; its row id."""
+        now = self.clock()
+        with self._writing() as connection:
+            return int(
+                connection.execute(
+                    insert(_NOTICE).returning(_NOTICE.c.id),
+                    {
+                        "kind": body["kind"],
+                        "review": body["review"],
+                        "body": dict(body),
+                        "state": "pending",
+                        "attempts": 0,
+                        "next_attempt_at": now,
+                        "last_error": "",
+                        "created_at": now,
+                    },
+                ).scalar_one()
+            )
+
+    def take_due_notices(self, hold_seconds: float, limit: int) -> list[DueNotice]:
+        """Up to `limit` pending notices whose time has come, oldest due first, each now
+        held for `hold_seconds` with one more attempt counted."""
+        now = self.clock()
+        taken: list[DueNotice] = []
+        with self._writing() as connection:
+            due = connection.execute(
+                core_select(
+                    _NOTICE.c.id, _NOTICE.c.body, _NOTICE.c.attempts, _NOTICE.c.next_attempt_at
+                )
+                .where(_NOTICE.c.state == "pending", _NOTICE.c.next_attempt_at <= now)
+                .order_by(_NOTICE.c.next_attempt_at, _NOTICE.c.id)
+                .limit(limit)
+            ).all()
+            for row in due:
+                claimed = connection.execute(
+                    update(_NOTICE)
+                    .where(
+                        _NOTICE.c.id == row.id,
+                        _NOTICE.c.state == "pending",
+                        _NOTICE.c.next_attempt_at == row.next_attempt_at,
+                    )
+                    .values(next_attempt_at=now + hold_seconds, attempts=row.attempts + 1)
+                ).rowcount
+                if claimed == 1:
+                    taken.append(DueNotice(int(row.id), dict(row.body), int(row.attempts) + 1))
+        return taken
+
+    def notice_sent(self, notice_id: int) -> None:
+        with self._writing() as connection:
+            connection.execute(
+                update(_NOTICE)
+                .where(_NOTICE.c.id == notice_id)
+                .values(state="sent", finished_at=self.clock(), last_error="")
+            )
+
+    def notice_failed(self, notice_id: int, error: str, retry_at: float | None) -> None:
+        """A failed POST: try again at `retry_at`, or (None) give the notice up."""
+        values: dict[str, Any] = {"last_error": error[:200]}
+        if retry_at is None:
+            values |= {"state": "given_up", "finished_at": self.clock()}
+        else:
+            values["next_attempt_at"] = retry_at
+        with self._writing() as connection:
+            connection.execute(update(_NOTICE).where(_NOTICE.c.id == notice_id).values(values))
+
+    def pending_notices(self) -> tuple[int, float | None]:
+        """How many notices are pending, and when the soonest is due (None: none is)."""
+        with self.reading() as session:
+            count, soonest = (
+                session.connection()
+                .execute(
+                    core_select(func.count(), func.min(_NOTICE.c.next_attempt_at)).where(
+                        _NOTICE.c.state == "pending"
+                    )
+                )
+                .one()
+            )
+        return int(count), None if soonest is None else float(soonest)
+
+    def notices(self) -> list[dict[str, Any]]:
+        """Every notice, oldest first (tests and inspection)."""
+        with self.reading() as session:
+            return [
+                dict(row)
+                for row in session.connection()
+                .execute(core_select(_NOTICE).order_by(_NOTICE.c.id))
+                .mappings()
+            ]
