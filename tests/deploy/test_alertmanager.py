@@ -2,10 +2,12 @@
 real `prometheus-alertmanager` (amtool, alertmanager).
 
 - `amtool check-config` accepts the configuration and `amtool config routes test` sends
-  each kind of alert to the receivers the file promises;
+  each kind of alert to the receivers the file promises, the console's per-person notices
+  (`OracleConsoleNotice`) to the receiver of the person they name;
 - `amtool template render` renders the templates on an alert about a market: the message
   carries the market, the question, the answers at stake and the links;
 - a real Alertmanager inhibits what the configuration says it inhibits;
+- the console's notice, posted to a real Alertmanager, reaches that person's receiver;
 - end to end: a real `oracle run` (the venues of test_live_stack) scraped by a real
   Prometheus evaluating the shipped rules (a copy whose `for:` is 1 s), which sends the
   firing alerts to a real Alertmanager (a copy of the shipped configuration whose receivers
@@ -16,6 +18,7 @@ real `prometheus-alertmanager` (amtool, alertmanager).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import shutil
@@ -34,6 +37,7 @@ from typing import Any
 import pytest
 import yaml
 
+from oracle.console import notify
 from oracle.devchain import free_port
 from tests.deploy.helpers import (
     ALERTMANAGER_CONFIG,
@@ -132,6 +136,11 @@ def test_secrets_are_read_from_files_never_written_in_the_configuration() -> Non
         (["alertname=OracleWatchdog", "severity=none"], "deadmans-switch"),
         (["alertname=OracleRpcNoHealthyNode", "severity=critical"], "webhook,pagerduty,slack"),
         (["alertname=OracleSignerRunwayShort", "severity=warning"], "webhook,slack"),
+        # The console's notices: to the person named, and no one else (the example people
+        # in the shipped routes); someone without a route of their own in #oracle-review.
+        (["alertname=OracleConsoleNotice", "kind=assigned", "person=ann"], "person-ann"),
+        (["alertname=OracleConsoleNotice", "kind=approved", "person=rita"], "person-rita"),
+        (["alertname=OracleConsoleNotice", "kind=assigned", "person=otto"], "console-notices"),
     ],
 )
 def test_routes_send_each_alert_to_the_promised_receivers(
@@ -142,10 +151,14 @@ def test_routes_send_each_alert_to_the_promised_receivers(
     assert run.stdout.strip() == receivers
 
 
+def receivers_of(route: dict[str, Any]) -> set[str]:
+    """The receivers `route` and the routes under it send to."""
+    return {route["receiver"]}.union(*(receivers_of(child) for child in route.get("routes", [])))
+
+
 def test_every_receiver_is_routed_to_and_alerts_group_by_market_and_venue() -> None:
     route = config()["route"]
-    routed = {route["receiver"]} | {child["receiver"] for child in route["routes"]}
-    assert routed == {r["name"] for r in config()["receivers"]}
+    assert receivers_of(route) == {r["name"] for r in config()["receivers"]}
     assert {"alertname", "market", "venue", "source"} <= set(route["group_by"])
 
 
@@ -468,6 +481,48 @@ def test_the_watchdog_reaches_the_deadmans_switch_and_nobody_else(tmp_path: Path
     slack = [a["title"] for m in sink.bodies("/slack") for a in m["attachments"]]
     assert slack, "OracleSourceDown never reached Slack"
     assert not any("OracleWatchdog" in title for title in slack), slack
+    assert not sink.bodies("/pagerduty")
+
+
+def test_the_consoles_notice_reaches_the_person_it_names_through_a_real_alertmanager(
+    tmp_path: Path,
+) -> None:
+    """The console posts to Alertmanager's API as in production (`oracle.console.notify`):
+    one alert per person, each delivered to that person's receiver only."""
+    notice = notify.body("approval_needed", ["ann", "otto"], "rita", 12, "uma:0x1", "Rain?")
+    with Sink() as sink:
+        manager = start_alertmanager(tmp_path, sink)
+        try:
+            attempt = asyncio.run(notify.send(f"{manager.url}/api/v2/alerts", notice, 5.0))
+            assert attempt.outcome is notify.Outcome.SENT
+            wait_for(
+                "the notice at ann's receiver and the channel",
+                lambda: sink.bodies("/person-ann") and sink.bodies("/slack"),
+                30,
+                [manager.log],
+            )
+            time.sleep(2)  # any other group would have been sent by now
+        finally:
+            assert stop(manager.process) == 0, manager.log.read_text(errors="replace")
+
+    [body] = sink.bodies("/person-ann")
+    [alert] = body["alerts"]
+    assert alert["labels"] == {
+        "alertname": "OracleConsoleNotice",
+        "kind": "approval_needed",
+        "person": "ann",
+        "review": "12",
+    }
+    assert alert["annotations"]["path"] == "/reviews/12"
+    # otto has no route of his own: told in #oracle-review, with the notice's template.
+    [message] = sink.bodies("/slack")
+    assert message["channel"] == "#oracle-review"
+    [attachment] = message["attachments"]
+    assert attachment["title"] == "For otto: approval needed: review 12 (by rita)"
+    assert "*Question:* Rain?" in attachment["text"]
+    assert "*In the console:* /reviews/12" in attachment["text"]
+    assert not sink.bodies("/person-rita")
+    assert not sink.bodies("/webhook")  # a notice is no incident
     assert not sink.bodies("/pagerduty")
 
 
