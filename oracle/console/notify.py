@@ -50,7 +50,6 @@ _RETRYABLE_CLIENT_STATUSES = frozenset({408, 429})
 _HOLD_MARGIN_SECONDS = 30.0
 # How often the sender looks for notices other replicas recorded, at the longest.
 _POLL_SECONDS = 5.0
-_BATCH = 20
 
 
 def body(  # noqa: PLR0917 (the notice's fields, each named where it is called)
@@ -153,12 +152,12 @@ class Notifier:
         self._wake.set()
 
     async def run(self, closing: asyncio.Event) -> None:
-        """Send due notices until `closing` is set (a stop mid-POST leaves the notice
-        pending: it is sent after the next start)."""
+        """Send due notices until `closing` is set."""
         while not closing.is_set():
+            self._wake.clear()  # before looking: a notice recorded from now on wakes it
             wait = _POLL_SECONDS
             try:
-                await self.send_due()
+                await self.send_due(closing)
                 _, soonest = await asyncio.to_thread(self._store.pending_notices)
                 if soonest is not None:
                     wait = min(max(soonest - self._store.clock(), 0.0), _POLL_SECONDS)
@@ -166,29 +165,35 @@ class Notifier:
                 emit(
                     _LOG, logging.WARNING, "console.notify_store_error", error=type(error).__name__
                 )
-            self._wake.clear()
             waker = asyncio.ensure_future(self._wake.wait())
             closer = asyncio.ensure_future(closing.wait())
             try:
-                await asyncio.wait({waker, closer}, timeout=wait, return_when="FIRST_COMPLETED")
+                await asyncio.wait(
+                    {waker, closer}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
+                )
             finally:
                 waker.cancel()
                 closer.cancel()
 
-    async def send_due(self) -> int:
-        """One pass: POST every notice now due; how many were tried."""
+    async def send_due(self, closing: asyncio.Event | None = None) -> int:
+        """POST every notice now due, one at a time (so a stop between two leaves the rest
+        untouched, not held), until none is due or `closing` is set; how many were tried."""
         url_setting = self._settings.notify_webhook_url
         if url_setting is None:
             return 0
         url = url_setting.get_secret_value()
         timeout = self._settings.notify_timeout_seconds
-        due = await asyncio.to_thread(
-            self._store.take_due_notices, timeout + _HOLD_MARGIN_SECONDS, _BATCH
-        )
-        for notice in due:
-            attempt = await send(url, notice.body, timeout)
-            await self._settle(notice, attempt)
-        return len(due)
+        tried = 0
+        while closing is None or not closing.is_set():
+            taken = await asyncio.to_thread(
+                self._store.take_due_notices, timeout + _HOLD_MARGIN_SECONDS, 1
+            )
+            if not taken:
+                break
+            [notice] = taken
+            await self._settle(notice, await send(url, notice.body, timeout))
+            tried += 1
+        return tried
 
     async def _settle(self, notice: DueNotice, attempt: Attempt) -> None:
         fields = {
