@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,14 @@ from oracle.testing import consensus_document, result_dict
 
 from ..anvil import DEV_ADDRESSES, DEV_KEYS, Anvil, AnvilFactory
 from ..commands import run_oracle
-from .chain_world import AGENTS, REPORTER_SLOTS, ask_questions, build_world, question_text
+from .chain_world import (
+    AGENTS,
+    REPORTER_SLOTS,
+    World,
+    ask_questions,
+    build_world,
+    question_text,
+)
 from .test_reality_e2e import INITIAL, RealityWorld
 from .test_uma_e2e import AGREED, CONTESTED, OUR_KEY, OURS, UmaWorld
 
@@ -39,81 +47,118 @@ def _contested_recording(replays: Path, index: int) -> None:
     (replays / f"{index}.json").write_text(json.dumps(document))
 
 
-def test_one_daemon_answers_on_two_chains_with_one_review_queue(  # noqa: PLR0915
-    anvil_factory: AnvilFactory, tmp_path: Path
-) -> None:
+@dataclass
+class TwoChains:
+    """The own contract on `home` (chain id 31337, signer one), UMA's OOv2 and Reality.eth
+    v3 on `other` (chain id 100, signer two), nothing asked yet."""
+
+    home: Anvil
+    other: Anvil
+    own: World
+    uma: UmaWorld
+    reality: RealityWorld
+    tmp_path: Path
+
+    def config(self, database: str, daemon: dict[str, Any] | None = None) -> Path:
+        """The daemon's configuration (two entries of `chains:`), with the agents reading
+        every venue's recordings made so far from one directory; its path."""
+        replays = self.tmp_path / "replays"
+        replays.mkdir(exist_ok=True)
+        for world in (self.own, self.uma, self.reality):
+            for recording in world.replays.glob("*.json"):
+                shutil.copy(recording, replays / recording.name)
+        fast_tx = {"confirmations": 1, "poll_interval": 0.05}
+        config: dict[str, Any] = {
+            "database": {"url": database},
+            "daemon": {
+                "proofs_dir": str(self.tmp_path / "proofs"),
+                "retry_backoff": 0,
+                **(daemon or {}),
+            },
+            "consensus": {"agent_timeout": 5},
+            "log": {"format": "json"},
+            "metrics": {"enabled": False},
+            "agents": [{"name": n, "kind": "replay", "directory": str(replays)} for n in AGENTS],
+            "chains": [
+                {
+                    "name": "home",
+                    "deployment_file": str(self.own.deployment_file),
+                    "rpc": {"urls": [self.home.url]},
+                    "signer": {
+                        "type": "dev_private_key",
+                        "dev_private_key": DEV_KEYS[REPORTER_SLOTS[0]],
+                    },
+                    "tx": fast_tx,
+                    "scanner": {"confirmations": 0},
+                    "submitter": {"batch_max_size": 5, "batch_max_wait": 0.5},
+                },
+                {
+                    "name": "gnosis",
+                    "chain_id": OTHER_CHAIN_ID,
+                    "rpc": {"urls": [self.other.url]},
+                    "signer": {"type": "dev_private_key", "dev_private_key": OUR_KEY},
+                    "tx": fast_tx,
+                    "scanner": {"confirmations": 0},
+                },
+            ],
+            "market_sources": [
+                {"kind": "chain", "name": "own", "chain": "home"},
+                {
+                    "kind": "uma",
+                    "name": "uma",
+                    "chain": "gnosis",
+                    "deployment_file": str(self.uma.deployment_file),
+                    "requesters": [self.uma.requester],
+                },
+                {
+                    "kind": "reality",
+                    "name": "reality",
+                    "chain": "gnosis",
+                    "contract_address": self.reality.reality,
+                    "arbitrators": [self.reality.arbitrator],
+                    "askers": [DEV_ADDRESSES[1]],
+                    "bond": {"initial_wei": INITIAL},
+                },
+            ],
+        }
+        path = self.tmp_path / "config.yaml"
+        path.write_text(yaml.safe_dump(config))
+        return path
+
+
+def two_chains(anvil_factory: AnvilFactory, tmp_path: Path) -> TwoChains:
     home = anvil_factory()
     other = anvil_factory("--chain-id", str(OTHER_CHAIN_ID))
     for where in ("own", "uma", "reality"):
         (tmp_path / where).mkdir()
-    own = build_world(home, tmp_path / "own", 1)  # question 0: the agents agree
-    ask_questions(own, 1)
+    return TwoChains(
+        home,
+        other,
+        build_world(home, tmp_path / "own", 0),
+        UmaWorld(other, tmp_path / "uma"),
+        RealityWorld(other, tmp_path / "reality"),
+        tmp_path,
+    )
+
+
+def test_one_daemon_answers_on_two_chains_with_one_review_queue(
+    anvil_factory: AnvilFactory, tmp_path: Path
+) -> None:
+    chains = two_chains(anvil_factory, tmp_path)
+    home, other, own, uma, reality = (
+        chains.home,
+        chains.other,
+        chains.own,
+        chains.uma,
+        chains.reality,
+    )
+    ask_questions(own, 2)  # question 0: the agents agree
     _contested_recording(own.replays, 1)  # question 1: they do not
-    uma = UmaWorld(other, tmp_path / "uma")
     uma_agreed = uma.ask("Did the launch happen before the deadline?", AGREED)
     uma_contested = uma.ask("Who won the local chess final?", CONTESTED)
-    reality = RealityWorld(other, tmp_path / "reality")
     reality_agreed = reality.ask("Did the bridge open in May?", AGREED)
-    # The agents read every venue's recordings from one directory.
-    replays = tmp_path / "replays"
-    replays.mkdir()
-    for world in (own, uma, reality):
-        for recording in world.replays.glob("*.json"):
-            shutil.copy(recording, replays / recording.name)
-
     database = f"sqlite:///{tmp_path / 'oracle.db'}"
-    fast_tx = {"confirmations": 1, "poll_interval": 0.05}
-    config: dict[str, Any] = {
-        "database": {"url": database},
-        "daemon": {"proofs_dir": str(tmp_path / "proofs"), "retry_backoff": 0},
-        "consensus": {"agent_timeout": 5},
-        "log": {"format": "json"},
-        "metrics": {"enabled": False},
-        "agents": [{"name": n, "kind": "replay", "directory": str(replays)} for n in AGENTS],
-        "chains": [
-            {
-                "name": "home",
-                "deployment_file": str(own.deployment_file),
-                "rpc": {"urls": [home.url]},
-                "signer": {
-                    "type": "dev_private_key",
-                    "dev_private_key": DEV_KEYS[REPORTER_SLOTS[0]],
-                },
-                "tx": fast_tx,
-                "scanner": {"confirmations": 0},
-                "submitter": {"batch_max_size": 5, "batch_max_wait": 0.5},
-            },
-            {
-                "name": "gnosis",
-                "chain_id": OTHER_CHAIN_ID,
-                "rpc": {"urls": [other.url]},
-                "signer": {"type": "dev_private_key", "dev_private_key": OUR_KEY},
-                "tx": fast_tx,
-                "scanner": {"confirmations": 0},
-            },
-        ],
-        "market_sources": [
-            {"kind": "chain", "name": "own", "chain": "home"},
-            {
-                "kind": "uma",
-                "name": "uma",
-                "chain": "gnosis",
-                "deployment_file": str(uma.deployment_file),
-                "requesters": [uma.requester],
-            },
-            {
-                "kind": "reality",
-                "name": "reality",
-                "chain": "gnosis",
-                "contract_address": reality.reality,
-                "arbitrators": [reality.arbitrator],
-                "askers": [DEV_ADDRESSES[1]],
-                "bond": {"initial_wei": INITIAL},
-            },
-        ],
-    }
-    path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump(config))
+    path = chains.config(database)
 
     run = run_oracle("run", "--once", "--config", str(path), cwd=tmp_path, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
