@@ -63,7 +63,24 @@ _REQUIRED_FIELDS: tuple[tuple[str, type, str], ...] = (
 )
 
 
+# Values `_canonical_values` returns as they are: most of a proof's leaves, told apart by
+# their exact type before any isinstance check (a float's subclass is still rounded below).
+_KEPT_AS_THEY_ARE = frozenset({str, int, bool, type(None)})
+
+
 def _canonical_values(value: Any) -> Any:
+    kind = type(value)
+    if kind in _KEPT_AS_THEY_ARE:
+        return value
+    if kind is dict:
+        return {
+            k if type(k) is str else str(k): v
+            if type(v) in _KEPT_AS_THEY_ARE
+            else _canonical_values(v)
+            for k, v in value.items()
+        }
+    if kind is list or kind is tuple:
+        return [v if type(v) in _KEPT_AS_THEY_ARE else _canonical_values(v) for v in value]
     if isinstance(value, float):
         return round(value, _FLOAT_DECIMALS)
     if isinstance(value, dict):
