@@ -139,6 +139,8 @@ def normalize_url(url: str) -> str:
     scheme, host, path = plain.groups()
     if "/." in path and _has_dot_segment(path):
         return _normalize_parsed(url)
+    if path == "/" or path[-1:] not in ("/", ""):
+        return url  # already in its normal form: the pattern matched all of it
     if len(path) > 1:
         path = path.rstrip("/")
     return f"{scheme}://{host}{path or '/'}"
