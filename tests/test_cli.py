@@ -681,3 +681,23 @@ def test_consensus_pauses_the_garbage_collector_only_while_it_computes(
         assert not gc.isenabled()  # left as it was found
     finally:
         gc.enable()
+
+
+def test_consensus_moves_what_it_built_to_the_oldest_generation_unscanned() -> None:
+    """Re-enabling the collector after thousands of new objects would start a young
+    collection at the next allocation, scanning every one; they are promoted instead."""
+    document = consensus_document([result_dict(f"agent-{i}", "YES", 0.8) for i in range(3)])
+    collections: list[int] = []
+
+    def started(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(started)
+    try:
+        _, proof = run_consensus(document, ConsensusParams(), SourceThresholds())
+        oldest = any(item is proof for item in gc.get_objects(generation=2))
+    finally:
+        gc.callbacks.remove(started)
+    assert (collections, oldest) == ([], True)

@@ -25,13 +25,22 @@ def _collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector paused while a document's objects are built: they
     hold no cycles (reference counting frees them), yet every 700 allocations the collector
     would scan them, costing a fifth of the command's time on a large input
-    (bench/consensus.py). mypy raises its thresholds for the same reason."""
+    (bench/consensus.py). mypy raises its thresholds for the same reason.
+
+    On the way out, what was built is moved to the oldest generation (`gc.freeze` then
+    `gc.unfreeze`, two list splices) instead of being scanned by the young collection the
+    next allocation would start: that scan of every object built found nothing, and cost
+    as much as the algorithm's own merge on a large input. (Not when something else froze
+    objects: unfreezing would release them too.)"""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if enabled:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 

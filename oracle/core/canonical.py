@@ -106,7 +106,11 @@ def _mend(output: bytes) -> bytes:
         return output
     # Escaped backslashes and quotes masked (same length), so each remaining `"` opens or
     # closes a string: an even count before a token puts it outside every string.
-    masked = output.replace(b"\\\\", b"xx").replace(b'\\"', b"xx")
+    # (With no backslash before the last token, there is nothing to mask.)
+    last = spans[-1][0]
+    masked = output
+    if output.find(b"\\", 0, last) != -1:
+        masked = output[:last].replace(b"\\\\", b"xx").replace(b'\\"', b"xx")
     pieces, copied, scanned, quotes = [], 0, 0, 0
     for start, end in spans:
         quotes += masked.count(b'"', scanned, start)

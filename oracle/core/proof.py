@@ -63,7 +63,24 @@ _REQUIRED_FIELDS: tuple[tuple[str, type, str], ...] = (
 )
 
 
+# Values `_canonical_values` returns as they are: most of a proof's leaves, told apart by
+# their exact type before any isinstance check (a float's subclass is still rounded below).
+_KEPT_AS_THEY_ARE = frozenset({str, int, bool, type(None)})
+
+
 def _canonical_values(value: Any) -> Any:
+    kind = type(value)
+    if kind in _KEPT_AS_THEY_ARE:
+        return value
+    if kind is dict:
+        return {
+            k if type(k) is str else str(k): v
+            if type(v) in _KEPT_AS_THEY_ARE
+            else _canonical_values(v)
+            for k, v in value.items()
+        }
+    if kind is list or kind is tuple:
+        return [v if type(v) in _KEPT_AS_THEY_ARE else _canonical_values(v) for v in value]
     if isinstance(value, float):
         return round(value, _FLOAT_DECIMALS)
     if isinstance(value, dict):
@@ -300,19 +317,25 @@ def _source_records(sources: tuple[MergedSource, ...]) -> tuple[list[dict[str, A
     finite. (Built here rather than dumped and walked: the one part of a proof that grows
     with the evidence.)"""
     when = _datetime_adapter().dump_python
+    credibility = [s.credibility_score for s in sources]
+    relevance = [s.relevance_score for s in sources]
+    # Sources share few distinct scores: each rounded once. Zero is left out, as -0.0 and
+    # 0.0 would share an entry; `.get(v, v)` then gives round(v, 6) for every float.
+    rounded = {v: round(v, _FLOAT_DECIMALS) for v in {*credibility, *relevance} if v}
     records = [
         {
             "url": s.url,
             "title": s.title,
             "category": s.category,
-            "credibility_score": round(s.credibility_score, _FLOAT_DECIMALS),
-            "relevance_score": round(s.relevance_score, _FLOAT_DECIMALS),
+            "credibility_score": rounded.get(c, c),
+            "relevance_score": rounded.get(r, r),
             "published_at": None if s.published_at is None else when(s.published_at, mode="json"),
             "cited_by": list(s.cited_by),
         }
-        for s in sources
+        for s, c, r in zip(sources, credibility, relevance, strict=True)
     ]
-    finite = all(math.isfinite(s.credibility_score + s.relevance_score) for s in sources)
+    # A NaN or an infinity makes the sum one (so does an overflow, checked then in full).
+    finite = math.isfinite(sum(credibility) + sum(relevance))
     return records, finite
 
 

@@ -30,24 +30,32 @@ _DIVERSITY_BONUS_CAP = 0.2
 
 def distinct_sources(sources: Iterable[ResearchSource]) -> list[ResearchSource]:
     """An agent's sources with repeated URLs (after normalization) counted once."""
+    sources = list(sources)
+    urls = list(map(normalize_url, [s.url for s in sources]))
+    if len(dict.fromkeys(urls)) == len(urls):  # most agents repeat none
+        return sources
     by_url: dict[str, ResearchSource] = {}
-    for source in sources:
-        by_url.setdefault(normalize_url(source.url), source)
+    for url, source in zip(urls, sources, strict=True):
+        by_url.setdefault(url, source)
     return list(by_url.values())
 
 
 def seen_not_read(sources: Iterable[ResearchSource]) -> tuple[str, ...]:
     """The normalized URLs among `sources` that were seen, not read (and not read under
     another citation of the same URL), sorted: shown to a person, counted for nothing."""
-    read = {s.normalized_url for s in sources if s.read}
-    return tuple(sorted({s.normalized_url for s in sources if not s.read} - read))
+    sources = list(sources)
+    unread = [s.url for s in sources if not s.read]
+    if not unread:
+        return ()
+    read = set(map(normalize_url, [s.url for s in sources if s.read]))
+    return tuple(sorted(set(map(normalize_url, unread)) - read))
 
 
 def source_quality(sources: Sequence[ResearchSource]) -> float:
     """Average credibility plus a category-diversity bonus, capped at 1 (the seed's rule)."""
     if not sources:
         return 0.0
-    average_credibility = sum(s.credibility_score for s in sources) / len(sources)
+    average_credibility = sum([s.credibility_score for s in sources]) / len(sources)
     categories = {s.category for s in sources}
     bonus = min(len(categories) * _DIVERSITY_BONUS_PER_CATEGORY, _DIVERSITY_BONUS_CAP)
     return min(average_credibility + bonus, 1.0)
@@ -74,23 +82,29 @@ def merge_sources(results: Sequence[AgentResult]) -> list[MergedSource]:
     Sorted by relevance x credibility (highest first), ties by URL, so the list is
     the same whatever order the agents arrived in.
     """
-    best: dict[str, tuple[float, ResearchSource]] = {}
+    best_score: dict[str, float] = {}
+    best: dict[str, ResearchSource] = {}
     cited_by: dict[str, list[str]] = {}
     for result in sorted(results, key=lambda r: r.agent_id):
         agent_id = result.agent_id
-        for source in result.sources:
-            url = normalize_url(source.url)
-            score = source.relevance_score * source.credibility_score
-            current = best.get(url)
+        sources = result.sources
+        urls = map(normalize_url, [s.url for s in sources])
+        scores = [s.relevance_score * s.credibility_score for s in sources]
+        for url, score, source in zip(urls, scores, sources, strict=True):
+            current = best_score.get(url)
             if current is None:
-                best[url] = (score, source)
+                best_score[url] = score
+                best[url] = source
                 cited_by[url] = [agent_id]
                 continue
-            if score > current[0]:
-                best[url] = (score, source)
-            if cited_by[url][-1] != agent_id:
-                cited_by[url].append(agent_id)
-    order = sorted(best, key=lambda url: (-best[url][0], url))
+            if score > current:
+                best_score[url] = score
+                best[url] = source
+            citing = cited_by[url]
+            if citing[-1] != agent_id:
+                citing.append(agent_id)
+    # URLs are distinct, so the pairs' order is the score's, then the URL's.
+    order = sorted([(-score, url) for url, score in best_score.items()])
     # One validation of the whole list (the same as each MergedSource(...)), not one call each.
     return _merged_sources_adapter().validate_python(
         [
@@ -103,8 +117,8 @@ def merge_sources(results: Sequence[AgentResult]) -> list[MergedSource]:
                 "published_at": source.published_at,
                 "cited_by": tuple(cited_by[url]),
             }
-            for url in order
-            for source in (best[url][1],)
+            for _, url in order
+            for source in (best[url],)
         ]
     )
 

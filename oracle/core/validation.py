@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from oracle.core.models import NEWS, OFFICIAL, ResearchSource
@@ -16,15 +17,15 @@ def evidence_shortfalls(
     total = len(sources)
     if total < thresholds.min_total:
         reasons.append(f"only {total} distinct sources, need {thresholds.min_total}")
-    categories = {s.category for s in sources}
-    if len(categories) < thresholds.min_categories:
+    per_category = Counter([s.category for s in sources])
+    if len(per_category) < thresholds.min_categories:
         reasons.append(
-            f"only {len(categories)} source categories, need {thresholds.min_categories}"
+            f"only {len(per_category)} source categories, need {thresholds.min_categories}"
         )
-    official = sum(1 for s in sources if s.category == OFFICIAL)
+    official = per_category[OFFICIAL]
     if official < thresholds.min_official:
         reasons.append(f"only {official} official sources, need {thresholds.min_official}")
-    news = sum(1 for s in sources if s.category == NEWS)
+    news = per_category[NEWS]
     if news < thresholds.min_news:
         reasons.append(f"only {news} news sources, need {thresholds.min_news}")
     return reasons

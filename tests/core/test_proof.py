@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from oracle.core import (
     ConsensusParams,
@@ -16,6 +19,8 @@ from oracle.core import (
     render_markdown,
     verify_proof,
 )
+from oracle.core import proof as proof_module
+from oracle.core.models import MergedSource
 from oracle.core.proof import build_decision_proof
 from oracle.errors import ProofError
 from oracle.testing import consensus_document, result_dict
@@ -158,3 +163,33 @@ def test_market_text_cannot_forge_a_section_of_the_markdown_report(
         "\\*\\*NO\\*\\*\\r\\n\\# Integrity"
     )
     assert lines[3] == "**Criteria**: Per the record.\\n\\#\\# Votes\\n\\| a \\| NO \\|"
+
+
+@given(st.lists(st.tuples(st.floats(), st.floats()), max_size=12))
+@example([(-0.0, 0.0), (0.0, -0.0), (0.1234565, 1e-7)])
+@example([(1e308, 1e308)])
+def test_merged_sources_scores_are_rounded_as_round_rounds_each(
+    scores: list[tuple[float, float]],
+) -> None:
+    """Rounded once per distinct value, yet each as `round(score, 6)` (-0.0 stays -0.0);
+    `finite` is claimed only when every score is, and always for scores from 0 to 1."""
+    sources = tuple(
+        MergedSource(
+            url=f"https://news.example/{i}",
+            title="",
+            category="news",
+            credibility_score=credibility,
+            relevance_score=relevance,
+            cited_by=("a",),
+        )
+        for i, (credibility, relevance) in enumerate(scores)
+    )
+    records, finite = proof_module._source_records(sources)
+    for record, (credibility, relevance) in zip(records, scores, strict=True):
+        for field, score in (("credibility_score", credibility), ("relevance_score", relevance)):
+            assert repr(record[field]) == repr(round(score, 6))
+    values = [score for pair in scores for score in pair]
+    every_finite = all(math.isfinite(score) for score in values)
+    assert finite <= every_finite  # never claimed wrongly
+    if every_finite and all(abs(score) <= 1 for score in values):
+        assert finite  # scores as validated (0 to 1) never need the full check
