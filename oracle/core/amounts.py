@@ -37,13 +37,15 @@ ETH = Token("ETH", 18)
 
 def recorded_token(details: Mapping[str, object]) -> Token | None:
     """The token a venue recorded in a market's details (`currency_symbol`,
-    `currency_decimals`), when it recorded both, in range."""
+    `currency_decimals`), when it recorded both, in range; the symbol made plain again
+    (`plain_symbol`): details may come from a venue's API."""
     symbol, decimals = details.get("currency_symbol"), details.get("currency_decimals")
-    if not (isinstance(symbol, str) and symbol and isinstance(decimals, int)):
+    if not (isinstance(symbol, str) and isinstance(decimals, int)):
         return None
     if isinstance(decimals, bool) or not 0 <= decimals <= MAX_DECIMALS:
         return None
-    return Token(symbol, decimals)
+    plain = plain_symbol(symbol)
+    return None if plain is None else Token(plain, decimals)
 
 
 def token_details(symbol: str | None, decimals: int | None) -> dict[str, object]:
@@ -108,6 +110,13 @@ def token_symbol(raw: bytes) -> str | None:
         text = text_bytes.decode("utf-8")
     except UnicodeDecodeError:
         return None
+    return plain_symbol(text)
+
+
+def plain_symbol(text: str) -> str | None:
+    """A token's symbol as written by strangers, made one short line of plain text:
+    cleaned like market text (`clean`), blanks collapsed, at most `MAX_SYMBOL_CHARS`
+    characters (cut with an ellipsis); None when nothing is left."""
     # Line breaks and tabs survive `clean`: a symbol is one short line.
     symbol = " ".join(clean(text).text.split())
     if len(symbol) > MAX_SYMBOL_CHARS:

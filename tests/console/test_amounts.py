@@ -171,6 +171,10 @@ def test_a_native_amount_is_in_its_markets_chain_token_and_a_configured_address_
     assert tokens.of(USDC, impostor) == Token("USDC", 6)
     assert tokens.of(USDC, {"currency_symbol": "X", "currency_decimals": True}) == Token("USDC", 6)
     assert tokens.of("0x" + "ee" * 20, {"currency_decimals": 6}) is None  # no symbol read
+    # Details from a venue's API are made plain again when shown.
+    api = {"currency_symbol": "\u202eDSU\u200b\n", "currency_decimals": 6}
+    assert tokens.of("0x" + "ee" * 20, api) == Token("DSU", 6)
+    assert tokens.of("0x" + "ee" * 20, {**api, "currency_symbol": "\u200b"}) is None
 
     gnosis = _market(
         source="reality", chain="gnosis", submission={"bond": 10**18, "bond_seen": 10**18}
