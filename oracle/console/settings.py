@@ -16,7 +16,7 @@ from pydantic import (
     model_validator,
 )
 
-from oracle.core.amounts import Token, Tokens
+from oracle.core.amounts import ETH, Token, Tokens
 from oracle.errors import ConfigError
 
 MoneyRule = Literal["four_eyes", "one_person"]
@@ -125,10 +125,10 @@ class ConsoleSettings(BaseModel):
     def token_table(self, native_by_chain: Mapping[str, Token] | None = None) -> Tokens:
         """The configured tokens, with each chain's native token by chain name (the whole
         configuration's `Settings.token_table` passes them)."""
-        native = self.native_token or TokenSettings(symbol="ETH")
+        old = self.native_token
         return Tokens(
             {address: Token(t.symbol, t.decimals) for address, t in self.tokens.items()},
-            Token(native.symbol, native.decimals),
+            ETH if old is None else Token(old.symbol, old.decimals),
             dict(native_by_chain or {}),
         )
 
