@@ -91,6 +91,7 @@ from oracle.chain.uma import (
 )
 from oracle.chain.uma_v3 import OptimisticOracleV3, UmaAsserter
 from oracle.config import CHAIN_SOURCES, Settings, config_checksum, legacy_chain_warning
+from oracle.core.amounts import Token
 from oracle.daemon.chain_venue import ChainParts, ChainVenue
 from oracle.daemon.http_venue import HttpMarketSource, WebhookResolver
 from oracle.daemon.metrics import DaemonMetrics
@@ -693,6 +694,7 @@ class RealityWiring(ChainWiring):
             start_block=config.start_block,
             scanner_settings=settings.scanner,
             checkpoints=checkpoints,
+            native_token=Token(settings.native_token.symbol, settings.native_token.decimals),
         )
 
 

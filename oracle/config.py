@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,7 +26,7 @@ from pydantic import (
 )
 
 from oracle.agents.settings import AgentConfig, LlmAgentConfig
-from oracle.chain.settings import ChainSettings, NamedChain
+from oracle.chain.settings import ChainSettings, NamedChain, NativeToken
 from oracle.config_sources import (
     SECTIONS,
     config_key,
@@ -33,6 +34,7 @@ from oracle.config_sources import (
     validation_error,
 )
 from oracle.console.settings import ConsoleSettings
+from oracle.core.amounts import Token, Tokens
 from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.core.urls import redact_url
 from oracle.daemon.settings import (
@@ -176,6 +178,35 @@ class Settings(BaseModel):
                     f"all on {chain} (its deployment_file)",
                 )
         return self
+
+    @model_validator(mode="after")
+    def _console_native_token_is_each_chains(self) -> Settings:
+        """`console.native_token` (one native token for every chain) is deprecated: each
+        entry of `chains` names its own. An old file's still applies, with a warning, to
+        every entry that names none."""
+        old = self.console.native_token
+        if old is None:
+            return self
+        logging.getLogger("oracle.config").warning(
+            "console.native_token is deprecated: set native_token in each entry of chains "
+            "(until then it applies to those that set none)"
+        )
+        token = NativeToken(symbol=old.symbol, decimals=old.decimals)
+        chains = tuple(
+            chain
+            if "native_token" in chain.model_fields_set
+            else chain.model_copy(update={"native_token": token})
+            for chain in self.chains
+        )
+        object.__setattr__(self, "chains", chains)
+        return self
+
+    def token_table(self) -> Tokens:
+        """How amounts are named for people (`oracle.core.amounts`): `console.tokens` by
+        address, and each chain's native token by the chain's name."""
+        return self.console.token_table(
+            {c.name: Token(c.native_token.symbol, c.native_token.decimals) for c in self.chains}
+        )
 
     def chain_name(self, source: ChainSourceKind) -> str:
         """The name of the chain `source` is on (the only one when it names none)."""

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from oracle.config import effective_config, legacy_chain_warning, load_settings
+from oracle.core.amounts import Token
 from oracle.errors import ConfigError
 
 from .commands import one_error_line, oracle_in_process, run_oracle
@@ -303,3 +304,34 @@ def test_chain_and_keys_commands_take_the_chain_by_name(tmp_path: Path) -> None:
     run = oracle_in_process("keys", "address", "--config", str(path), "--chain", "local")
     assert run.returncode == 2
     assert "no such keystore" in run.stderr
+
+
+def test_each_chain_names_its_native_token_for_amounts(tmp_path: Path) -> None:
+    text = TWO_CHAINS.replace(
+        "    chain_id: 100\n", "    chain_id: 100\n    native_token: {symbol: xDAI}\n"
+    )
+    settings = load_settings(_write(tmp_path, text))
+    gnosis, local = settings.chains
+    assert (gnosis.native_token.symbol, gnosis.native_token.decimals) == ("xDAI", 18)
+    assert (local.native_token.symbol, local.native_token.decimals) == ("ETH", 18)
+    tokens = settings.token_table()
+    assert tokens.of(None, {}, "gnosis") == Token("xDAI", 18)
+    assert tokens.of(None, {}, "local") == Token("ETH", 18)
+    assert "symbol" in _error(tmp_path, text.replace("{symbol: xDAI}", "{symbol: ''}"))
+
+
+def test_the_one_native_token_of_the_console_applies_to_chains_naming_none_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    text = TWO_CHAINS.replace(
+        "    chain_id: 100\n", "    chain_id: 100\n    native_token: {symbol: xDAI}\n"
+    )
+    text += "console:\n  native_token: {symbol: POL}\n"
+    with caplog.at_level(logging.WARNING, logger="oracle.config"):
+        settings = load_settings(_write(tmp_path, text))
+    [warning] = [r.getMessage() for r in caplog.records if "native_token" in r.getMessage()]
+    assert warning.startswith("console.native_token is deprecated: set native_token in each")
+    tokens = settings.token_table()
+    assert tokens.of(None, {}, "gnosis") == Token("xDAI", 18)  # its own
+    assert tokens.of(None, {}, "local") == Token("POL", 18)  # it named none
+    assert tokens.of(None, {}, None) == Token("POL", 18)  # a market of no known chain

@@ -147,6 +147,14 @@ class SubmitterSettings(_Section):
     )
 
 
+class NativeToken(_Section):
+    """The chain's own currency (what gas and Reality.eth's native bonds are paid in), as
+    amounts are shown to people: "0.1 xDAI"."""
+
+    symbol: str = Field("ETH", min_length=1, max_length=20)
+    decimals: int = Field(18, ge=0, le=36)
+
+
 class ChainSettings(_Section):
     """Everything the chain layer reads from the configuration."""
 
@@ -156,6 +164,11 @@ class ChainSettings(_Section):
     scanner: ScannerSettings = ScannerSettings()
     submitter: SubmitterSettings = SubmitterSettings()
     deployment_file: str = "data/deployment.json"
+    native_token: NativeToken = Field(
+        default_factory=NativeToken,
+        description="The chain's native token: ETH (18 decimals) unless set, e.g. "
+        "{symbol: xDAI} on Gnosis, {symbol: POL} on Polygon.",
+    )
 
 
 CHAIN_NAME = r"^[a-z0-9][a-z0-9_-]{0,49}$"

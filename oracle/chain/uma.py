@@ -63,6 +63,7 @@ from oracle.chain.rpc import RpcPool, RpcUnavailable
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager, TxRequest
+from oracle.core.amounts import token_decimals, token_symbol
 from oracle.core.ancillary import TOO_EARLY_PRICE, AncillaryQuestion, parse_ancillary
 from oracle.core.bonds import ManagedTerms, allowance_to_approve, to_units
 from oracle.errors import (
@@ -280,6 +281,31 @@ class Erc20(_Contract):
         return int(
             await self.read("allowance", to_checksum_address(owner), to_checksum_address(spender))
         )
+
+    async def named(self) -> tuple[str | None, int | None]:
+        """What the token calls itself and its decimals, made plain text and checked
+        (`oracle.core.amounts.token_symbol`, `token_decimals`): a `symbol()` may be any
+        text its deployer chose, or a `bytes32`. None for what the token does not answer
+        (a call that reverts, no code there, a malformed answer)."""
+        symbol, decimals = await self._answer("symbol"), await self._answer("decimals")
+        return (
+            None if symbol is None else token_symbol(symbol),
+            None if decimals is None else token_decimals(decimals),
+        )
+
+    async def _answer(self, function: str) -> bytes | None:
+        """The raw return data of a call of `function()`, undecoded; None when it reverts."""
+        try:
+            (raw,) = await self.pool.eth_calls(
+                f"ERC20.{function}", self.address, [self.encode(function)]
+            )
+        except RpcUnavailable:
+            raise
+        except Exception as error:  # web3 raises several kinds for a revert
+            if is_revert(error):
+                return None
+            raise
+        return raw
 
 
 class ManagedOptimisticOracleV2(_Contract):

@@ -41,7 +41,7 @@ def console_serve(config_path: str | None) -> None:
     # Its log lines carry the audit log's head (console.audit_appended): an anchor.
     configure_logging(settings.log.level, settings.log.format)
     store = Store(open_database(settings.database.url, create=False))
-    app = make_app(store, settings.console)
+    app = make_app(store, settings.console, settings.token_table())
     host, port = settings.console.host, settings.console.port
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"review console at http://{shown}:{port}/ (Ctrl-C stops it)")

@@ -99,9 +99,10 @@ def review_list(
     """Review items, oldest first, with age, deadline, time left and reasons (one query)."""
     import json
 
+    from oracle.config import load_settings
     from oracle.console.evidence import review_summary
 
-    tokens = _console_settings(config_path).token_table()
+    tokens = load_settings(config_path).token_table()
     with _review_store(config_path) as store:
         statuses = None if show_all else ["open", "needs_approval"]
         rows = store.review_queue(statuses, venue=venue, chain=chain)
@@ -146,12 +147,16 @@ def review_show(review_id: int, config_path: str | None, as_json: bool, full: bo
     their quotes, and the whole history. `decide` binds to the checksum shown here."""
     import json
 
+    from oracle.config import load_settings
     from oracle.console.evidence import gather
 
-    console = _console_settings(config_path)
+    settings = load_settings(config_path)
     with _review_store(config_path) as store:
         evidence = gather(
-            store, review_id, tokens=console.token_table(), explorers=console.explorers
+            store,
+            review_id,
+            tokens=settings.token_table(),
+            explorers=settings.console.explorers,
         )
     if as_json:
         click.echo(json.dumps(evidence, indent=2))

@@ -45,6 +45,7 @@ from oracle.console import notify
 from oracle.console.evidence import evidence_brief, gather, review_summary
 from oracle.console.metrics import ConsoleMetrics
 from oracle.console.settings import ConsoleSettings
+from oracle.core.amounts import Tokens
 from oracle.core.review_rules import Action, may
 from oracle.errors import AccessDenied, StaleDecision, StoreError
 from oracle.log import emit
@@ -77,6 +78,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 class Console:
     store: Store
     settings: ConsoleSettings
+    # How amounts are named: the console's tokens and each chain's native token.
+    tokens: Tokens
     metrics: ConsoleMetrics
     templates: jinja2.Environment
     # Set on shutdown: the event streams end instead of holding the server open.
@@ -453,7 +456,7 @@ async def logout(request: web.Request) -> web.StreamResponse:
 
 def _summaries(console: Console, rows: Any) -> list[dict[str, Any]]:
     now = console.store.clock()
-    tokens = console.settings.token_table()
+    tokens = console.tokens
     return [review_summary(item, market, now, tokens) for item, market in rows]
 
 
@@ -551,9 +554,7 @@ async def approvals(request: web.Request) -> web.StreamResponse:
     rows = _summaries(console, await _db(console.store.review_queue, ["needs_approval"]))
     briefs = {}
     for row in rows:
-        briefs[row["id"]] = await _db(
-            evidence_brief, console.store, row["id"], console.settings.token_table()
-        )
+        briefs[row["id"]] = await _db(evidence_brief, console.store, row["id"], console.tokens)
     return _page(request, "approvals.html", rows=rows, briefs=briefs)
 
 
@@ -571,7 +572,7 @@ async def _evidence(request: web.Request) -> dict[str, Any]:
         gather,
         console.store,
         review_id,
-        tokens=console.settings.token_table(),
+        tokens=console.tokens,
         explorers=console.settings.explorers,
     )
     consensus = evidence["consensus"]
@@ -949,12 +950,19 @@ async def _headers(request: web.Request, handler: Handler) -> web.StreamResponse
     return response
 
 
-def make_app(store: Store, settings: ConsoleSettings) -> web.Application:
-    """The console over `store`; its metrics are on `app[CONSOLE].metrics.registry`."""
+def make_app(
+    store: Store, settings: ConsoleSettings, tokens: Tokens | None = None
+) -> web.Application:
+    """The console over `store`; its metrics are on `app[CONSOLE].metrics.registry`.
+    `tokens`: the whole configuration's (`Settings.token_table`, with each chain's native
+    token); without, the console section's alone."""
     app = web.Application(middlewares=[_headers], client_max_size=256 * 1024)
+    tokens = settings.token_table() if tokens is None else tokens
     metrics = ConsoleMetrics()
     notifier = notify.Notifier(store, settings, metrics)
-    app[CONSOLE] = Console(store, settings, metrics, templates(), asyncio.Event(), notifier)
+    app[CONSOLE] = Console(
+        store, settings, tokens, metrics, templates(), asyncio.Event(), notifier
+    )
 
     async def end_streams(app: web.Application) -> None:
         app[CONSOLE].closing.set()

@@ -47,8 +47,10 @@ def _stake(market: MarketRow, tokens: Tokens) -> dict[str, Any] | None:
         if details.get(key) not in (None, "")
     }
     ours = "bond" not in raw and submission.get("bond") not in (None, "", 0)
-    if ours:  # the bond of our answer, as recorded with it (Reality.eth)
+    if ours:  # the bond of our answer, as recorded with it (Reality.eth, UMA OOv3 claims)
         raw["bond"] = str(submission["bond"])
+        if "currency" not in raw and submission.get("currency") not in (None, ""):
+            raw["currency"] = str(submission["currency"])
     # Reality.eth: the bond standing on the question now (theirs), recorded with their
     # answer; answering back over it posts at least double.
     if submission.get("bond_seen") not in (None, "", 0):
@@ -56,7 +58,7 @@ def _stake(market: MarketRow, tokens: Tokens) -> dict[str, Any] | None:
     if not raw.keys() - {"currency"}:
         return None
     currency = raw.get("currency")
-    token = tokens.of(currency, details)
+    token = tokens.of(currency, {**submission, **details} if ours else details, market.chain)
 
     def amount(key: str) -> str:
         return amount_text(raw[key], token, currency)

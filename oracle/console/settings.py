@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from oracle.core.amounts import Token, Tokens
+from oracle.core.amounts import ETH, Token, Tokens
 from oracle.errors import ConfigError
 
 MoneyRule = Literal["four_eyes", "one_person"]
@@ -87,9 +87,12 @@ class ConsoleSettings(BaseModel):
     money_decisions: MoneyRule = "four_eyes"
     money_decisions_by_source: dict[str, MoneyRule] = Field(default_factory=dict)
     # Amounts in token units: ERC-20 bond currencies by address (`symbol`, `decimals`),
-    # when the venue did not record them; the chain's native token (Reality.eth bonds).
+    # named so even when the venue recorded what the token calls itself. Each chain's
+    # native token is in its entry of `chains` (native_token).
     tokens: dict[str, TokenSettings] = Field(default_factory=dict)
-    native_token: TokenSettings = Field(default_factory=lambda: TokenSettings(symbol="ETH"))
+    # Deprecated (one native token for every chain): applies to the entries of `chains`
+    # that name none, and to markets whose chain is not known.
+    native_token: TokenSettings | None = None
     # Block explorer links per chain id (or venue name): a template with {kind} ("tx" or
     # "address") and {value}, e.g. "https://polygonscan.com/{kind}/{value}".
     explorers: dict[str, str] = Field(default_factory=dict)
@@ -126,10 +129,14 @@ class ConsoleSettings(BaseModel):
         """Whether a decision that moves money on `source` needs a second person."""
         return self.money_decisions_by_source.get(source, self.money_decisions) == "four_eyes"
 
-    def token_table(self) -> Tokens:
+    def token_table(self, native_by_chain: Mapping[str, Token] | None = None) -> Tokens:
+        """The configured tokens, with each chain's native token by chain name (the whole
+        configuration's `Settings.token_table` passes them)."""
+        old = self.native_token
         return Tokens(
             {address: Token(t.symbol, t.decimals) for address, t in self.tokens.items()},
-            Token(self.native_token.symbol, self.native_token.decimals),
+            ETH if old is None else Token(old.symbol, old.decimals),
+            dict(native_by_chain or {}),
         )
 
     @field_validator("trusted_proxies")

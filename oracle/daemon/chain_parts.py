@@ -24,6 +24,7 @@ from oracle.chain.intents import Intent, IntentState
 from oracle.chain.rpc import RpcPool, Web3
 from oracle.chain.txmanager import TxManager
 from oracle.chain.uma import Erc20
+from oracle.core.amounts import token_details
 from oracle.core.bonds import Refusal, to_units
 from oracle.core.failures import FailureKind, classify_revert
 from oracle.daemon.metrics import DaemonMetrics
@@ -270,11 +271,19 @@ class TokenBonds:
         self._source = source
         self._min_balance = min_balance  # whole tokens
         self._decimals: dict[str, int] = {}
+        self._named: dict[str, dict[str, object]] = {}
 
     async def decimals(self, pool: RpcPool, token: str) -> int:
         if token not in self._decimals:
             self._decimals[token] = int(await Erc20(pool, token).read("decimals"))
         return self._decimals[token]
+
+    async def named(self, pool: RpcPool, token: str) -> dict[str, object]:
+        """What the venue records of `token` with each market (`currency_symbol`,
+        `currency_decimals`: `oracle.core.amounts.token_details`), read once."""
+        if token not in self._named:
+            self._named[token] = token_details(*await Erc20(pool, token).named())
+        return self._named[token]
 
     async def report(
         self, parts: Connected, spender: str, seen: set[str], at_risk: dict[str, int]

@@ -111,6 +111,7 @@ from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager
 from oracle.chain.uma import Erc20, address_topic
+from oracle.core.amounts import ETH, Token, token_details
 from oracle.core.bonds import Refusal
 from oracle.core.markets import HIDDEN_CHARACTERS, VALUE_FORMAT, MarketSpec
 from oracle.core.outcomes import InvalidPolicy
@@ -239,6 +240,8 @@ class RealityParts:
     scanner_settings: ScannerSettings = field(default_factory=ScannerSettings)
     # Where the scan of others' answers keeps its position (the daemon's database).
     checkpoints: CheckpointStore = field(default_factory=InMemoryCheckpointStore)
+    # The chain's own token (`chains[].native_token`): what native bonds are named in.
+    native_token: Token = ETH
 
 
 OpenReality = Callable[[], Awaitable[RealityParts]]
@@ -388,6 +391,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         )
         self._ours: _OurAnswers | None = None
         self._others: _OthersAnswers | None = None
+        self._named: dict[str, object] | None = None  # the bond currency, once read
         self._superseded_seen: set[tuple[str, int]] = set()  # (market, bond) reported
         self._claims_counted: set[str] = set()
         self._batch_claimed: dict[str, str] = {}  # question -> the batched claim's transaction
@@ -454,10 +458,12 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         skipped: list[str] = []
 
         async def handle(questions: list[NewQuestion]) -> None:
+            named = await self._bond_currency(parts)
             specs = []
             for asked in questions:
                 try:
-                    specs.append(self._market(parts, asked))
+                    spec = self._market(parts, asked)
+                    specs.append(replace(spec, details={**spec.details, **named}))
                 except RealityQuestionError as error:
                     skipped.append(f"question {asked.id_hex}: {error}")
             await deliver(specs)
@@ -465,6 +471,20 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         with self._source_failure():
             await parts.source.poll(handle)
         return skipped
+
+    async def _bond_currency(self, parts: RealityParts) -> dict[str, object]:
+        """What each market records of the bond currency, for people
+        (`oracle.core.amounts`): the chain's native token, or the ERC-20 bond token's
+        address with its symbol and decimals, read once."""
+        if self._named is None:
+            token = parts.reality.bond_token
+            if token is None:
+                native = parts.native_token
+                self._named = token_details(native.symbol, native.decimals)
+            else:
+                named = token_details(*await Erc20(parts.pool, token).named())
+                self._named = {"currency": token, **named}
+        return self._named
 
     def invalid_policy(self, market: MarketRef) -> InvalidPolicy | None:
         """The port's `InvalidAnswers`: every question this venue answers takes Invalid

@@ -44,7 +44,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from eth_utils.address import to_checksum_address
@@ -257,10 +257,15 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
         async def handle(logs: list[DecodedLog]) -> None:
             wanted = [AssertionMade.from_log(log) for log in logs if self._watched(parts, log)]
             views = await parts.oracle.get_assertions([m.assertion_id for m in wanted])
+            # The bond currency's symbol and decimals, for people (`oracle.core.amounts`).
+            named = {
+                c: await self._tokens.named(parts.pool, c) for c in {v.currency for v in views}
+            }
             specs = []
             for assertion, view in zip(wanted, views, strict=True):
                 try:
-                    specs.append(self._assertion_market(parts, assertion, view))
+                    spec = self._assertion_market(parts, assertion, view)
+                    specs.append(replace(spec, details={**spec.details, **named[view.currency]}))
                 except ValueError as error:
                     skipped.append(f"assertion {assertion.assertion_id}: {error}")
             await deliver(specs)
@@ -329,6 +334,7 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
             if market.details.get("kind") == ASSERTION:
                 return await self._second_opinion(parts, market, outcome)
             claim = await self._claim(parts, market, outcome, proof_checksum)
+            named = await self._tokens.named(parts.pool, claim.currency)
             key = parts.asserter.assertion_key(claim)
             recorded = await parts.manager.intent(key)
             holds: list[BondHold] = []
@@ -357,6 +363,7 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
                 "claim": made.claim.decode(),
                 "bond": str(made.bond),
                 "currency": claim.currency,
+                **named,
                 "asserted_with": batched,  # claims in the same transaction, this one included
             },
         )

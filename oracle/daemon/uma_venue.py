@@ -368,6 +368,10 @@ class UmaVenue(ConnectedVenue[UmaParts]):
             # same transaction as Polymarket's adapter does): shown to the reviewer.
             views = await parts.oracle.get_requests([r.key for r in requests])
             clarified = await self._clarifications(parts, [r.key for r in requests])
+            # The bond currency's symbol and decimals, for people (`oracle.core.amounts`).
+            named = {
+                c: await self._tokens.named(parts.pool, c) for c in {r.currency for r in requests}
+            }
             specs = []
             for request, view in zip(requests, views, strict=True):
                 try:
@@ -379,9 +383,9 @@ class UmaVenue(ConnectedVenue[UmaParts]):
                             criteria=criteria,
                             details={**spec.details, "clarifications": record},
                         )
-                    specs.append(spec)
                 except AncillaryDataError as error:
-                    specs.append(self._unreadable(request, view, error))
+                    spec = self._unreadable(request, view, error)
+                specs.append(replace(spec, details={**spec.details, **named[request.currency]}))
             await deliver(specs)
 
         with self._source_failure():

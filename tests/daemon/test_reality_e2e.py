@@ -136,9 +136,11 @@ class RealityWorld:
         database_url: str,
         daemon: dict[str, Any] | None = None,
         source: dict[str, Any] | None = None,
+        chain: dict[str, Any] | None = None,
         **bond: Any,
     ) -> Settings:
-        """The daemon's settings (also written to `config.yaml` in the test's directory)."""
+        """The daemon's settings (also written to `config.yaml` in the test's directory);
+        `chain`: more keys of the chain's section."""
         config: dict[str, Any] = {
             "database": {"url": database_url},
             "daemon": {
@@ -168,6 +170,7 @@ class RealityWorld:
                 "signer": {"type": "dev_private_key", "dev_private_key": OUR_KEY},
                 "tx": {"confirmations": 1, "poll_interval": 0.05},
                 "scanner": {"confirmations": 0},
+                **(chain or {}),
             },
         }
         path = self.tmp_path / "config.yaml"

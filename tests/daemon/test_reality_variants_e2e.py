@@ -28,10 +28,13 @@ from oracle.chain.reality import (
     reality_contract,
 )
 from oracle.chain.uma import Erc20
+from oracle.config import Settings
+from oracle.console.evidence import _stake
 from oracle.core.lifecycle import MarketState
 from oracle.core.reality import QuestionKind, encode_question_text
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.errors import SetupError, StoreError
+from oracle.store.tables import MarketRow
 from oracle.testing import consensus_document, result_dict
 
 from ..anvil import DEV_ADDRESSES, Anvil
@@ -171,6 +174,18 @@ class Erc20World(VariantWorld):
     erc20 = True
 
 
+def assert_stake_shown(market: MarketRow, settings: Settings, symbol: str) -> None:
+    """The venue recorded the bond currency's name with the market (the chain's native
+    token, or the bond token's symbol() and decimals()): the console shows our bond (4x
+    the first, after the defence) in token units."""
+    recorded = (market.details["currency_symbol"], market.details["currency_decimals"])
+    assert recorded == (symbol, 18)
+    stake = _stake(market, settings.token_table())
+    assert stake is not None
+    assert stake["token"] == symbol
+    assert stake["text"].startswith(f"our bond 0.8 {symbol};")
+
+
 def _defended_then_final(world: VariantWorld, settings: Any, market_id: str) -> None:
     """We answer Yes at INITIAL, they No at 2x, the policy defends at 4x; the timeout
     passes: final on our Yes."""
@@ -196,6 +211,8 @@ def test_v2_1_an_omen_question_answered_countered_defended_and_claimed(
     settings = world.config(
         f"sqlite:///{tmp_path / 'oracle.db'}",
         source=world.source(),
+        # Omen's Reality.eth is on Gnosis: bonds in xDAI, as the chain's entry names it.
+        chain={"native_token": {"symbol": "xDAI"}},
         defend=True,
         max_per_question_wei=10 * INITIAL,
     )
@@ -210,6 +227,7 @@ def test_v2_1_an_omen_question_answered_countered_defended_and_claimed(
     final = store.get_market(market_id)
     assert final.state == MarketState.FINAL
     assert final.outcomes == ["Yes", "No"]
+    assert_stake_shown(final, settings, "xDAI")
     assert_settled_as(store, market_id, "Yes")
     assert world.view(market_id).history_hash == bytes(32)
     assert world.held_for_us() == 0
@@ -250,7 +268,10 @@ def test_erc20_a_question_bonded_in_the_token_approves_exactly_and_claims_tokens
     one_pass(settings, metrics)
 
     store = open_store(settings)
-    assert store.get_market(market_id).state == MarketState.FINAL
+    final = store.get_market(market_id)
+    assert final.state == MarketState.FINAL
+    assert final.details["currency"] == world.token
+    assert_stake_shown(final, settings, "BOND")
     assert_settled_as(store, market_id, "Yes")
     keys = intent_keys(store)
     approvals = [k for k in keys if k.startswith(APPROVE_PREFIX)]

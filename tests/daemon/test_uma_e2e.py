@@ -346,6 +346,20 @@ def assert_bond_gauges(metrics: DaemonMetrics, world: UmaWorld, *, balance: int)
     assert gauge(metrics, "oracle_bond_min_balance", **labels) == 25 * 10**17
 
 
+def assert_shown_in_token_units(
+    world: UmaWorld, details: dict[str, Any], item_id: int, stake: dict[str, Any]
+) -> None:
+    """The venue recorded the currency's name (its symbol() and decimals()): the console
+    and `oracle review show` say what is at stake in token units, not the smallest unit."""
+    assert (details["currency_symbol"], details["currency_decimals"]) == ("BOND", 18)
+    assert stake["text"] == "bond 100 BOND + final fee 5 BOND, reward 2 BOND"
+    assert stake["token"] == "BOND"
+    config = str(world.tmp_path / "config.yaml")
+    shown = oracle_in_process("review", "show", str(item_id), "--config", config)
+    assert shown.returncode == 0, shown.stderr
+    assert "at stake: bond 100 BOND + final fee 5 BOND, reward 2 BOND" in shown.stdout
+
+
 def test_another_proposers_contradicting_price_is_recorded_and_opens_a_review_item(
     world: UmaWorld, database_url: str
 ) -> None:
@@ -387,8 +401,7 @@ def test_another_proposers_contradicting_price_is_recorded_and_opens_a_review_it
         "reward": str(REWARD),
         "currency": world.stack.currency,
     }
-    # A token the console has no name for is shown in its smallest unit, saying so.
-    assert f"(smallest units of {world.stack.currency})" in stake["text"]
+    assert_shown_in_token_units(world, market.details, item.id, stake)
     assert shown["window_left_seconds"] == 600
     assert gauge(metrics, "oracle_venue_disagreements_total", venue="uma") == 1
     assert world.our_transactions() == []  # no approve, no proposal: nothing to revert

@@ -317,6 +317,11 @@ def test_a_claim_is_asserted_once_settles_true_a_review_posts_no_bond_a_cap_refu
     assert f"(market {asserted}) is YES." in claim
     assert claim.endswith(f"Proof: sha256:{market.proof_checksum}.")
     assert market.submission["assertion_id"] == "0x" + made["assertionId"].hex()
+    # The bond's currency named with it, for the reviewer (its symbol() and decimals()).
+    assert (market.submission["currency_symbol"], market.submission["currency_decimals"]) == (
+        "BOND",
+        18,
+    )
     assert market.window_ends_at == made["expirationTime"]
     labels = {"venue": SOURCE, "token": world.currency}
     assert gauge(metrics, "oracle_bonds_at_risk", **labels) == BOND
@@ -447,6 +452,10 @@ def test_another_asserters_wrong_claim_opens_a_disagreement_item(
     markets = {m.id: m for m in store.markets()}
     assert len(markets) == 3  # the watched (asserter or prefix), readable ones
     assert {m.details["asserter"] for m in markets.values()} == {OTHER, STRANGER}
+    named = {
+        (m.details["currency_symbol"], m.details["currency_decimals"]) for m in markets.values()
+    }
+    assert named == {("BOND", 18)}
     market_id = f"{SOURCE}:assertion:{wrong_id}"
     market = markets[market_id]
     assert market.state == MarketState.SUBMITTED
