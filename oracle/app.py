@@ -65,37 +65,17 @@ from oracle.agents.settings import (
 )
 from oracle.agents.tools import ResearchTools
 from oracle.agents.window import ModelWindowReader
-from oracle.chain.bulletin import BulletinBoard
 from oracle.chain.connect import DEPLOYMENT_FILE, check_deployment, connect
 from oracle.chain.contracts import ADAPTER, ORACLE, AgentOracle, Deployment, error_decoder
 from oracle.chain.intents import InMemoryIntentStore, IntentStore
 from oracle.chain.keys import Signer, signer_from_settings
-from oracle.chain.market import MarketSource as QuestionScanner
 from oracle.chain.observer import SILENT, ChainObserver
-from oracle.chain.reality import QuestionSource, RealityAnswerer, reality_contract
-from oracle.chain.reality_arbitration import ArbitrationRequester
-from oracle.chain.reality_reopen import register_reopen_check
 from oracle.chain.rpc import RpcPool
 from oracle.chain.settings import ChainSettings, NamedChain
-from oracle.chain.submitter import ProposalSubmitter
 from oracle.chain.txmanager import TxManager
-from oracle.chain.uma import (
-    OPTIMISTIC_ORACLE_V2,
-    OPTIMISTIC_ORACLE_V3,
-    ManagedOptimisticOracleV2,
-    OptimisticOracleV2,
-    RequestSource,
-    UmaProposer,
-    report_whitelist,
-    standing_allowance,
-)
-from oracle.chain.uma_v3 import OptimisticOracleV3, UmaAsserter
 from oracle.config import CHAIN_SOURCES, Settings, config_checksum, legacy_chain_warning
-from oracle.daemon.chain_venue import ChainParts, ChainVenue
-from oracle.daemon.http_venue import HttpMarketSource, WebhookResolver
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import MarketSource, Monitored, Resolver
-from oracle.daemon.reality_venue import RealityParts, RealityVenue
 from oracle.daemon.research import AgentPool
 from oracle.daemon.service import Daemon, Judgement
 from oracle.daemon.settings import (
@@ -104,8 +84,6 @@ from oracle.daemon.settings import (
     UmaSourceConfig,
     UmaV3SourceConfig,
 )
-from oracle.daemon.uma_v3_venue import UmaV3Parts, UmaV3Venue
-from oracle.daemon.uma_venue import UmaParts, UmaVenue
 from oracle.errors import (
     ChainError,
     ChainIdMismatch,
@@ -121,6 +99,28 @@ from oracle.store.checkpoints import DatabaseCheckpointStore
 from oracle.store.database import open_database
 from oracle.store.intents import DatabaseIntentStore
 from oracle.store.repository import Store
+from oracle.venues.http.venue import HttpMarketSource, WebhookResolver
+from oracle.venues.own.scanner import MarketSource as QuestionScanner
+from oracle.venues.own.submitter import ProposalSubmitter
+from oracle.venues.own.venue import ChainParts, ChainVenue
+from oracle.venues.reality.arbitration import ArbitrationRequester
+from oracle.venues.reality.binding import QuestionSource, RealityAnswerer, reality_contract
+from oracle.venues.reality.reopen import register_reopen_check
+from oracle.venues.reality.venue import RealityParts, RealityVenue
+from oracle.venues.uma.binding import (
+    OPTIMISTIC_ORACLE_V2,
+    OPTIMISTIC_ORACLE_V3,
+    ManagedOptimisticOracleV2,
+    OptimisticOracleV2,
+    RequestSource,
+    UmaProposer,
+    report_whitelist,
+    standing_allowance,
+)
+from oracle.venues.uma.binding_v3 import OptimisticOracleV3, UmaAsserter
+from oracle.venues.uma.bulletin import BulletinBoard
+from oracle.venues.uma.venue import UmaParts, UmaVenue
+from oracle.venues.uma.venue_v3 import UmaV3Parts, UmaV3Venue
 
 logger = logging.getLogger("oracle.app")
 

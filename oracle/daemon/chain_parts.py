@@ -1,6 +1,6 @@
 """What every chain venue does the same way with its connection, in one place.
 
-A chain venue (`chain_venue`, `uma_venue`, `uma_v3_venue`, `reality_venue`) connects
+A chain venue (`oracle.venues.<kind>.venue`) connects
 lazily: its parts (an RPC pool, a transaction manager, the contract's wrappers) are made
 by the composition root's `open_chain` on the first `start()`, which also resumes the
 transactions a previous process left unfinished. The pool and the transaction manager
@@ -23,13 +23,13 @@ from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 from oracle.chain.intents import Intent, IntentState
 from oracle.chain.rpc import RpcPool, Web3
 from oracle.chain.txmanager import TxManager
-from oracle.chain.uma import Erc20
 from oracle.core.bonds import Refusal, to_units
 from oracle.core.failures import FailureKind, classify_revert
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import SignerBalance
 from oracle.errors import ChainError, ResolverError, SetupError, SourceError, TxReverted
 from oracle.log import emit
+from oracle.venues.uma.binding import Erc20
 
 CLOCK_FRESH = 0.25
 """Seconds a chain clock read is reused for (see `ChainConnection.now`)."""

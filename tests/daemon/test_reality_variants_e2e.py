@@ -16,7 +16,11 @@ from typing import Any
 import pytest
 
 from oracle.app import open_store
-from oracle.chain.reality import (
+from oracle.core.lifecycle import MarketState
+from oracle.daemon.metrics import DaemonMetrics
+from oracle.errors import SetupError, StoreError
+from oracle.testing import consensus_document, result_dict
+from oracle.venues.reality.binding import (
     APPROVE_PREFIX,
     CLAIM_MANY_PREFIX,
     CLAIM_PREFIX,
@@ -27,12 +31,8 @@ from oracle.chain.reality import (
     deploy_reality,
     reality_contract,
 )
-from oracle.chain.uma import Erc20
-from oracle.core.lifecycle import MarketState
-from oracle.core.reality import QuestionKind, encode_question_text
-from oracle.daemon.metrics import DaemonMetrics
-from oracle.errors import SetupError, StoreError
-from oracle.testing import consensus_document, result_dict
+from oracle.venues.reality.rules import QuestionKind, encode_question_text
+from oracle.venues.uma.binding import Erc20
 
 from ..anvil import DEV_ADDRESSES, Anvil
 from ..chain.helpers import manager_for

@@ -32,11 +32,11 @@ from oracle.chain.contracts import ORACLE, Deployment
 from oracle.chain.keys import create_keystore
 from oracle.chain.settings import ChainSettings, NamedChain, RpcSettings, SignerSettings
 from oracle.config import Settings
-from oracle.daemon.chain_venue import ChainVenue
 from oracle.daemon.settings import ChainSourceConfig
 from oracle.devchain import DEV_ADDRESSES, DEV_KEYS, free_port
 from oracle.errors import SourceError
 from oracle.testing import consensus_document, result_dict
+from oracle.venues.own.venue import ChainVenue
 
 from ..anvil import Anvil, AnvilFactory
 from ..commands import one_error_line, quiet_venue, run_oracle

@@ -22,7 +22,7 @@ ancillaryData))`. Its state (`RequestState`) is the contract's `getState`:
   set only when a bond needs it, to exactly what it needs unless a larger standing
   `allowance` is configured (never unlimited by default), and the signer's balance is
   checked against bond + final fee before anything is sent (`BondShortfall`):
-  `BondAccount`, which the OOv3 asserter (`oracle.chain.uma_v3`) shares.
+  `BondAccount`, which the OOv3 asserter (`oracle.venues.uma.binding_v3`) shares.
 * UMA's ManagedOptimisticOracleV2 (UMIP-189; `UmaProposer(..., managed=...)`): before any
   approval or signature, the request's effective proposer whitelist is read
   (`getProposerWhitelistWithEnabledStatus`); off it, `NotWhitelisted` and nothing is sent.

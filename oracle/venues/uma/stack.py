@@ -25,7 +25,8 @@ from oracle.chain.contracts import encode_call
 from oracle.chain.deploy import creation_code
 from oracle.chain.intents import Intent, IntentState
 from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.chain.uma import (
+from oracle.errors import DeploymentError, TxError
+from oracle.venues.uma.binding import (
     ADDRESS_WHITELIST,
     FINDER,
     IDENTIFIER_WHITELIST,
@@ -40,8 +41,7 @@ from oracle.chain.uma import (
     ZERO_ADDRESS,
     identifier_bytes,
 )
-from oracle.chain.uma_v3 import ASSERT_TRUTH
-from oracle.errors import DeploymentError, TxError
+from oracle.venues.uma.binding_v3 import ASSERT_TRUTH
 
 DEFAULT_LIVENESS = 7200  # seconds: the adapter's default, OOv2's usual
 DEFAULT_FINAL_FEE = 1_500 * 10**18  # in the currency's smallest unit

@@ -59,16 +59,6 @@ from oracle.chain.rpc import RpcPool
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager
-from oracle.chain.uma import OPTIMISTIC_ORACLE_V3, address_topic
-from oracle.chain.uma_v3 import (
-    Asserted,
-    AssertionMade,
-    AssertionState,
-    AssertionView,
-    Claim,
-    OptimisticOracleV3,
-    UmaAsserter,
-)
 from oracle.core.bonds import BondCaps, Refusal, check_bond, to_units
 from oracle.core.claims import assertion_claim, read_claim
 from oracle.core.markets import MarketSpec
@@ -95,6 +85,16 @@ from oracle.daemon.ports import (
 from oracle.daemon.settings import ClaimMarketConfig, UmaV3SourceConfig
 from oracle.errors import BondRefused, ChainError, ResolverError
 from oracle.log import emit
+from oracle.venues.uma.binding import OPTIMISTIC_ORACLE_V3, address_topic
+from oracle.venues.uma.binding_v3 import (
+    Asserted,
+    AssertionMade,
+    AssertionState,
+    AssertionView,
+    Claim,
+    OptimisticOracleV3,
+    UmaAsserter,
+)
 
 logger = logging.getLogger("oracle.daemon.uma_v3")
 
