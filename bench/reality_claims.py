@@ -21,6 +21,7 @@ import asyncio
 
 from oracle.chain.contracts import encode_call
 from oracle.chain.deploy import creation_code
+from oracle.chain.erc20 import TESTNET_ERC20
 from oracle.chain.intents import InMemoryIntentStore, Intent, IntentState
 from oracle.chain.keys import LocalSigner
 from oracle.chain.rpc import RpcPool
@@ -34,7 +35,6 @@ from oracle.venues.reality.binding import (
     reality_contract,
 )
 from oracle.venues.reality.rules import QuestionKind, encode_question_text
-from oracle.venues.uma.binding import TESTNET_ERC20
 
 BOND = 10**16
 TIMEOUT = 3600

@@ -23,6 +23,7 @@ import yaml
 
 from oracle.app import assemble
 from oracle.chain.contracts import Deployment
+from oracle.chain.erc20 import Erc20
 from oracle.chain.intents import InMemoryIntentStore
 from oracle.chain.keys import LocalSigner
 from oracle.chain.rpc import RpcPool
@@ -31,7 +32,7 @@ from oracle.chain.txmanager import TxManager, TxRequest
 from oracle.config import load_settings
 from oracle.devchain import DEV_KEYS, Anvil, anvil_binary
 from oracle.testing import consensus_document, result_dict
-from oracle.venues.uma.binding import OPTIMISTIC_ORACLE_V3, Erc20
+from oracle.venues.uma.binding import OPTIMISTIC_ORACLE_V3
 from oracle.venues.uma.stack import deploy_optimistic_oracle_v3, deploy_uma_stack
 
 FINAL_FEE = 5 * 10**18

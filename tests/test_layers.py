@@ -1,6 +1,6 @@
 """The layering rules, as tests.
 
-- No import goes up the layers (entry → cli → app → config → daemon → store →
+- No import goes up the layers (entry → cli → app → config → venues → daemon → store →
   chain | agents → core → errors | log): the import-linter contract in pyproject.toml.
 - Settings are leaves: each package's settings.py imports only the standard library,
   pydantic, yaml, oracle.core, oracle.errors and other settings modules.

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
+from oracle.chain.erc20 import Erc20
 from oracle.chain.intents import Intent, IntentState
 from oracle.chain.rpc import RpcPool, Web3
 from oracle.chain.txmanager import TxManager
@@ -29,7 +30,6 @@ from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import SignerBalance
 from oracle.errors import ChainError, ResolverError, SetupError, SourceError, TxReverted
 from oracle.log import emit
-from oracle.venues.uma.binding import Erc20
 
 CLOCK_FRESH = 0.25
 """Seconds a chain clock read is reused for (see `ChainConnection.now`)."""

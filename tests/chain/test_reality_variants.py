@@ -18,6 +18,7 @@ import pytest
 from oracle.chain.checkpoint import InMemoryCheckpointStore
 from oracle.chain.contracts import encode_call
 from oracle.chain.deploy import creation_code
+from oracle.chain.erc20 import TESTNET_ERC20, Erc20
 from oracle.chain.intents import InMemoryIntentStore, Intent, IntentState
 from oracle.chain.keys import LocalSigner
 from oracle.chain.settings import ScannerSettings
@@ -45,7 +46,6 @@ from oracle.venues.reality.rules import (
     encode_answer,
     encode_question_text,
 )
-from oracle.venues.uma.binding import TESTNET_ERC20, Erc20
 from tests.anvil import DEV_ADDRESSES, DEV_KEYS, Anvil, AnvilFactory
 from tests.chain.helpers import manager_for, mining, sender_txs
 

@@ -10,9 +10,9 @@ from aiohttp import web
 from pydantic import SecretStr
 
 from oracle.daemon.ports import MarketRef
-from oracle.daemon.settings import HttpSourceConfig
 from oracle.devchain import free_port
 from oracle.errors import ResolverError, SourceError
+from oracle.venues.http.settings import HttpSourceConfig
 from oracle.venues.http.venue import HttpMarketSource, WebhookResolver
 
 KEY = "venuekey77"

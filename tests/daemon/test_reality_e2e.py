@@ -26,7 +26,6 @@ from oracle.config import Settings, load_settings
 from oracle.core.lifecycle import MarketState
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import MarketRef
-from oracle.daemon.settings import RealitySourceConfig
 from oracle.errors import SetupError
 from oracle.store.repository import Store
 from oracle.testing import consensus_document, result_dict
@@ -43,6 +42,7 @@ from oracle.venues.reality.binding import (
     deploy_reality,
 )
 from oracle.venues.reality.rules import NULL_HASH, QuestionKind, encode_question_text
+from oracle.venues.reality.settings import RealitySourceConfig
 from oracle.venues.reality.venue import RealityParts, RealityVenue
 
 from ..anvil import DEV_ADDRESSES, DEV_KEYS, Anvil

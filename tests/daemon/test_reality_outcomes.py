@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from oracle.daemon.ports import MarketRef
-from oracle.daemon.settings import RealitySourceConfig
 from oracle.errors import RealityQuestionError
 from oracle.venues.reality.rules import (
     INVALID_ANSWER,
@@ -18,6 +17,7 @@ from oracle.venues.reality.rules import (
     encode_question_text,
     parse_question,
 )
+from oracle.venues.reality.settings import RealitySourceConfig
 from oracle.venues.reality.venue import RealityVenue, market_outcomes, outcome_of_answer
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from oracle.app import open_store
+from oracle.chain.erc20 import Erc20
 from oracle.core.lifecycle import MarketState
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.errors import SetupError, StoreError
@@ -32,7 +33,6 @@ from oracle.venues.reality.binding import (
     reality_contract,
 )
 from oracle.venues.reality.rules import QuestionKind, encode_question_text
-from oracle.venues.uma.binding import Erc20
 
 from ..anvil import DEV_ADDRESSES, Anvil
 from ..chain.helpers import manager_for

@@ -49,11 +49,11 @@ from oracle.daemon.ports import (
     Resolution,
     ResolutionStatus,
 )
-from oracle.daemon.settings import ChainSourceConfig
 from oracle.errors import ChainError, ResolverError
 from oracle.log import emit
 from oracle.venues.own.scanner import MarketSource as QuestionScanner
 from oracle.venues.own.scanner import RequestedQuestion
+from oracle.venues.own.settings import ChainSourceConfig
 from oracle.venues.own.submitter import Answer, ProposalSubmitter
 
 logger = logging.getLogger("oracle.daemon.chain")

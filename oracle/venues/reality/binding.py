@@ -62,7 +62,8 @@ from hexbytes import HexBytes
 from oracle.chain.checkpoint import CheckpointStore
 from oracle.chain.contracts import _Contract, load_artifact
 from oracle.chain.deploy import creation_code
-from oracle.chain.events import DecodedLog, EventDecoder
+from oracle.chain.erc20 import Erc20
+from oracle.chain.events import DecodedLog, EventDecoder, address_topic
 from oracle.chain.intents import Intent, IntentState
 from oracle.chain.keys import Signer
 from oracle.chain.rpc import RpcPool, RpcUnavailable, Web3
@@ -97,7 +98,6 @@ from oracle.venues.reality.rules import (
     question_id,
     question_id_v2_1,
 )
-from oracle.venues.uma.binding import Erc20, address_topic
 
 logger = logging.getLogger(__name__)
 

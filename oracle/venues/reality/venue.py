@@ -88,7 +88,8 @@ from hexbytes import HexBytes
 
 from oracle.chain.checkpoint import CheckpointStore, InMemoryCheckpointStore
 from oracle.chain.contracts import load_artifact
-from oracle.chain.events import EventDecoder
+from oracle.chain.erc20 import Erc20
+from oracle.chain.events import EventDecoder, address_topic
 from oracle.chain.intents import BondHold, Intent, IntentState
 from oracle.chain.rpc import RpcPool
 from oracle.chain.scanner import LogScanner
@@ -115,7 +116,6 @@ from oracle.daemon.ports import (
     Resolution,
     ResolutionStatus,
 )
-from oracle.daemon.settings import RealitySourceConfig
 from oracle.errors import (
     AnswerLost,
     ArbitrationRefused,
@@ -168,7 +168,7 @@ from oracle.venues.reality.rules import (
     parse_question,
     value_format_of,
 )
-from oracle.venues.uma.binding import Erc20, address_topic
+from oracle.venues.reality.settings import RealitySourceConfig
 
 logger = logging.getLogger("oracle.daemon.reality")
 

@@ -56,7 +56,8 @@ from hexbytes import HexBytes
 
 from oracle.chain.checkpoint import CheckpointStore
 from oracle.chain.contracts import _Contract, load_artifact
-from oracle.chain.events import DecodedLog, EventDecoder
+from oracle.chain.erc20 import TESTNET_ERC20, Erc20
+from oracle.chain.events import DecodedLog, EventDecoder, address_topic
 from oracle.chain.intents import Intent, IntentState
 from oracle.chain.revert import is_revert
 from oracle.chain.rpc import RpcPool, RpcUnavailable
@@ -83,7 +84,6 @@ FINDER = "uma/Finder"
 STORE = "uma/Store"
 IDENTIFIER_WHITELIST = "uma/IdentifierWhitelist"
 ADDRESS_WHITELIST = "uma/AddressWhitelist"
-TESTNET_ERC20 = "uma/TestnetERC20"
 MOCK_ORACLE_ANCILLARY = "uma/MockOracleAncillary"
 # UMA's ManagedOptimisticOracleV2 (UMIP-189) is read and called through the ABI of this
 # project's test double of it (contracts/src/testing/), which keeps its function
@@ -268,20 +268,6 @@ class OptimisticOracleV2(_Contract):
         return function, key
 
 
-class Erc20(_Contract):
-    """Any ERC-20, through the standard functions of UMA's TestnetERC20 ABI."""
-
-    artifact_name = TESTNET_ERC20
-
-    async def balance_of(self, account: str) -> int:
-        return int(await self.read("balanceOf", to_checksum_address(account)))
-
-    async def allowance(self, owner: str, spender: str) -> int:
-        return int(
-            await self.read("allowance", to_checksum_address(owner), to_checksum_address(spender))
-        )
-
-
 class ManagedOptimisticOracleV2(_Contract):
     """The reads of UMA's ManagedOptimisticOracleV2 beyond OOv2's: the effective proposer
     whitelist of a request and the bond and liveness its request manager set. Its
@@ -367,11 +353,6 @@ class PriceRequest:
 
 def _request_id_of(log: DecodedLog) -> str:
     return PriceRequest.from_log(log).key.id_hex
-
-
-def address_topic(address: str) -> str:
-    """An address as an indexed event argument's topic (for eth_getLogs filters)."""
-    return "0x" + "00" * 12 + to_checksum_address(address)[2:].lower()
 
 
 class RequestSource:

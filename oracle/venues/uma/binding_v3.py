@@ -42,7 +42,7 @@ from eth_utils.crypto import keccak
 from hexbytes import HexBytes
 
 from oracle.chain.contracts import _Contract, load_artifact
-from oracle.chain.events import DecodedLog, EventDecoder
+from oracle.chain.events import DecodedLog, EventDecoder, address_topic
 from oracle.chain.intents import Intent, IntentState
 from oracle.chain.rpc import Web3
 from oracle.chain.txmanager import TxManager, TxRequest
@@ -53,7 +53,6 @@ from oracle.venues.uma.binding import (
     OPTIMISTIC_ORACLE_V3,
     ZERO_ADDRESS,
     BondAccount,
-    address_topic,
     identifier_bytes,
 )
 

@@ -23,6 +23,7 @@ from eth_utils.address import to_checksum_address
 
 from oracle.chain.contracts import encode_call
 from oracle.chain.deploy import creation_code
+from oracle.chain.erc20 import TESTNET_ERC20
 from oracle.chain.intents import Intent, IntentState
 from oracle.chain.txmanager import TxManager, TxRequest
 from oracle.errors import DeploymentError, TxError
@@ -36,7 +37,6 @@ from oracle.venues.uma.binding import (
     OPTIMISTIC_ORACLE_V2,
     OPTIMISTIC_ORACLE_V3,
     STORE,
-    TESTNET_ERC20,
     YES_OR_NO_QUERY,
     ZERO_ADDRESS,
     identifier_bytes,

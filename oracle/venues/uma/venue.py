@@ -66,7 +66,7 @@ from hexbytes import HexBytes
 
 from oracle.chain.checkpoint import CheckpointStore, InMemoryCheckpointStore
 from oracle.chain.contracts import load_artifact
-from oracle.chain.events import DecodedLog, EventDecoder
+from oracle.chain.events import DecodedLog, EventDecoder, address_topic
 from oracle.chain.intents import BondBook, BondHold, Intent, IntentState
 from oracle.chain.rpc import RpcPool, Web3
 from oracle.chain.scanner import LogScanner
@@ -115,7 +115,6 @@ from oracle.daemon.ports import (
     Resolution,
     ResolutionStatus,
 )
-from oracle.daemon.settings import UmaSourceConfig
 from oracle.errors import (
     AncillaryDataError,
     AwaitingOthers,
@@ -136,10 +135,10 @@ from oracle.venues.uma.binding import (
     RequestState,
     RequestView,
     UmaProposer,
-    address_topic,
     identifier_bytes,
 )
 from oracle.venues.uma.bulletin import BoardUnreadable, BulletinBoard, question_id
+from oracle.venues.uma.settings import UmaSourceConfig
 
 logger = logging.getLogger("oracle.daemon.uma")
 
