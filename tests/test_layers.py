@@ -93,7 +93,7 @@ def test_settings_modules_are_leaves(path: Path) -> None:
 
 def test_every_package_with_configuration_has_a_settings_leaf() -> None:
     packages = {path.parent.name for path in SETTINGS_MODULES}
-    assert {"agents", "chain", "daemon", "store"} <= packages
+    assert {"agents", "chain", "daemon", "store", "own", "http", "uma", "reality"} <= packages
 
 
 def test_the_leaf_check_refuses_a_settings_module_that_reaches_up(tmp_path: Path) -> None:

@@ -36,9 +36,11 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class VenueKind:
+    """One venue kind: see the module's docstring."""
+
     kind: str
     settings: type[BaseModel]
-    builder: str  # "module:function", imported by `build`
+    builder: str  # "module:function", imported by `builder()`
     on_chain: bool = True
 
 
@@ -51,7 +53,6 @@ KINDS: tuple[VenueKind, ...] = (
 )
 
 BY_KIND = {entry.kind: entry for entry in KINDS}
-BY_SETTINGS = {entry.settings: entry for entry in KINDS}
 
 if TYPE_CHECKING:
     MarketSourceConfig = SourceSettings
@@ -64,8 +65,8 @@ else:
 
 
 def kind_of(source: SourceSettings) -> VenueKind:
-    """The registry's entry for a configured source (by its settings model)."""
-    return BY_SETTINGS[type(source)]  # type: ignore[index]
+    """The registry's entry for a configured source (by its `kind`)."""
+    return BY_KIND[source.kind]
 
 
 def chain_source(source: SourceSettings) -> ChainSourceSettings | None:
