@@ -21,20 +21,20 @@ import asyncio
 
 from oracle.chain.contracts import encode_call
 from oracle.chain.deploy import creation_code
+from oracle.chain.erc20 import TESTNET_ERC20
 from oracle.chain.intents import InMemoryIntentStore, Intent, IntentState
 from oracle.chain.keys import LocalSigner
-from oracle.chain.reality import (
+from oracle.chain.rpc import RpcPool
+from oracle.chain.settings import RpcSettings, TxSettings
+from oracle.chain.txmanager import TxManager, TxRequest
+from oracle.devchain import DEV_KEYS, Anvil, anvil_binary
+from oracle.venues.reality.binding import (
     RealityAnswerer,
     ask_question,
     deploy_reality,
     reality_contract,
 )
-from oracle.chain.rpc import RpcPool
-from oracle.chain.settings import RpcSettings, TxSettings
-from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.chain.uma import TESTNET_ERC20
-from oracle.core.reality import QuestionKind, encode_question_text
-from oracle.devchain import DEV_KEYS, Anvil, anvil_binary
+from oracle.venues.reality.rules import QuestionKind, encode_question_text
 
 BOND = 10**16
 TIMEOUT = 3600

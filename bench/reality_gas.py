@@ -27,18 +27,18 @@ import time
 from oracle.chain.contracts import encode_call
 from oracle.chain.intents import InMemoryIntentStore, Intent, IntentState
 from oracle.chain.keys import LocalSigner
-from oracle.chain.reality import (
+from oracle.chain.rpc import RpcPool
+from oracle.chain.settings import RpcSettings, TxSettings
+from oracle.chain.txmanager import TxManager, TxRequest
+from oracle.devchain import DEV_KEYS, Anvil, anvil_binary
+from oracle.venues.reality.binding import (
     REALITY_ETH,
     RealityAnswerer,
     RealityETH,
     ask_question,
     deploy_reality,
 )
-from oracle.chain.rpc import RpcPool
-from oracle.chain.settings import RpcSettings, TxSettings
-from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.core.reality import QuestionKind, encode_question_text
-from oracle.devchain import DEV_KEYS, Anvil, anvil_binary
+from oracle.venues.reality.rules import QuestionKind, encode_question_text
 
 MIN_BOND = 10**16
 TIMEOUT = 3600

@@ -30,7 +30,11 @@ from oracle.chain.keys import LocalSigner
 from oracle.chain.rpc import RpcPool
 from oracle.chain.settings import RpcSettings, TxSettings
 from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.chain.uma import (
+from oracle.config import load_settings
+from oracle.core.ancillary import PRICE_SCALE, parse_ancillary
+from oracle.devchain import DEV_ADDRESSES, DEV_KEYS, Anvil, anvil_binary
+from oracle.testing import consensus_document, result_dict
+from oracle.venues.uma.binding import (
     MAX_UINT256,
     OPTIMISTIC_ORACLE_V2,
     TESTNET_ERC20,
@@ -38,16 +42,12 @@ from oracle.chain.uma import (
     RequestKey,
     identifier_bytes,
 )
-from oracle.chain.uma_stack import (
+from oracle.venues.uma.stack import (
     UmaStack,
     ask_like_polymarket,
     deploy_style_requester,
     deploy_uma_stack,
 )
-from oracle.config import load_settings
-from oracle.core.ancillary import PRICE_SCALE, parse_ancillary
-from oracle.devchain import DEV_ADDRESSES, DEV_KEYS, Anvil, anvil_binary
-from oracle.testing import consensus_document, result_dict
 
 BOND, REWARD, FINAL_FEE = 100 * 10**18, 2 * 10**18, 5 * 10**18
 AGENTS = ("alpha", "beta", "gamma")

@@ -14,16 +14,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from oracle.chain.erc20 import TESTNET_ERC20, Erc20
 from oracle.chain.intents import InMemoryIntentStore
 from oracle.chain.keys import LocalSigner
 from oracle.chain.rpc import RpcPool
 from oracle.chain.settings import RpcSettings, TxSettings
 from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.chain.uma import TESTNET_ERC20, Erc20
-from oracle.chain.uma_stack import deploy_optimistic_oracle_v3, deploy_uma_stack
-from oracle.chain.uma_v3 import Claim, OptimisticOracleV3, UmaAsserter
 from oracle.core.claims import assertion_claim
 from oracle.devchain import DEV_KEYS, Anvil, anvil_binary
+from oracle.venues.uma.binding_v3 import Claim, OptimisticOracleV3, UmaAsserter
+from oracle.venues.uma.stack import deploy_optimistic_oracle_v3, deploy_uma_stack
 
 FINAL_FEE = 5 * 10**18
 LIVENESS = 7200

@@ -23,16 +23,17 @@ import yaml
 
 from oracle.app import assemble
 from oracle.chain.contracts import Deployment
+from oracle.chain.erc20 import Erc20
 from oracle.chain.intents import InMemoryIntentStore
 from oracle.chain.keys import LocalSigner
 from oracle.chain.rpc import RpcPool
 from oracle.chain.settings import RpcSettings, TxSettings
 from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.chain.uma import OPTIMISTIC_ORACLE_V3, Erc20
-from oracle.chain.uma_stack import deploy_optimistic_oracle_v3, deploy_uma_stack
 from oracle.config import load_settings
 from oracle.devchain import DEV_KEYS, Anvil, anvil_binary
 from oracle.testing import consensus_document, result_dict
+from oracle.venues.uma.binding import OPTIMISTIC_ORACLE_V3
+from oracle.venues.uma.stack import deploy_optimistic_oracle_v3, deploy_uma_stack
 
 FINAL_FEE = 5 * 10**18
 LIVENESS = 7200

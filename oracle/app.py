@@ -15,7 +15,8 @@ fix. In order, nothing created before what it depends on proved usable:
 3. the database (`database.url`) answers, is migrated to the current schema (the daemon
    applies pending migrations itself), and takes writes;
 4. `Daemon.start` starts every venue: a chain source reaches its deployment on the
-   expected chain, with code at its addresses, and its signer unlocks (`ChainWiring`).
+   expected chain, with code at its addresses, and its signer unlocks (its kind's wiring,
+   `oracle.venues.<kind>.wiring`, made through `oracle.venues.registry`).
 
 The metrics port is bound by `oracle.daemon.runner.listen`. The daemon's metrics are
 also the chain layer's observer (RPC calls per endpoint, fee-bumped replacements), and
@@ -26,7 +27,6 @@ each chain source is on (`oracle_source_chain{source, chain}`).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import tempfile
@@ -65,63 +65,30 @@ from oracle.agents.settings import (
 )
 from oracle.agents.tools import ResearchTools
 from oracle.agents.window import ModelWindowReader
-from oracle.chain.bulletin import BulletinBoard
-from oracle.chain.connect import DEPLOYMENT_FILE, check_deployment, connect
-from oracle.chain.contracts import ADAPTER, ORACLE, AgentOracle, Deployment, error_decoder
+from oracle.chain.connect import DEPLOYMENT_FILE, connect
+from oracle.chain.contracts import Deployment, error_decoder
 from oracle.chain.intents import InMemoryIntentStore, IntentStore
-from oracle.chain.keys import Signer, signer_from_settings
-from oracle.chain.market import MarketSource as QuestionScanner
+from oracle.chain.keys import signer_from_settings
 from oracle.chain.observer import SILENT, ChainObserver
-from oracle.chain.reality import QuestionSource, RealityAnswerer, reality_contract
-from oracle.chain.reality_arbitration import ArbitrationRequester
-from oracle.chain.reality_reopen import register_reopen_check
 from oracle.chain.rpc import RpcPool
-from oracle.chain.settings import ChainSettings, NamedChain
-from oracle.chain.submitter import ProposalSubmitter
+from oracle.chain.settings import ChainSettings
 from oracle.chain.txmanager import TxManager
-from oracle.chain.uma import (
-    OPTIMISTIC_ORACLE_V2,
-    OPTIMISTIC_ORACLE_V3,
-    ManagedOptimisticOracleV2,
-    OptimisticOracleV2,
-    RequestSource,
-    UmaProposer,
-    report_whitelist,
-    standing_allowance,
-)
-from oracle.chain.uma_v3 import OptimisticOracleV3, UmaAsserter
-from oracle.config import CHAIN_SOURCES, Settings, config_checksum, legacy_chain_warning
-from oracle.core.amounts import Token
-from oracle.daemon.chain_venue import ChainParts, ChainVenue
-from oracle.daemon.http_venue import HttpMarketSource, WebhookResolver
+from oracle.config import Settings, config_checksum, legacy_chain_warning
+from oracle.daemon.chain_context import ChainContext
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import MarketSource, Monitored, Resolver
-from oracle.daemon.reality_venue import RealityParts, RealityVenue
 from oracle.daemon.research import AgentPool
 from oracle.daemon.service import Daemon, Judgement
-from oracle.daemon.settings import (
-    ChainSourceConfig,
-    RealitySourceConfig,
-    UmaSourceConfig,
-    UmaV3SourceConfig,
-)
-from oracle.daemon.uma_v3_venue import UmaV3Parts, UmaV3Venue
-from oracle.daemon.uma_venue import UmaParts, UmaVenue
 from oracle.errors import (
-    ChainError,
-    ChainIdMismatch,
     ConfigError,
-    DeploymentError,
     OracleError,
-    RpcUnavailable,
     SetupError,
 )
 from oracle.files import make_directory
 from oracle.log import emit
-from oracle.store.checkpoints import DatabaseCheckpointStore
 from oracle.store.database import open_database
-from oracle.store.intents import DatabaseIntentStore
 from oracle.store.repository import Store
+from oracle.venues.registry import builder, chain_source, kind_of
 
 logger = logging.getLogger("oracle.app")
 
@@ -310,394 +277,6 @@ def build_search_provider(
 # -- chain -------------------------------------------------------------------------------
 
 
-async def _require_code(pool: RpcPool, address: str, key: str) -> None:
-    """SetupError naming `key` when no contract is deployed at `address`."""
-    code = await pool.call("eth_getCode", lambda w3: w3.eth.get_code(address))  # type: ignore[arg-type]
-    if not bytes(code):
-        raise SetupError(key, f"no contract at {address} on chain {pool.chain_id}")
-
-
-class ChainContext:
-    """One configured chain (an entry of `chains`), shared by every venue on it, as a
-    Chainlink node keeps one context per chain: the RPC pool, the signer (unlocked once,
-    off the event loop; a password that does not unlock the keystore is not tried again
-    at every poll), ONE transaction manager (one nonce sequence for the signer, its
-    intents in the daemon's database) and with it the signer's bond budget per currency
-    (the database's bond ledger, keyed by chain, signer and currency). The chain's clock
-    and the signer's balance are read through its pool and manager.
-
-    Venues attach by name when they are made (`attach`); the first to start opens the
-    chain, each resumes once its pre-send checks are registered (the manager resumes the
-    signer's unfinished intents once all of them have), the last to close closes it.
-    `key` names the chain's settings in errors: `chains[NAME]`, or `chain` for the old
-    single-chain section."""
-
-    def __init__(
-        self,
-        chain: NamedChain,
-        store: Store,
-        observer: ChainObserver = SILENT,
-        *,
-        key: str | None = None,
-    ) -> None:
-        self.name = chain.name
-        self.settings = chain
-        self.key = key or f"chains[{chain.name}]"
-        self.store = store
-        self.observer = observer
-        self._lock = asyncio.Lock()
-        self._signer: Signer | None = None
-        self._signer_problem: tuple[str, str] | None = None
-        self._pool: RpcPool | None = None
-        self._manager: TxManager | None = None
-        self._venues: set[str] = set()
-        self._started: set[str] = set()
-        self._resumed = False
-        self._users: set[str] = set()
-
-    def attach(self, source: str) -> None:
-        """`source` is a venue on this chain: the manager resumes once it has started."""
-        self._venues.add(source)
-
-    @property
-    def venues(self) -> frozenset[str]:
-        return frozenset(self._venues)
-
-    async def open(self, source: str) -> tuple[RpcPool, TxManager, Signer]:
-        """The started pool, the manager and the signer, opened by the first venue to ask
-        (SetupError naming the setting at fault; nothing is left open)."""
-        async with self._lock:
-            signer = await self._unlock()
-            if self._manager is None:
-                pool = await self._start_pool()
-                self._pool = pool
-                self._manager = TxManager(
-                    pool,
-                    signer,
-                    DatabaseIntentStore(self.store),
-                    self.settings.tx,
-                    decoder=error_decoder(),
-                    observer=self.observer,
-                )
-            assert self._pool is not None
-            self._users.add(source)
-            return self._pool, self._manager, signer
-
-    async def _start_pool(self) -> RpcPool:
-        settings = self.settings
-        pool = RpcPool(
-            settings.rpc.urls, settings.rpc, chain_id=settings.rpc.chain_id, observer=self.observer
-        )
-        try:
-            await pool.start()
-        except ChainIdMismatch as error:
-            await pool.close()
-            node = f"the RPC node {error.url} serves chain id {error.actual}"
-            raise SetupError(
-                f"{self.key}.rpc.chain_id", f"is {settings.rpc.chain_id}, but {node}"
-            ) from None
-        except RpcUnavailable as error:
-            await pool.close()
-            raise SetupError(f"{self.key}.rpc.urls", str(error)) from None
-        except BaseException:
-            await pool.close()
-            raise
-        return pool
-
-    async def resume(self, source: str) -> None:
-        """`source` has made its parts (its pre-send checks registered): once every venue
-        of the chain has, the manager resumes the signer's unfinished intents, once."""
-        self._started.add(source)
-        if self._resumed or not self._venues <= self._started or self._manager is None:
-            return
-        self._resumed = True
-        await self._manager.resume()
-
-    async def release(self, source: str) -> None:
-        """`source` no longer uses the chain; the last one closes the manager and pool."""
-        async with self._lock:
-            self._users.discard(source)
-            self._started.discard(source)
-            if self._users or self._manager is None:
-                return
-            manager, pool = self._manager, self._pool
-            self._manager = self._pool = None
-            self._resumed = False
-            await manager.close()
-            if pool is not None:
-                await pool.close()
-
-    async def _unlock(self) -> Signer:
-        if self._signer_problem is not None:
-            raise SetupError(*self._signer_problem)
-        if self._signer is None:
-            try:
-                # scrypt takes a second of CPU: not on the event loop.
-                self._signer = await asyncio.to_thread(signer_from_settings, self.settings.signer)
-            except SetupError as error:
-                key = error.key.replace("chain.", f"{self.key}.", 1)
-                self._signer_problem = (key, error.problem)
-                raise SetupError(key, error.problem) from None
-        return self._signer
-
-
-class ChainWiring:
-    """How a chain venue's objects are made on its chain's context, called by the venue
-    when it starts: the chain's pool, signer and transaction manager (`ChainContext`),
-    the deployment (`deployment_file` of the chain) on that chain with code at its
-    addresses (`oracle.chain.connect`), the contract, the submitter and the scanner (its
-    checkpoints are the source's and contract's own)."""
-
-    def __init__(
-        self,
-        config: ChainSourceConfig | UmaSourceConfig | UmaV3SourceConfig | RealitySourceConfig,
-        context: ChainContext,
-    ) -> None:
-        self._name = config.name
-        self._context = context
-        self._settings = context.settings
-        self._store = context.store
-        context.attach(config.name)
-
-    async def resume(self, source: str) -> None:
-        await self._context.resume(source)
-
-    async def release(self, source: str) -> None:
-        await self._context.release(source)
-
-    async def _open(self) -> tuple[RpcPool, TxManager, Signer]:
-        return await self._context.open(self._name)
-
-    async def _failed(self) -> None:
-        """A start that failed after the chain was opened lets go of it."""
-        await self._context.release(self._name)
-
-    async def __call__(self) -> ChainParts:
-        pool, manager, _ = await self._open()
-        settings = self._settings
-        try:
-            deployment = await check_deployment(
-                pool, Path(settings.deployment_file), f"{self._context.key}.deployment_file"
-            )
-        except BaseException:
-            await self._failed()
-            raise
-        oracle = AgentOracle(pool, deployment.address(ORACLE))
-        scanner = QuestionScanner(
-            pool,
-            oracle.address,
-            DatabaseCheckpointStore(self._store),
-            settings.scanner,
-            start_block=settings.scanner.start_block or deployment.block_number,
-            name=f"{self._name}:{deployment.chain_id}:{oracle.address.lower()}",
-        )
-        return ChainParts(
-            pool=pool,
-            manager=manager,
-            oracle=oracle,
-            submitter=ProposalSubmitter(manager, oracle, settings=settings.submitter),
-            scanner=scanner,
-            adapter_address=deployment.contracts.get(ADAPTER),
-        )
-
-    async def _require_code(self, pool: RpcPool, address: str, key: str) -> None:
-        """SetupError naming `key` when the chain has no code at `address` (the chain let
-        go of first)."""
-        try:
-            await _require_code(pool, address, key)
-        except BaseException:
-            await self._failed()
-            raise
-
-
-class UmaWiring(ChainWiring):
-    """How a `uma` venue's objects are made: the chain's pool, signer and manager (its
-    context), the oracle (its deployment file's, which must be a deployment on that
-    chain, or `oracle_address`, with code there), the proposer and the request scanner.
-    `artifact` names the oracle in a deployment file (`UmaV3Wiring` reads OOv3's)."""
-
-    artifact = OPTIMISTIC_ORACLE_V2
-
-    def __init__(self, config: UmaSourceConfig | UmaV3SourceConfig, context: ChainContext) -> None:
-        super().__init__(config, context)
-        self._config = config
-        self._where = f"market_sources[{config.name}]"
-
-    async def _oracle(self) -> tuple[RpcPool, TxManager, str, int]:
-        """The chain's pool and manager, the oracle's address and the block to scan from."""
-        config = self._config
-        pool, manager, _ = await self._open()
-        if config.deployment_file is not None:
-            key = f"{self._where}.deployment_file"
-            try:
-                deployment = await check_deployment(pool, config.deployment_file, key)
-                address = deployment.address(self.artifact)
-            except DeploymentError as error:
-                await self._failed()
-                raise SetupError(key, f"{config.deployment_file}: {error}") from None
-            except BaseException:
-                await self._failed()
-                raise
-            start = config.start_block
-            return pool, manager, address, deployment.block_number if start is None else start
-        assert config.oracle_address is not None
-        address = config.oracle_address
-        await self._require_code(pool, address, f"{self._where}.oracle_address")
-        return pool, manager, address, config.start_block or 0
-
-    async def __call__(self) -> UmaParts:  # type: ignore[override]
-        settings, config = self._settings, self._config
-        assert isinstance(config, UmaSourceConfig)  # UmaV3Wiring makes its own parts
-        pool, manager, address, start = await self._oracle()
-        board = await self._board(pool, config)
-        oracle = OptimisticOracleV2(pool, address)
-        checkpoints = DatabaseCheckpointStore(self._store)
-        source = RequestSource(
-            pool,
-            oracle.address,
-            checkpoints,
-            settings.scanner,
-            requesters=config.requesters,
-            identifiers=config.identifiers,
-            start_block=start,
-            name=f"{config.name}:{pool.chain_id}:{oracle.address.lower()}",
-        )
-        managed = await self._managed(pool, oracle, config)
-        if managed is not None:
-            await report_whitelist(managed, manager.address)
-        return UmaParts(
-            pool=pool,
-            manager=manager,
-            oracle=oracle,
-            proposer=UmaProposer(
-                manager,
-                oracle,
-                allow_too_early=config.allow_too_early,
-                allowance=standing_allowance(pool, config.risk.bond_allowance),
-                managed=managed,
-            ),
-            source=source,
-            start_block=start,
-            scanner_settings=settings.scanner,
-            board=board,
-            checkpoints=checkpoints,
-        )
-
-    async def _managed(
-        self, pool: RpcPool, oracle: OptimisticOracleV2, config: UmaSourceConfig
-    ) -> ManagedOptimisticOracleV2 | None:
-        """UMA's managed OOv2 at the oracle's address, or None for a plain one: detected
-        (`managed: null`) or checked against the setting (a mismatch is a SetupError)."""
-        managed = ManagedOptimisticOracleV2(pool, oracle.address)
-        try:
-            found = await managed.is_managed()
-        except ChainError as error:
-            await pool.close()
-            raise SetupError(f"{self._where}.managed", f"cannot tell: {error}") from None
-        if config.managed is not None and config.managed != found:
-            await pool.close()
-            what = "a ManagedOptimisticOracleV2" if found else "a plain OptimisticOracleV2"
-            raise SetupError(
-                f"{self._where}.managed",
-                f"is {str(config.managed).lower()}, but {oracle.address} is {what}",
-            )
-        return managed if found else None
-
-    async def _board(self, pool: RpcPool, config: UmaSourceConfig) -> BulletinBoard | None:
-        """The configured bulletin board (clarifications), with code on the oracle's chain."""
-        board = config.bulletin_board
-        if board is None:
-            return None
-        await self._require_code(pool, board.address, f"{self._where}.bulletin_board.address")
-        return BulletinBoard(pool, board.address, max_response_bytes=board.max_response_bytes)
-
-
-class UmaV3Wiring(UmaWiring):
-    """How a `uma_v3` venue's objects are made: the oracle found as for `uma` (its
-    deployment file's uma/OptimisticOracleV3, or `oracle_address`), the asserter (its own
-    assertions looked for from the start block) and the checkpoints for the scan of
-    others' assertions."""
-
-    artifact = OPTIMISTIC_ORACLE_V3
-
-    async def __call__(self) -> UmaV3Parts:  # type: ignore[override]
-        pool, manager, address, start = await self._oracle()
-        oracle = OptimisticOracleV3(pool, address)
-        return UmaV3Parts(
-            pool=pool,
-            manager=manager,
-            oracle=oracle,
-            asserter=UmaAsserter(manager, oracle, from_block=start),
-            checkpoints=DatabaseCheckpointStore(self._store),
-            start_block=start,
-            scanner_settings=self._settings.scanner,
-        )
-
-
-class RealityWiring(ChainWiring):
-    """How a `reality` venue's objects are made: the chain's pool, signer and manager
-    (its context), code at `contract_address` on that chain, the answerer (no single
-    bond above the per-question cap) and the question scanner. The contract is probed
-    for the configured version and bond token (`RealityETH.deployment_problem`): a
-    mismatch is a SetupError naming `market_sources[<name>].contract`."""
-
-    def __init__(self, config: RealitySourceConfig, context: ChainContext) -> None:
-        super().__init__(config, context)
-        self._config = config
-
-    async def __call__(self) -> RealityParts:  # type: ignore[override]
-        settings, config = self._settings, self._config
-        pool, manager, signer = await self._open()
-        await self._require_code(
-            pool, config.contract_address, f"market_sources[{config.name}].contract_address"
-        )
-        reality = reality_contract(
-            pool, config.contract_address, version=config.contract, bond_token=config.bond_token
-        )
-        problem = await reality.deployment_problem()
-        if problem is not None:
-            await self._failed()
-            raise SetupError(
-                f"market_sources[{config.name}].contract",
-                f"{reality.address} on chain {pool.chain_id}: {problem}",
-            )
-        # Reopenings and arbitration requests left unfinished by a previous process are
-        # checked against the chain before anything is sent again (`manager.resume()`).
-        register_reopen_check(manager, reality.address)
-        if config.arbitration.request != "never" and config.arbitration.max_fee_wei:
-            ArbitrationRequester(manager, reality, max_fee=config.arbitration.max_fee_wei)
-        checkpoints = DatabaseCheckpointStore(self._store)
-        source = QuestionSource(
-            pool,
-            reality.address,
-            checkpoints,
-            settings.scanner,
-            arbitrators=config.arbitrators,
-            templates=config.templates,
-            askers=config.askers,
-            start_block=config.start_block,
-            name=f"{config.name}:{pool.chain_id}:{reality.address.lower()}",
-        )
-        return RealityParts(
-            pool=pool,
-            manager=manager,
-            reality=reality,
-            answerer=RealityAnswerer(
-                manager,
-                reality,
-                max_bond=config.bond.max_per_question_wei,
-                logs_from_block=config.start_block,
-                # Commit-reveal derives each nonce from the signer's own signature.
-                signer=signer if config.commit_reveal else None,
-            ),
-            source=source,
-            start_block=config.start_block,
-            scanner_settings=settings.scanner,
-            checkpoints=checkpoints,
-            native_token=Token(settings.native_token.symbol, settings.native_token.decimals),
-        )
-
-
 def chain_contexts(
     settings: Settings, store: Store, observer: ChainObserver = SILENT
 ) -> dict[str, ChainContext]:
@@ -784,9 +363,8 @@ def _describe_setup(metrics: DaemonMetrics, settings: Settings) -> None:
     )
     # One threshold for the alert: the highest chain's (each chain's is in its entry).
     metrics.signer_min_balance.set(max(c.signer.min_balance_wei for c in settings.chains))
-    for source in settings.market_sources:
-        if isinstance(source, CHAIN_SOURCES):
-            metrics.source_chain.labels(source.name, settings.chain_name(source)).set(1)
+    for name, chain in settings.source_chains().items():
+        metrics.source_chain.labels(name, chain).set(1)
     metrics.llm_budget_per_day.set(settings.metrics.llm_budget_usd_per_day)
     metrics.auto_submitted_accuracy_min.set(settings.metrics.auto_submitted_accuracy_min)
     metrics.agent_brier_max.set(settings.metrics.agent_brier_max)
@@ -818,27 +396,13 @@ def assemble(
     resolvers: dict[str, Resolver] = {}
     contexts = chain_contexts(settings, store, observer=metrics)
     for source_config in settings.market_sources:
-        if isinstance(source_config, CHAIN_SOURCES):
-            context = contexts[settings.chain_name(source_config)]
-        if isinstance(source_config, ChainSourceConfig):
-            venue = ChainVenue(source_config, ChainWiring(source_config, context))
-            sources.append(venue)
-            resolvers[source_config.name] = venue
-        elif isinstance(source_config, UmaSourceConfig):
-            uma = UmaVenue(source_config, UmaWiring(source_config, context), metrics)
-            sources.append(uma)
-            resolvers[source_config.name] = uma
-        elif isinstance(source_config, UmaV3SourceConfig):
-            v3 = UmaV3Venue(source_config, UmaV3Wiring(source_config, context), metrics)
-            sources.append(v3)
-            resolvers[source_config.name] = v3
-        elif isinstance(source_config, RealitySourceConfig):
-            reality = RealityVenue(source_config, RealityWiring(source_config, context), metrics)
-            sources.append(reality)
-            resolvers[source_config.name] = reality
-        else:
-            sources.append(HttpMarketSource(source_config))
-            resolvers[source_config.name] = WebhookResolver(source_config)
+        # Each kind builds its own (oracle.venues.registry); a chain kind on its chain's context.
+        on_chain = chain_source(source_config)
+        context = None if on_chain is None else contexts[settings.chain_name(on_chain)]
+        build = builder(kind_of(source_config))
+        source, resolver = build(source_config, context, metrics)
+        sources.append(source)
+        resolvers[source_config.name] = resolver
     sources += extra_sources or []
     resolvers.update(extra_resolvers or {})
     metrics.prime([a.name for a in pool.agents], [s.name for s in sources])

@@ -37,24 +37,15 @@ from oracle.console.settings import ConsoleSettings
 from oracle.core.amounts import Token, Tokens
 from oracle.core.params import ConsensusParams, SourceThresholds
 from oracle.core.urls import redact_url
-from oracle.daemon.settings import (
-    ChainSourceConfig,
-    DaemonSettings,
-    MarketSourceConfig,
-    MetricsSettings,
-    RealitySourceConfig,
-    UmaSourceConfig,
-    UmaV3SourceConfig,
-)
+from oracle.daemon.settings import ChainSourceSettings, DaemonSettings, MetricsSettings
 from oracle.errors import ConfigError, SetupError
 from oracle.store.settings import DatabaseSettings
+from oracle.venues.own.settings import ChainSourceConfig
+from oracle.venues.registry import MarketSourceConfig, chain_source
 
 DEFAULT_CHAIN = "default"
-ChainSourceKind = ChainSourceConfig | UmaSourceConfig | UmaV3SourceConfig | RealitySourceConfig
-CHAIN_SOURCES = (ChainSourceConfig, UmaSourceConfig, UmaV3SourceConfig, RealitySourceConfig)
 
 __all__ = [
-    "CHAIN_SOURCES",
     "DEFAULT_CHAIN",
     "SECTIONS",
     "Settings",
@@ -149,8 +140,9 @@ class Settings(BaseModel):
     @model_validator(mode="after")
     def _sources_name_their_chain(self) -> Settings:
         names = [chain.name for chain in self.chains]
-        for index, source in enumerate(self.market_sources):
-            if not isinstance(source, CHAIN_SOURCES):
+        for index, entry in enumerate(self.market_sources):
+            source = chain_source(entry)
+            if source is None:
                 continue
             if source.chain is None and len(names) > 1:
                 raise _key_error(
@@ -208,17 +200,14 @@ class Settings(BaseModel):
             {c.name: Token(c.native_token.symbol, c.native_token.decimals) for c in self.chains}
         )
 
-    def chain_name(self, source: ChainSourceKind) -> str:
+    def chain_name(self, source: ChainSourceSettings) -> str:
         """The name of the chain `source` is on (the only one when it names none)."""
         return source.chain if source.chain is not None else self.chains[0].name
 
     def source_chains(self) -> dict[str, str]:
         """The chain each chain source is on, by source name."""
-        return {
-            source.name: self.chain_name(source)
-            for source in self.market_sources
-            if isinstance(source, CHAIN_SOURCES)
-        }
+        on_chains = (chain_source(entry) for entry in self.market_sources)
+        return {source.name: self.chain_name(source) for source in on_chains if source}
 
     def chain_settings(self, name: str | None = None) -> NamedChain:
         """The entry of `chains` called `name`; without a name, the only one (a
@@ -328,8 +317,9 @@ def effective_config(settings: Settings) -> dict[str, Any]:
     (secrets, as they often embed an API key) included.
     """
     shown: dict[str, Any] = _redact_urls(settings.model_dump(mode="json"))
-    for index, source in enumerate(settings.market_sources):
-        if isinstance(source, CHAIN_SOURCES):  # the chain each source is on, named
+    for index, entry in enumerate(settings.market_sources):
+        source = chain_source(entry)
+        if source is not None:  # the chain each source is on, named
             shown["market_sources"][index]["chain"] = settings.chain_name(source)
     for index, chain in enumerate(settings.chains):
         shown["chains"][index]["rpc"]["urls"] = [

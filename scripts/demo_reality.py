@@ -22,7 +22,11 @@ from typing import Any
 import yaml
 from _demo_chain import close_manager, demo_run, dev_manager, stored_market
 
-from oracle.chain.reality import (
+from oracle.chain.rpc import RpcPool
+from oracle.chain.settings import RpcSettings
+from oracle.devchain import DEV_ADDRESSES, DEV_KEYS
+from oracle.testing import consensus_document, result_dict
+from oracle.venues.reality.binding import (
     AnswerLog,
     QuestionView,
     RealityAnswerer,
@@ -31,12 +35,8 @@ from oracle.chain.reality import (
     deploy_arbitrator,
     deploy_reality,
 )
-from oracle.chain.rpc import RpcPool
-from oracle.chain.settings import RpcSettings
-from oracle.core.reality import QuestionKind, encode_question_text, parse_question
-from oracle.daemon.reality_venue import outcome_of_answer
-from oracle.devchain import DEV_ADDRESSES, DEV_KEYS
-from oracle.testing import consensus_document, result_dict
+from oracle.venues.reality.rules import QuestionKind, encode_question_text, parse_question
+from oracle.venues.reality.venue import outcome_of_answer
 
 ROOT = Path(__file__).resolve().parent.parent
 ETHER = 10**18

@@ -27,7 +27,10 @@ from oracle.chain.intents import IntentState
 from oracle.chain.rpc import RpcPool
 from oracle.chain.settings import RpcSettings
 from oracle.chain.txmanager import TxRequest
-from oracle.chain.uma import (
+from oracle.core.ancillary import parse_ancillary
+from oracle.devchain import DEV_ADDRESSES, DEV_KEYS
+from oracle.testing import consensus_document, result_dict
+from oracle.venues.uma.binding import (
     TESTNET_ERC20,
     YES_OR_NO_QUERY,
     OptimisticOracleV2,
@@ -35,11 +38,8 @@ from oracle.chain.uma import (
     RequestView,
     identifier_bytes,
 )
-from oracle.chain.uma_stack import ask_like_polymarket, deploy_style_requester, deploy_uma_stack
-from oracle.core.ancillary import parse_ancillary
-from oracle.daemon.uma_venue import outcome_of_price
-from oracle.devchain import DEV_ADDRESSES, DEV_KEYS
-from oracle.testing import consensus_document, result_dict
+from oracle.venues.uma.stack import ask_like_polymarket, deploy_style_requester, deploy_uma_stack
+from oracle.venues.uma.venue import outcome_of_price
 
 ROOT = Path(__file__).resolve().parent.parent
 LIVENESS = 7200  # OOv2's usual two hours, passed on the chain's clock

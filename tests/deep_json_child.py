@@ -44,9 +44,9 @@ from oracle.chain.keys import KeystoreError, keystore_address
 from oracle.chain.rpc import is_node_failure
 from oracle.chain.transport import KeepAliveHTTPProvider
 from oracle.core.models import Market
-from oracle.daemon.http_venue import HttpMarketSource
-from oracle.daemon.settings import HttpSourceConfig
 from oracle.errors import AgentError, AnswerInvalid, InputError, ModelError, SourceError, ToolError
+from oracle.venues.http.settings import HttpSourceConfig
+from oracle.venues.http.venue import HttpMarketSource
 
 DEEP = "[" * 100_000
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]

@@ -15,8 +15,9 @@ from oracle.config import SECTIONS, Settings, config_key, effective_config, load
 from oracle.config_sources import load_section
 from oracle.core.params import ConsensusParams
 from oracle.core.urls import redact_url
-from oracle.daemon.settings import RealitySourceConfig, UmaSourceConfig, UmaV3SourceConfig
 from oracle.errors import ConfigError
+from oracle.venues.reality.settings import RealitySourceConfig
+from oracle.venues.uma.settings import UmaSourceConfig, UmaV3SourceConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 

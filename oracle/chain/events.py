@@ -88,3 +88,8 @@ class EventDecoder:
             tx_hash=HexBytes(log["transactionHash"]).to_0x_hex(),
             log_index=_int(log["logIndex"]),
         )
+
+
+def address_topic(address: str) -> str:
+    """An address as an indexed event argument's topic (for eth_getLogs filters)."""
+    return "0x" + "00" * 12 + to_checksum_address(address)[2:].lower()

@@ -960,9 +960,7 @@ def make_app(
     tokens = settings.token_table() if tokens is None else tokens
     metrics = ConsoleMetrics()
     notifier = notify.Notifier(store, settings, metrics)
-    app[CONSOLE] = Console(
-        store, settings, tokens, metrics, templates(), asyncio.Event(), notifier
-    )
+    app[CONSOLE] = Console(store, settings, tokens, metrics, templates(), asyncio.Event(), notifier)
 
     async def end_streams(app: web.Application) -> None:
         app[CONSOLE].closing.set()

@@ -1,6 +1,6 @@
 """What every chain venue does the same way with its connection, in one place.
 
-A chain venue (`chain_venue`, `uma_venue`, `uma_v3_venue`, `reality_venue`) connects
+A chain venue (`oracle.venues.<kind>.venue`) connects
 lazily: its parts (an RPC pool, a transaction manager, the contract's wrappers) are made
 by the composition root's `open_chain` on the first `start()`, which also resumes the
 transactions a previous process left unfinished. The pool and the transaction manager
@@ -20,10 +20,10 @@ from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
+from oracle.chain.erc20 import Erc20
 from oracle.chain.intents import Intent, IntentState
 from oracle.chain.rpc import RpcPool, Web3
 from oracle.chain.txmanager import TxManager
-from oracle.chain.uma import Erc20
 from oracle.core.amounts import token_details
 from oracle.core.bonds import Refusal, to_units
 from oracle.core.failures import FailureKind, classify_revert

@@ -21,8 +21,8 @@ from oracle.chain.observer import SILENT, ChainObserver
 from oracle.chain.revert import ErrorDecoder
 from oracle.chain.rpc import RpcPool
 from oracle.chain.settings import RpcSettings, TxSettings
-from oracle.chain.submitter import Answer
 from oracle.chain.txmanager import TxManager
+from oracle.venues.own.submitter import Answer
 from tests.anvil import DEV_KEYS, Anvil
 
 FIXTURES = Path(__file__).parent / "fixtures"

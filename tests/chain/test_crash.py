@@ -13,8 +13,8 @@ import pytest
 from oracle.chain.contracts import ORACLE, AgentOracle, encode_call
 from oracle.chain.deploy import ask
 from oracle.chain.intents import FileIntentStore, InMemoryIntentStore, IntentState
-from oracle.chain.submitter import ProposalSubmitter
 from oracle.chain.txmanager import TxRequest
+from oracle.venues.own.submitter import ProposalSubmitter
 from tests.anvil import DEV_ADDRESSES, DEV_KEYS, REPO, AnvilFactory
 from tests.chain.helpers import (
     RECIPIENT,

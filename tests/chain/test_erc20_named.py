@@ -8,8 +8,8 @@ import asyncio
 from decimal import Decimal
 
 from oracle.chain.deploy import creation_code
+from oracle.chain.erc20 import TESTNET_ERC20, Erc20
 from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.chain.uma import TESTNET_ERC20, Erc20
 from oracle.daemon.chain_parts import TokenBonds
 from tests.anvil import Anvil
 from tests.chain.helpers import manager_for

@@ -33,10 +33,10 @@ from oracle.chain.deploy import DEFAULT_BOND_WEI, ask
 from oracle.chain.eip712 import SignedProposal, batch_typed_data, digest, proposal_typed_data
 from oracle.chain.intents import InMemoryIntentStore, Intent, IntentState
 from oracle.chain.keys import LocalSigner
-from oracle.chain.market import MarketSource, RequestedQuestion
 from oracle.chain.settings import ScannerSettings, SubmitterSettings
-from oracle.chain.submitter import ProposalSubmitter
 from oracle.chain.txmanager import TxRequest
+from oracle.venues.own.scanner import MarketSource, RequestedQuestion
+from oracle.venues.own.submitter import ProposalSubmitter
 from tests.anvil import DEV_ADDRESSES, DEV_KEYS, AnvilFactory
 from tests.chain.helpers import (
     answer,

@@ -23,8 +23,8 @@ from oracle.chain.deploy import ask
 from oracle.chain.revert import is_revert, revert_data
 from oracle.chain.rpc import RpcPool, is_node_failure
 from oracle.chain.settings import SubmitterSettings
-from oracle.chain.submitter import ProposalSubmitter
 from oracle.chain.txmanager import TxRequest
+from oracle.venues.own.submitter import ProposalSubmitter
 from tests.anvil import Anvil
 from tests.chain.helpers import FAST_RPC, answer, deploy_oracle, manager_for, reverter_artifact
 

@@ -22,7 +22,10 @@ from oracle.chain.checkpoint import InMemoryCheckpointStore
 from oracle.chain.contracts import encode_call
 from oracle.chain.intents import FileIntentStore, InMemoryIntentStore, Intent, IntentState
 from oracle.chain.keys import LocalSigner
-from oracle.chain.reality import (
+from oracle.chain.settings import ScannerSettings
+from oracle.chain.txmanager import TxManager, TxRequest
+from oracle.errors import AnswerRefused, RealityQuestionError, RevealMissed, TxError
+from oracle.venues.reality.binding import (
     ANSWER_PREFIX,
     CLAIM_PREFIX,
     REALITY_ARBITRATOR,
@@ -37,9 +40,7 @@ from oracle.chain.reality import (
     deploy_arbitrator,
     deploy_reality,
 )
-from oracle.chain.settings import ScannerSettings
-from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.core.reality import (
+from oracle.venues.reality.rules import (
     INVALID_ANSWER,
     NULL_HASH,
     TEMPLATES,
@@ -52,7 +53,6 @@ from oracle.core.reality import (
     encode_answer,
     encode_question_text,
 )
-from oracle.errors import AnswerRefused, RealityQuestionError, RevealMissed, TxError
 from tests.anvil import DEV_ADDRESSES, DEV_KEYS, Anvil, AnvilFactory
 from tests.chain.helpers import manager_for, mining, sender_txs, wait_for_state
 from tests.chain.test_crash import run_worker

@@ -18,9 +18,13 @@ import pytest
 from oracle.chain.checkpoint import InMemoryCheckpointStore
 from oracle.chain.contracts import encode_call
 from oracle.chain.deploy import creation_code
+from oracle.chain.erc20 import TESTNET_ERC20, Erc20
 from oracle.chain.intents import InMemoryIntentStore, Intent, IntentState
 from oracle.chain.keys import LocalSigner
-from oracle.chain.reality import (
+from oracle.chain.settings import ScannerSettings
+from oracle.chain.txmanager import TxManager, TxRequest
+from oracle.errors import BondShortfall
+from oracle.venues.reality.binding import (
     APPROVE_PREFIX,
     CLAIM_MANY_PREFIX,
     QuestionSource,
@@ -33,10 +37,7 @@ from oracle.chain.reality import (
     deploy_reality,
     reality_contract,
 )
-from oracle.chain.settings import ScannerSettings
-from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.chain.uma import TESTNET_ERC20, Erc20
-from oracle.core.reality import (
+from oracle.venues.reality.rules import (
     NULL_HASH,
     TOO_SOON_ANSWER,
     Phase,
@@ -45,7 +46,6 @@ from oracle.core.reality import (
     encode_answer,
     encode_question_text,
 )
-from oracle.errors import BondShortfall
 from tests.anvil import DEV_ADDRESSES, DEV_KEYS, Anvil, AnvilFactory
 from tests.chain.helpers import manager_for, mining, sender_txs
 

@@ -14,7 +14,9 @@ from oracle.chain.contracts import encode_call
 from oracle.chain.intents import InMemoryIntentStore, Intent, IntentState
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.chain.uma import (
+from oracle.core.ancillary import PRICE_SCALE, TOO_EARLY_PRICE, parse_ancillary
+from oracle.errors import BondShortfall, TxError
+from oracle.venues.uma.binding import (
     MAX_UINT256,
     MOCK_ORACLE_ANCILLARY,
     OPTIMISTIC_ORACLE_V2,
@@ -30,9 +32,7 @@ from oracle.chain.uma import (
     UmaProposer,
     identifier_bytes,
 )
-from oracle.chain.uma_stack import UmaStack, deploy_uma_stack
-from oracle.core.ancillary import PRICE_SCALE, TOO_EARLY_PRICE, parse_ancillary
-from oracle.errors import BondShortfall, TxError
+from oracle.venues.uma.stack import UmaStack, deploy_uma_stack
 from tests.anvil import DEV_ADDRESSES, DEV_KEYS, Anvil, AnvilFactory
 from tests.chain.helpers import manager_for, mining, sender_txs
 

@@ -17,7 +17,9 @@ from eth_utils.crypto import keccak
 from oracle.chain.contracts import encode_call, error_decoder
 from oracle.chain.intents import IntentState
 from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.chain.uma import (
+from oracle.core.ancillary import PRICE_SCALE
+from oracle.errors import NotWhitelisted, TxReverted
+from oracle.venues.uma.binding import (
     MANAGED_OPTIMISTIC_ORACLE_V2,
     TESTNET_ERC20,
     YES_OR_NO_QUERY,
@@ -30,7 +32,7 @@ from oracle.chain.uma import (
     identifier_bytes,
     report_whitelist,
 )
-from oracle.chain.uma_stack import (
+from oracle.venues.uma.stack import (
     ManagedStack,
     UmaStack,
     deploy_managed_oracle,
@@ -38,8 +40,6 @@ from oracle.chain.uma_stack import (
     deploy_uma_stack,
     manage_request,
 )
-from oracle.core.ancillary import PRICE_SCALE
-from oracle.errors import NotWhitelisted, TxReverted
 from tests.anvil import DEV_ADDRESSES, DEV_KEYS, Anvil, AnvilFactory
 from tests.chain.helpers import manager_for, sender_txs
 

@@ -10,17 +10,22 @@ import asyncio
 import pytest
 
 from oracle.chain.intents import IntentState
-from oracle.chain.uma import MAX_UINT256, MOCK_ORACLE_ANCILLARY, OPTIMISTIC_ORACLE_V3, Erc20
-from oracle.chain.uma_stack import deploy_optimistic_oracle_v3
-from oracle.chain.uma_v3 import (
+from oracle.core.claims import assertion_claim
+from oracle.errors import BondShortfall
+from oracle.venues.uma.binding import (
+    MAX_UINT256,
+    MOCK_ORACLE_ANCILLARY,
+    OPTIMISTIC_ORACLE_V3,
+    Erc20,
+)
+from oracle.venues.uma.binding_v3 import (
     ASSERT_TRUTH,
     AssertionState,
     Claim,
     OptimisticOracleV3,
     UmaAsserter,
 )
-from oracle.core.claims import assertion_claim
-from oracle.errors import BondShortfall
+from oracle.venues.uma.stack import deploy_optimistic_oracle_v3
 from tests.anvil import DEV_ADDRESSES, DEV_KEYS, Anvil, AnvilFactory
 from tests.chain.helpers import manager_for, sender_txs
 from tests.chain.test_uma import FINAL_FEE, LIVENESS, OTHER, OURS, call, reverted, setup

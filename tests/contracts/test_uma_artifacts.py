@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from oracle.chain.contracts import load_artifact
-from oracle.chain.uma import UMA_CONTRACTS
+from oracle.venues.uma.binding import UMA_CONTRACTS
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACTS = ROOT / "contracts"

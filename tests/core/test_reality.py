@@ -1,4 +1,4 @@
-"""Reality.eth v3 questions, answers, bonds and histories (oracle.core.reality): the
+"""Reality.eth v3 questions, answers, bonds and histories (oracle.venues.reality.rules): the
 templates as Reality.eth's tools fill them, hostile text (only `RealityQuestionError`,
 naming the field), the answer encodings, the bond rule and the claim arguments."""
 
@@ -12,7 +12,9 @@ from eth_utils.crypto import keccak
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracle.core.reality import (
+from oracle.core.text import clean, clean_labels
+from oracle.errors import InputError, RealityQuestionError
+from oracle.venues.reality.rules import (
     DEFAULT_TEMPLATES,
     DELIMITER,
     INVALID,
@@ -45,8 +47,6 @@ from oracle.core.reality import (
     position,
     question_id,
 )
-from oracle.core.text import clean, clean_labels
-from oracle.errors import InputError, RealityQuestionError
 
 ALICE = "0x" + "a1" * 20
 BOB = "0x" + "b2" * 20

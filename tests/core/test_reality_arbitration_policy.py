@@ -1,13 +1,13 @@
 """When a bond war on our superseded Reality.eth answer goes to the question's arbitrator
-(oracle.core.reality_policy.arbitration_due), and the four-eyes rule on confirming it
+(oracle.venues.reality.policy.arbitration_due), and the four-eyes rule on confirming it
 (oracle.core.review_rules.offer_approval_reason)."""
 
 from __future__ import annotations
 
 import pytest
 
-from oracle.core.reality_policy import ArbitrationPolicy, arbitration_due
 from oracle.core.review_rules import confirming, offer_approval_reason
+from oracle.venues.reality.policy import ArbitrationPolicy, arbitration_due
 
 POLICY = ArbitrationPolicy(max_fee=100, bond_threshold=1_000)
 

@@ -20,7 +20,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracle.core.reality import (
+from oracle.core.values import MAX_SECONDS
+from oracle.errors import RealityQuestionError
+from oracle.venues.reality.rules import (
     INVALID_ANSWER,
     TOO_SOON_ANSWER,
     UINT256_MAX,
@@ -31,8 +33,6 @@ from oracle.core.reality import (
     encode_value,
     parse_question,
 )
-from oracle.core.values import MAX_SECONDS
-from oracle.errors import RealityQuestionError
 
 LIB = (
     Path(__file__).resolve().parents[2]

@@ -1,11 +1,11 @@
-"""The bond policy on Reality.eth (oracle.core.reality_policy): first bonds, caps, and what
+"""The bond policy on Reality.eth (oracle.venues.reality.policy): first bonds, caps, and what
 a superseded answer leads to."""
 
 from __future__ import annotations
 
 import pytest
 
-from oracle.core.reality_policy import (
+from oracle.venues.reality.policy import (
     BondPolicy,
     after_superseded,
     cap_refusal,

@@ -11,7 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from oracle.core.reality import (
+from oracle.core.values import MAX_SECONDS
+from oracle.errors import RealityQuestionError
+from oracle.venues.reality.rules import (
     INVALID,
     INVALID_ANSWER,
     TOO_EARLY,
@@ -26,8 +28,6 @@ from oracle.core.reality import (
     template_id_of,
     value_format_of,
 )
-from oracle.core.values import MAX_SECONDS
-from oracle.errors import RealityQuestionError
 
 ALL = frozenset(range(5))
 

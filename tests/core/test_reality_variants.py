@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from eth_utils.crypto import keccak
 
-from oracle.core.reality import (
+from oracle.venues.reality.policy import BondPolicy, after_superseded, defence_refusal
+from oracle.venues.reality.rules import (
     NULL_HASH,
     TOO_SOON_ANSWER,
     HistoryEntry,
@@ -18,7 +19,6 @@ from oracle.core.reality import (
     question_id,
     question_id_v2_1,
 )
-from oracle.core.reality_policy import BondPolicy, after_superseded, defence_refusal
 
 A, B = "0x" + "aa" * 20, "0x" + "bb" * 20
 YES, NO = (1).to_bytes(32, "big"), bytes(32)

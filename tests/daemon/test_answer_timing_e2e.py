@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from oracle.app import open_store
-from oracle.chain.uma import RequestState
 from oracle.config import Settings
 from oracle.core.lifecycle import MarketState
+from oracle.venues.uma.binding import RequestState
 
 from ..anvil import Anvil
 from .test_uma_e2e import UmaWorld, polymarket_question

@@ -20,9 +20,9 @@ from oracle.chain.txmanager import TxRequest
 from oracle.config import load_settings
 from oracle.core.lifecycle import MarketState
 from oracle.daemon.chain_parts import CLOCK_FRESH, ChainConnection
-from oracle.daemon.chain_venue import ChainVenue
 from oracle.daemon.ports import MarketRef, Resolution
 from oracle.errors import ChainError, ResolverError
+from oracle.venues.own.venue import ChainVenue
 
 from ..anvil import DEV_KEYS, Anvil
 from ..chain.helpers import manager_for

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from oracle.daemon.chain_venue import split_outcomes
+from oracle.venues.own.venue import split_outcomes
 
 INDICES = ("0", "1", "2")
 

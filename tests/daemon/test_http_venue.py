@@ -9,11 +9,11 @@ import pytest
 from aiohttp import web
 from pydantic import SecretStr
 
-from oracle.daemon.http_venue import HttpMarketSource, WebhookResolver
 from oracle.daemon.ports import MarketRef
-from oracle.daemon.settings import HttpSourceConfig
 from oracle.devchain import free_port
 from oracle.errors import ResolverError, SourceError
+from oracle.venues.http.settings import HttpSourceConfig
+from oracle.venues.http.venue import HttpMarketSource, WebhookResolver
 
 KEY = "venuekey77"
 

@@ -4,8 +4,8 @@ and named, never an exception out of the poll."""
 from __future__ import annotations
 
 from oracle import safe_json
-from oracle.daemon.http_venue import parse_market_list
-from oracle.daemon.settings import HttpSourceConfig
+from oracle.venues.http.settings import HttpSourceConfig
+from oracle.venues.http.venue import parse_market_list
 
 CONFIG = HttpSourceConfig.model_validate(
     {

@@ -16,18 +16,18 @@ import pytest
 from oracle.app import open_store
 from oracle.chain.contracts import encode_call
 from oracle.chain.intents import IntentState
-from oracle.chain.reality import AnswerLog, RealityETH
-from oracle.chain.reality_arbitration import (
+from oracle.chain.txmanager import TxRequest
+from oracle.core.lifecycle import MarketState
+from oracle.errors import ArbitrationRefused
+from oracle.store.repository import Store
+from oracle.venues.reality.arbitration import (
     ARBITRATION_PREFIX,
     ARBITRATOR,
     ArbitrationRequester,
     deploy_reality_arbitrator,
 )
-from oracle.chain.txmanager import TxRequest
-from oracle.core.lifecycle import MarketState
-from oracle.core.reality import NULL_HASH
-from oracle.errors import ArbitrationRefused
-from oracle.store.repository import Store
+from oracle.venues.reality.binding import AnswerLog, RealityETH
+from oracle.venues.reality.rules import NULL_HASH
 
 from ..anvil import DEV_KEYS, Anvil
 from ..chain.helpers import manager_for

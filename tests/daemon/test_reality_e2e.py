@@ -21,7 +21,15 @@ from oracle.app import assemble, open_store
 from oracle.chain.checkpoint import InMemoryCheckpointStore
 from oracle.chain.contracts import encode_call
 from oracle.chain.intents import IntentState
-from oracle.chain.reality import (
+from oracle.chain.txmanager import TxRequest
+from oracle.config import Settings, load_settings
+from oracle.core.lifecycle import MarketState
+from oracle.daemon.metrics import DaemonMetrics
+from oracle.daemon.ports import MarketRef
+from oracle.errors import SetupError
+from oracle.store.repository import Store
+from oracle.testing import consensus_document, result_dict
+from oracle.venues.reality.binding import (
     ANSWER_PREFIX,
     REALITY_ARBITRATOR,
     AnswerLog,
@@ -33,17 +41,9 @@ from oracle.chain.reality import (
     deploy_arbitrator,
     deploy_reality,
 )
-from oracle.chain.txmanager import TxRequest
-from oracle.config import Settings, load_settings
-from oracle.core.lifecycle import MarketState
-from oracle.core.reality import NULL_HASH, QuestionKind, encode_question_text
-from oracle.daemon.metrics import DaemonMetrics
-from oracle.daemon.ports import MarketRef
-from oracle.daemon.reality_venue import RealityParts, RealityVenue
-from oracle.daemon.settings import RealitySourceConfig
-from oracle.errors import SetupError
-from oracle.store.repository import Store
-from oracle.testing import consensus_document, result_dict
+from oracle.venues.reality.rules import NULL_HASH, QuestionKind, encode_question_text
+from oracle.venues.reality.settings import RealitySourceConfig
+from oracle.venues.reality.venue import RealityParts, RealityVenue
 
 from ..anvil import DEV_ADDRESSES, DEV_KEYS, Anvil
 from ..chain.helpers import manager_for

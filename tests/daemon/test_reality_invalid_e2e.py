@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from oracle.app import open_store
 from oracle.core.lifecycle import MarketState
-from oracle.core.reality import INVALID_ANSWER
+from oracle.venues.reality.rules import INVALID_ANSWER
 
 from .test_reality_e2e import INITIAL, OURS, TIMEOUT, RealityWorld, world
 from .venue_world import one_pass

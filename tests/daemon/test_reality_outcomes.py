@@ -1,5 +1,5 @@
 """A Reality.eth question read as a market's outcomes, and an answer read back as one
-(oracle.daemon.reality_venue), without a chain."""
+(oracle.venues.reality.venue), without a chain."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from oracle.core.reality import (
+from oracle.daemon.ports import MarketRef
+from oracle.errors import RealityQuestionError
+from oracle.venues.reality.rules import (
     INVALID_ANSWER,
     TOO_SOON_ANSWER,
     QuestionKind,
@@ -15,10 +17,8 @@ from oracle.core.reality import (
     encode_question_text,
     parse_question,
 )
-from oracle.daemon.ports import MarketRef
-from oracle.daemon.reality_venue import RealityVenue, market_outcomes, outcome_of_answer
-from oracle.daemon.settings import RealitySourceConfig
-from oracle.errors import RealityQuestionError
+from oracle.venues.reality.settings import RealitySourceConfig
+from oracle.venues.reality.venue import RealityVenue, market_outcomes, outcome_of_answer
 
 
 def _select(*labels: str) -> RealityQuestion:

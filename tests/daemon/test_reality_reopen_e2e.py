@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from oracle.app import open_store
-from oracle.chain.reality import RealityETH
-from oracle.chain.reality_reopen import REOPEN_PREFIX, reopened_as
 from oracle.core.lifecycle import MarketState
-from oracle.core.reality import NULL_HASH, TOO_SOON_ANSWER
 from oracle.testing import consensus_document, result_dict
+from oracle.venues.reality.binding import RealityETH
+from oracle.venues.reality.reopen import REOPEN_PREFIX, reopened_as
+from oracle.venues.reality.rules import NULL_HASH, TOO_SOON_ANSWER
 
 from ..anvil import Anvil
 from ..chain.helpers import manager_for

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from oracle.app import open_store
-from oracle.chain.reality import ask_question
 from oracle.core.lifecycle import MarketState
-from oracle.core.reality import QuestionKind, encode_question_text, template_id_of
 from oracle.errors import StoreError
 from oracle.testing import consensus_document, result_dict
+from oracle.venues.reality.binding import ask_question
+from oracle.venues.reality.rules import QuestionKind, encode_question_text, template_id_of
 
 from ..anvil import Anvil
 from ..chain.helpers import manager_for

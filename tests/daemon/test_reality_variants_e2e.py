@@ -16,7 +16,15 @@ from typing import Any
 import pytest
 
 from oracle.app import open_store
-from oracle.chain.reality import (
+from oracle.chain.erc20 import Erc20
+from oracle.config import Settings
+from oracle.console.evidence import _stake
+from oracle.core.lifecycle import MarketState
+from oracle.daemon.metrics import DaemonMetrics
+from oracle.errors import SetupError, StoreError
+from oracle.store.tables import MarketRow
+from oracle.testing import consensus_document, result_dict
+from oracle.venues.reality.binding import (
     APPROVE_PREFIX,
     CLAIM_MANY_PREFIX,
     CLAIM_PREFIX,
@@ -27,15 +35,7 @@ from oracle.chain.reality import (
     deploy_reality,
     reality_contract,
 )
-from oracle.chain.uma import Erc20
-from oracle.config import Settings
-from oracle.console.evidence import _stake
-from oracle.core.lifecycle import MarketState
-from oracle.core.reality import QuestionKind, encode_question_text
-from oracle.daemon.metrics import DaemonMetrics
-from oracle.errors import SetupError, StoreError
-from oracle.store.tables import MarketRow
-from oracle.testing import consensus_document, result_dict
+from oracle.venues.reality.rules import QuestionKind, encode_question_text
 
 from ..anvil import DEV_ADDRESSES, Anvil
 from ..chain.helpers import manager_for

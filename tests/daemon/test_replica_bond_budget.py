@@ -22,8 +22,8 @@ from oracle.app import assemble, open_store
 from oracle.config import Settings, load_settings
 from oracle.core.lifecycle import MarketState
 from oracle.daemon.metrics import DaemonMetrics
-from oracle.daemon.uma_venue import UmaVenue
 from oracle.store.engine import make_engine
+from oracle.venues.uma.venue import UmaVenue
 
 from ..anvil import Anvil
 from ..conftest import empty_postgres_database

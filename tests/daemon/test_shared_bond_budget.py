@@ -19,7 +19,12 @@ import pytest
 import yaml
 
 from oracle.app import assemble, open_store
-from oracle.chain.uma import (
+from oracle.config import Settings, load_settings
+from oracle.core.ancillary import parse_ancillary
+from oracle.core.lifecycle import MarketState
+from oracle.daemon.metrics import DaemonMetrics
+from oracle.testing import consensus_document, result_dict
+from oracle.venues.uma.binding import (
     TESTNET_ERC20,
     YES_OR_NO_QUERY,
     OptimisticOracleV2,
@@ -27,18 +32,13 @@ from oracle.chain.uma import (
     RequestState,
     identifier_bytes,
 )
-from oracle.chain.uma_stack import (
+from oracle.venues.uma.stack import (
     UmaStack,
     ask_like_polymarket,
     deploy_style_requester,
     deploy_uma_stack,
 )
-from oracle.config import Settings, load_settings
-from oracle.core.ancillary import parse_ancillary
-from oracle.core.lifecycle import MarketState
-from oracle.daemon.metrics import DaemonMetrics
-from oracle.daemon.uma_venue import UmaVenue
-from oracle.testing import consensus_document, result_dict
+from oracle.venues.uma.venue import UmaVenue
 
 from ..anvil import DEV_ADDRESSES, DEV_KEYS, Anvil
 from ..chain.helpers import manager_for

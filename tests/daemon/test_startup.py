@@ -27,16 +27,18 @@ import yaml
 from eth_account import Account
 from pydantic import SecretStr
 
-from oracle.app import ChainContext, ChainWiring, open_store
+from oracle.app import open_store
 from oracle.chain.contracts import ORACLE, Deployment
 from oracle.chain.keys import create_keystore
 from oracle.chain.settings import ChainSettings, NamedChain, RpcSettings, SignerSettings
 from oracle.config import Settings
-from oracle.daemon.chain_venue import ChainVenue
-from oracle.daemon.settings import ChainSourceConfig
+from oracle.daemon.chain_context import ChainContext
 from oracle.devchain import DEV_ADDRESSES, DEV_KEYS, free_port
 from oracle.errors import SourceError
 from oracle.testing import consensus_document, result_dict
+from oracle.venues.own.settings import ChainSourceConfig
+from oracle.venues.own.venue import ChainVenue
+from oracle.venues.own.wiring import ChainWiring
 
 from ..anvil import Anvil, AnvilFactory
 from ..commands import one_error_line, quiet_venue, run_oracle

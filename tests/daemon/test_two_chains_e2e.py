@@ -14,12 +14,12 @@ from typing import Any
 
 import yaml
 
-from oracle.chain.uma import RequestState
 from oracle.config import load_settings
 from oracle.core.lifecycle import MarketState
 from oracle.store.database import open_database
 from oracle.store.repository import Store
 from oracle.testing import consensus_document, result_dict
+from oracle.venues.uma.binding import RequestState
 
 from ..anvil import DEV_ADDRESSES, DEV_KEYS, Anvil, AnvilFactory
 from ..commands import run_oracle

@@ -16,18 +16,18 @@ import yaml
 
 from oracle.agents.question import parse_question
 from oracle.app import assemble, open_store
-from oracle.chain.bulletin import question_id
-from oracle.chain.uma import RequestState
-from oracle.chain.uma_stack import deploy_bulletin_board, post_update
 from oracle.config import Settings, load_settings
 from oracle.console.evidence import gather
 from oracle.core.ancillary import PRICE_SCALE, parse_ancillary
 from oracle.core.lifecycle import MarketState
 from oracle.daemon.metrics import DaemonMetrics
-from oracle.daemon.uma_venue import UmaVenue
 from oracle.errors import ChainError, SetupError
 from oracle.store.reviews import Seen
 from oracle.testing import consensus_document, result_dict
+from oracle.venues.uma.binding import RequestState
+from oracle.venues.uma.bulletin import question_id
+from oracle.venues.uma.stack import deploy_bulletin_board, post_update
+from oracle.venues.uma.venue import UmaVenue
 
 from ..anvil import DEV_ADDRESSES
 from ..chain.helpers import manager_for

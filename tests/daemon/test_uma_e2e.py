@@ -19,7 +19,19 @@ from oracle.chain.contracts import Deployment, encode_call, load_artifact
 from oracle.chain.events import EventDecoder
 from oracle.chain.intents import IntentState
 from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.chain.uma import (
+from oracle.config import Settings, load_settings
+from oracle.console.evidence import gather
+from oracle.core.ancillary import PRICE_SCALE, parse_ancillary
+from oracle.core.lifecycle import MarketState
+from oracle.core.scoring import DisputeEnd
+from oracle.core.text import visible
+from oracle.daemon.metrics import DaemonMetrics
+from oracle.daemon.service import _market_ref
+from oracle.errors import AncillaryDataError, SetupError, StoreError
+from oracle.store.repository import Store
+from oracle.store.reviews import Seen
+from oracle.testing import consensus_document, result_dict
+from oracle.venues.uma.binding import (
     DISPUTE_PREFIX,
     MAX_UINT256,
     OPTIMISTIC_ORACLE_V2,
@@ -33,25 +45,13 @@ from oracle.chain.uma import (
     UmaProposer,
     identifier_bytes,
 )
-from oracle.chain.uma_stack import (
+from oracle.venues.uma.stack import (
     UmaStack,
     ask_like_polymarket,
     deploy_style_requester,
     deploy_uma_stack,
 )
-from oracle.config import Settings, load_settings
-from oracle.console.evidence import gather
-from oracle.core.ancillary import PRICE_SCALE, parse_ancillary
-from oracle.core.lifecycle import MarketState
-from oracle.core.scoring import DisputeEnd
-from oracle.core.text import visible
-from oracle.daemon.metrics import DaemonMetrics
-from oracle.daemon.service import _market_ref
-from oracle.daemon.uma_venue import UmaVenue
-from oracle.errors import AncillaryDataError, SetupError, StoreError
-from oracle.store.repository import Store
-from oracle.store.reviews import Seen
-from oracle.testing import consensus_document, result_dict
+from oracle.venues.uma.venue import UmaVenue
 
 from ..anvil import DEV_ADDRESSES, DEV_KEYS, Anvil
 from ..chain.helpers import manager_for

@@ -7,8 +7,8 @@ canceled; with the source's `invalid: propose` (the default) the daemon proposes
 from __future__ import annotations
 
 from oracle.app import open_store
-from oracle.chain.uma import PROPOSE_PREFIX, RequestState
 from oracle.core.lifecycle import MarketState
+from oracle.venues.uma.binding import PROPOSE_PREFIX, RequestState
 
 from ..anvil import Anvil
 from .test_uma_e2e import OURS, UmaWorld, assert_settled_as, world

@@ -18,7 +18,12 @@ import pytest
 from oracle.app import open_store
 from oracle.chain.contracts import Deployment
 from oracle.chain.intents import IntentState
-from oracle.chain.uma import (
+from oracle.core.ancillary import PRICE_SCALE
+from oracle.core.lifecycle import MarketState
+from oracle.daemon.metrics import DaemonMetrics
+from oracle.errors import SetupError
+from oracle.store.reviews import Seen
+from oracle.venues.uma.binding import (
     MANAGED_OPTIMISTIC_ORACLE_V2,
     PROPOSE_PREFIX,
     TESTNET_ERC20,
@@ -28,18 +33,13 @@ from oracle.chain.uma import (
     RequestState,
     UmaProposer,
 )
-from oracle.chain.uma_stack import (
+from oracle.venues.uma.stack import (
     UmaStack,
     deploy_managed_oracle,
     deploy_style_requester,
     deploy_uma_stack,
     manage_request,
 )
-from oracle.core.ancillary import PRICE_SCALE
-from oracle.core.lifecycle import MarketState
-from oracle.daemon.metrics import DaemonMetrics
-from oracle.errors import SetupError
-from oracle.store.reviews import Seen
 
 from ..anvil import DEV_ADDRESSES, Anvil
 from ..chain.helpers import manager_for

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from oracle.chain.uma import YES_OR_NO_QUERY, RequestKey, identifier_bytes
 from oracle.core.ancillary import PRICE_SCALE, TOO_EARLY_PRICE, parse_ancillary
 from oracle.daemon.ports import MarketRef
-from oracle.daemon.settings import UmaSourceConfig
-from oracle.daemon.uma_venue import (
+from oracle.venues.uma.binding import YES_OR_NO_QUERY, RequestKey, identifier_bytes
+from oracle.venues.uma.settings import UmaSourceConfig
+from oracle.venues.uma.venue import (
     UmaVenue,
     market_outcomes,
     outcome_of_price,

@@ -24,15 +24,24 @@ import yaml
 from oracle.app import assemble, open_store
 from oracle.chain.contracts import Deployment, load_artifact
 from oracle.chain.events import EventDecoder
-from oracle.chain.uma import (
+from oracle.config import Settings, load_settings
+from oracle.console.evidence import gather
+from oracle.core.claims import read_claim
+from oracle.core.lifecycle import MarketState
+from oracle.daemon.metrics import DaemonMetrics
+from oracle.daemon.service import _market_ref
+from oracle.errors import SetupError
+from oracle.store.repository import Store
+from oracle.store.reviews import Seen
+from oracle.testing import consensus_document, result_dict
+from oracle.venues.uma.binding import (
     MAX_UINT256,
     MOCK_ORACLE_ANCILLARY,
     OPTIMISTIC_ORACLE_V3,
     TESTNET_ERC20,
     Erc20,
 )
-from oracle.chain.uma_stack import deploy_optimistic_oracle_v3, deploy_uma_stack
-from oracle.chain.uma_v3 import (
+from oracle.venues.uma.binding_v3 import (
     ASSERT_BATCH_PREFIX,
     ASSERT_PREFIX,
     ASSERT_TRUTH,
@@ -42,17 +51,8 @@ from oracle.chain.uma_v3 import (
     OptimisticOracleV3,
     UmaAsserter,
 )
-from oracle.config import Settings, load_settings
-from oracle.console.evidence import gather
-from oracle.core.claims import read_claim
-from oracle.core.lifecycle import MarketState
-from oracle.daemon.metrics import DaemonMetrics
-from oracle.daemon.service import _market_ref
-from oracle.daemon.uma_v3_venue import UmaV3Venue
-from oracle.errors import SetupError
-from oracle.store.repository import Store
-from oracle.store.reviews import Seen
-from oracle.testing import consensus_document, result_dict
+from oracle.venues.uma.stack import deploy_optimistic_oracle_v3, deploy_uma_stack
+from oracle.venues.uma.venue_v3 import UmaV3Venue
 
 from ..anvil import DEV_ADDRESSES, DEV_KEYS, Anvil
 from ..chain.helpers import manager_for

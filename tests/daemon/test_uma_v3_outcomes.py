@@ -8,8 +8,8 @@ from typing import Any
 
 from oracle.chain.events import DecodedLog
 from oracle.daemon.ports import MarketRef
-from oracle.daemon.settings import UmaV3SourceConfig
-from oracle.daemon.uma_v3_venue import UmaV3Venue, settled_outcome
+from oracle.venues.uma.settings import UmaV3SourceConfig
+from oracle.venues.uma.venue_v3 import UmaV3Venue, settled_outcome
 
 
 def ref(kind: str, outcomes: tuple[str, ...], asserted: str | None = None) -> MarketRef:

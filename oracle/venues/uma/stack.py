@@ -23,9 +23,11 @@ from eth_utils.address import to_checksum_address
 
 from oracle.chain.contracts import encode_call
 from oracle.chain.deploy import creation_code
+from oracle.chain.erc20 import TESTNET_ERC20
 from oracle.chain.intents import Intent, IntentState
 from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.chain.uma import (
+from oracle.errors import DeploymentError, TxError
+from oracle.venues.uma.binding import (
     ADDRESS_WHITELIST,
     FINDER,
     IDENTIFIER_WHITELIST,
@@ -35,13 +37,11 @@ from oracle.chain.uma import (
     OPTIMISTIC_ORACLE_V2,
     OPTIMISTIC_ORACLE_V3,
     STORE,
-    TESTNET_ERC20,
     YES_OR_NO_QUERY,
     ZERO_ADDRESS,
     identifier_bytes,
 )
-from oracle.chain.uma_v3 import ASSERT_TRUTH
-from oracle.errors import DeploymentError, TxError
+from oracle.venues.uma.binding_v3 import ASSERT_TRUTH
 
 DEFAULT_LIVENESS = 7200  # seconds: the adapter's default, OOv2's usual
 DEFAULT_FINAL_FEE = 1_500 * 10**18  # in the currency's smallest unit

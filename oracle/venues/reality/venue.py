@@ -21,7 +21,7 @@ question's arbitrator (`arbitration`, `request_arbitration`, four-eyes).
 `propose` answers through `RealityAnswerer` (one intent per round, `max_previous` the
 bond replied to): the first answer posts the bond policy's `initial_wei` (the question's
 `min_bond` when higher), a defence the doubled bond; both are weighed against the caps
-first (`oracle.core.reality_policy.cap_refusal`: a refusal is a `reality.bond_refused`
+first (`oracle.venues.reality.policy.cap_refusal`: a refusal is a `reality.bond_refused`
 log line, `oracle_bond_refusals_total{venue,reason}` and a retried delivery). Nothing is
 sent when the standing answer is already ours or the verdict's, when the question is
 finalized or pending arbitration, or when someone else answered first: their answer is
@@ -88,59 +88,17 @@ from hexbytes import HexBytes
 
 from oracle.chain.checkpoint import CheckpointStore, InMemoryCheckpointStore
 from oracle.chain.contracts import load_artifact
-from oracle.chain.events import EventDecoder
+from oracle.chain.erc20 import Erc20
+from oracle.chain.events import EventDecoder, address_topic
 from oracle.chain.intents import BondHold, Intent, IntentState
-from oracle.chain.reality import (
-    ARBITRATION_REQUEST,
-    NATIVE,
-    NEW_ANSWER,
-    REALITY_ETH,
-    AnswerLog,
-    AnswerOutcome,
-    AnswerSource,
-    NewQuestion,
-    QuestionSource,
-    QuestionView,
-    RealityAnswerer,
-    RealityETH,
-)
-from oracle.chain.reality_arbitration import ArbitrationRequester
-from oracle.chain.reality_reopen import reopen_question, reopened_as
 from oracle.chain.rpc import RpcPool
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager
-from oracle.chain.uma import Erc20, address_topic
 from oracle.core.amounts import ETH, Token, token_details
 from oracle.core.bonds import Refusal
 from oracle.core.markets import HIDDEN_CHARACTERS, VALUE_FORMAT, MarketSpec
 from oracle.core.outcomes import InvalidPolicy
-from oracle.core.reality import (
-    INVALID,
-    NO,
-    NULL_HASH,
-    TOO_EARLY,
-    TOO_SOON_ANSWER,
-    YES,
-    Phase,
-    QuestionKind,
-    RealityQuestion,
-    claim_payouts,
-    decode_value,
-    encode_value,
-    parse_question,
-    value_format_of,
-)
-from oracle.core.reality_policy import (
-    ArbitrationPolicy,
-    BondPolicy,
-    after_superseded,
-    arbitration_due,
-    cap_refusal,
-    defence_refusal,
-    first_bond,
-    superseded,
-)
 from oracle.core.scoring import Finality
 from oracle.core.timing import venue_window
 from oracle.daemon.chain_parts import (
@@ -159,7 +117,6 @@ from oracle.daemon.ports import (
     Resolution,
     ResolutionStatus,
 )
-from oracle.daemon.settings import RealitySourceConfig
 from oracle.errors import (
     AnswerLost,
     ArbitrationRefused,
@@ -170,6 +127,49 @@ from oracle.errors import (
     RevealMissed,
 )
 from oracle.log import emit
+from oracle.venues.reality.arbitration import ArbitrationRequester
+from oracle.venues.reality.binding import (
+    ARBITRATION_REQUEST,
+    NATIVE,
+    NEW_ANSWER,
+    REALITY_ETH,
+    AnswerLog,
+    AnswerOutcome,
+    AnswerSource,
+    NewQuestion,
+    QuestionSource,
+    QuestionView,
+    RealityAnswerer,
+    RealityETH,
+)
+from oracle.venues.reality.policy import (
+    ArbitrationPolicy,
+    BondPolicy,
+    after_superseded,
+    arbitration_due,
+    cap_refusal,
+    defence_refusal,
+    first_bond,
+    superseded,
+)
+from oracle.venues.reality.reopen import reopen_question, reopened_as
+from oracle.venues.reality.rules import (
+    INVALID,
+    NO,
+    NULL_HASH,
+    TOO_EARLY,
+    TOO_SOON_ANSWER,
+    YES,
+    Phase,
+    QuestionKind,
+    RealityQuestion,
+    claim_payouts,
+    decode_value,
+    encode_value,
+    parse_question,
+    value_format_of,
+)
+from oracle.venues.reality.settings import RealitySourceConfig
 
 logger = logging.getLogger("oracle.daemon.reality")
 

@@ -30,9 +30,7 @@ from web3.exceptions import ContractLogicError
 from oracle.chain.contracts import _Contract
 from oracle.chain.deploy import creation_code
 from oracle.chain.intents import Intent, IntentState
-from oracle.chain.reality import RealityETH, question_bytes
 from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.core.reality import Phase
 from oracle.errors import (
     ArbitrationRefused,
     ChainError,
@@ -41,6 +39,8 @@ from oracle.errors import (
     TxReverted,
 )
 from oracle.log import emit
+from oracle.venues.reality.binding import RealityETH, question_bytes
+from oracle.venues.reality.rules import Phase
 
 logger = logging.getLogger(__name__)
 

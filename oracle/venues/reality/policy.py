@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from oracle.core.bonds import Refusal
-from oracle.core.reality import minimum_next_bond
+from oracle.venues.reality.rules import minimum_next_bond
 
 CAP_REASONS = ("per_question_cap", "total_cap")
 Decision = Literal["defend", "review"]

@@ -32,10 +32,7 @@ from oracle.chain.contracts import (
     proof_hash,
 )
 from oracle.chain.intents import Intent, IntentState
-from oracle.chain.market import MarketSource as QuestionScanner
-from oracle.chain.market import RequestedQuestion
 from oracle.chain.rpc import RpcPool
-from oracle.chain.submitter import Answer, ProposalSubmitter
 from oracle.chain.txmanager import TxManager
 from oracle.core.markets import MarketSpec
 from oracle.core.timing import venue_window
@@ -52,9 +49,12 @@ from oracle.daemon.ports import (
     Resolution,
     ResolutionStatus,
 )
-from oracle.daemon.settings import ChainSourceConfig
 from oracle.errors import ChainError, ResolverError
 from oracle.log import emit
+from oracle.venues.own.scanner import MarketSource as QuestionScanner
+from oracle.venues.own.scanner import RequestedQuestion
+from oracle.venues.own.settings import ChainSourceConfig
+from oracle.venues.own.submitter import Answer, ProposalSubmitter
 
 logger = logging.getLogger("oracle.daemon.chain")
 # On close, how long a batch in flight may still take: with every node down it would

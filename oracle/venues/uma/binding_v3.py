@@ -42,20 +42,19 @@ from eth_utils.crypto import keccak
 from hexbytes import HexBytes
 
 from oracle.chain.contracts import _Contract, load_artifact
-from oracle.chain.events import DecodedLog, EventDecoder
+from oracle.chain.events import DecodedLog, EventDecoder, address_topic
 from oracle.chain.intents import Intent, IntentState
 from oracle.chain.rpc import Web3
 from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.chain.uma import (
+from oracle.errors import SubjectsHeld, TxError, TxReverted
+from oracle.log import emit
+from oracle.venues.uma.binding import (
     MAX_UINT256,
     OPTIMISTIC_ORACLE_V3,
     ZERO_ADDRESS,
     BondAccount,
-    address_topic,
     identifier_bytes,
 )
-from oracle.errors import SubjectsHeld, TxError, TxReverted
-from oracle.log import emit
 
 logger = logging.getLogger(__name__)
 

@@ -19,10 +19,10 @@ from __future__ import annotations
 from eth_utils.crypto import keccak
 
 from oracle.chain.intents import Intent, IntentState
-from oracle.chain.reality import RealityETH, question_bytes
 from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.core.reality import NULL_HASH
 from oracle.errors import TxError
+from oracle.venues.reality.binding import RealityETH, question_bytes
+from oracle.venues.reality.rules import NULL_HASH
 
 REOPEN_PREFIX = "reality-reopen:"
 

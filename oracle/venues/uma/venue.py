@@ -21,7 +21,7 @@ and ancillary data).
 
 With `bulletin_board` configured, the updates each question's creator (its `initializer`)
 posted on that board by the time the request is discovered become the market's criteria,
-bounded and named by hash (`oracle.core.clarifications`, read by `oracle.chain.bulletin`);
+bounded and named by hash (`oracle.core.clarifications`, read by `oracle.venues.uma.bulletin`);
 the agents see them with the question and the proof records them. The board is read again
 right before each research of the market (`refresh`, the same code), so a research-again or
 a re-research a person asked for sees the updates posted meanwhile. A board whose answer
@@ -64,28 +64,14 @@ from eth_utils.address import to_checksum_address
 from eth_utils.crypto import keccak
 from hexbytes import HexBytes
 
-from oracle.chain.bulletin import BoardUnreadable, BulletinBoard, question_id
 from oracle.chain.checkpoint import CheckpointStore, InMemoryCheckpointStore
 from oracle.chain.contracts import load_artifact
-from oracle.chain.events import DecodedLog, EventDecoder
+from oracle.chain.events import DecodedLog, EventDecoder, address_topic
 from oracle.chain.intents import BondBook, BondHold, Intent, IntentState
 from oracle.chain.rpc import RpcPool, Web3
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager
-from oracle.chain.uma import (
-    OPTIMISTIC_ORACLE_V2,
-    OptimisticOracleV2,
-    PriceRequest,
-    Proposal,
-    RequestKey,
-    RequestSource,
-    RequestState,
-    RequestView,
-    UmaProposer,
-    address_topic,
-    identifier_bytes,
-)
 from oracle.core.ancillary import (
     NO,
     TOO_EARLY,
@@ -129,7 +115,6 @@ from oracle.daemon.ports import (
     Resolution,
     ResolutionStatus,
 )
-from oracle.daemon.settings import UmaSourceConfig
 from oracle.errors import (
     AncillaryDataError,
     AwaitingOthers,
@@ -140,6 +125,20 @@ from oracle.errors import (
     SourceError,
 )
 from oracle.log import emit
+from oracle.venues.uma.binding import (
+    OPTIMISTIC_ORACLE_V2,
+    OptimisticOracleV2,
+    PriceRequest,
+    Proposal,
+    RequestKey,
+    RequestSource,
+    RequestState,
+    RequestView,
+    UmaProposer,
+    identifier_bytes,
+)
+from oracle.venues.uma.bulletin import BoardUnreadable, BulletinBoard, question_id
+from oracle.venues.uma.settings import UmaSourceConfig
 
 logger = logging.getLogger("oracle.daemon.uma")
 

@@ -22,7 +22,7 @@ ancillaryData))`. Its state (`RequestState`) is the contract's `getState`:
   set only when a bond needs it, to exactly what it needs unless a larger standing
   `allowance` is configured (never unlimited by default), and the signer's balance is
   checked against bond + final fee before anything is sent (`BondShortfall`):
-  `BondAccount`, which the OOv3 asserter (`oracle.chain.uma_v3`) shares.
+  `BondAccount`, which the OOv3 asserter (`oracle.venues.uma.binding_v3`) shares.
 * UMA's ManagedOptimisticOracleV2 (UMIP-189; `UmaProposer(..., managed=...)`): before any
   approval or signature, the request's effective proposer whitelist is read
   (`getProposerWhitelistWithEnabledStatus`); off it, `NotWhitelisted` and nothing is sent.
@@ -56,14 +56,14 @@ from hexbytes import HexBytes
 
 from oracle.chain.checkpoint import CheckpointStore
 from oracle.chain.contracts import _Contract, load_artifact
-from oracle.chain.events import DecodedLog, EventDecoder
+from oracle.chain.erc20 import TESTNET_ERC20, Erc20
+from oracle.chain.events import DecodedLog, EventDecoder, address_topic
 from oracle.chain.intents import Intent, IntentState
 from oracle.chain.revert import is_revert
 from oracle.chain.rpc import RpcPool, RpcUnavailable
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.core.amounts import token_decimals, token_symbol
 from oracle.core.ancillary import TOO_EARLY_PRICE, AncillaryQuestion, parse_ancillary
 from oracle.core.bonds import ManagedTerms, allowance_to_approve, to_units
 from oracle.errors import (
@@ -84,7 +84,6 @@ FINDER = "uma/Finder"
 STORE = "uma/Store"
 IDENTIFIER_WHITELIST = "uma/IdentifierWhitelist"
 ADDRESS_WHITELIST = "uma/AddressWhitelist"
-TESTNET_ERC20 = "uma/TestnetERC20"
 MOCK_ORACLE_ANCILLARY = "uma/MockOracleAncillary"
 # UMA's ManagedOptimisticOracleV2 (UMIP-189) is read and called through the ABI of this
 # project's test double of it (contracts/src/testing/), which keeps its function
@@ -269,45 +268,6 @@ class OptimisticOracleV2(_Contract):
         return function, key
 
 
-class Erc20(_Contract):
-    """Any ERC-20, through the standard functions of UMA's TestnetERC20 ABI."""
-
-    artifact_name = TESTNET_ERC20
-
-    async def balance_of(self, account: str) -> int:
-        return int(await self.read("balanceOf", to_checksum_address(account)))
-
-    async def allowance(self, owner: str, spender: str) -> int:
-        return int(
-            await self.read("allowance", to_checksum_address(owner), to_checksum_address(spender))
-        )
-
-    async def named(self) -> tuple[str | None, int | None]:
-        """What the token calls itself and its decimals, made plain text and checked
-        (`oracle.core.amounts.token_symbol`, `token_decimals`): a `symbol()` may be any
-        text its deployer chose, or a `bytes32`. None for what the token does not answer
-        (a call that reverts, no code there, a malformed answer)."""
-        symbol, decimals = await self._answer("symbol"), await self._answer("decimals")
-        return (
-            None if symbol is None else token_symbol(symbol),
-            None if decimals is None else token_decimals(decimals),
-        )
-
-    async def _answer(self, function: str) -> bytes | None:
-        """The raw return data of a call of `function()`, undecoded; None when it reverts."""
-        try:
-            (raw,) = await self.pool.eth_calls(
-                f"ERC20.{function}", self.address, [self.encode(function)]
-            )
-        except RpcUnavailable:
-            raise
-        except Exception as error:  # web3 raises several kinds for a revert
-            if is_revert(error):
-                return None
-            raise
-        return raw
-
-
 class ManagedOptimisticOracleV2(_Contract):
     """The reads of UMA's ManagedOptimisticOracleV2 beyond OOv2's: the effective proposer
     whitelist of a request and the bond and liveness its request manager set. Its
@@ -393,11 +353,6 @@ class PriceRequest:
 
 def _request_id_of(log: DecodedLog) -> str:
     return PriceRequest.from_log(log).key.id_hex
-
-
-def address_topic(address: str) -> str:
-    """An address as an indexed event argument's topic (for eth_getLogs filters)."""
-    return "0x" + "00" * 12 + to_checksum_address(address)[2:].lower()
 
 
 class RequestSource:

@@ -5,12 +5,12 @@ exactly before it is posted); `reality_contract` picks the binding, and
 `RealityETH.deployment_problem` says whether an address holds the contract configured.
 
 A question is asked with `askQuestion` (its text only in the `LogNewQuestion` event, read
-by `oracle.core.reality`); anyone answers with `submitAnswer(question_id, answer,
+by `oracle.venues.reality.rules`); anyone answers with `submitAnswer(question_id, answer,
 max_previous)` and a bond of at least the question's `min_bond`, then at least twice the
 current bond; the last answer stands once `timeout` passes without another (FINALIZED),
 unless the question's arbitrator is paid to rule (`LogNotifyOfArbitrationRequest`: frozen,
 PENDING_ARBITRATION, until it answers, `LogFinalize`). Afterwards `claimWinnings` walks the
-answer history back (`oracle.core.reality.claim_arguments`) and credits the winners inside
+answer history back (`oracle.venues.reality.rules.claim_arguments`) and credits the winners inside
 the contract; `withdraw` pays an account out.
 
 * `RealityETH`: typed reads (the public `questions(bytes32)` struct as `QuestionView`, with
@@ -62,15 +62,25 @@ from hexbytes import HexBytes
 from oracle.chain.checkpoint import CheckpointStore
 from oracle.chain.contracts import _Contract, load_artifact
 from oracle.chain.deploy import creation_code
-from oracle.chain.events import DecodedLog, EventDecoder
+from oracle.chain.erc20 import Erc20
+from oracle.chain.events import DecodedLog, EventDecoder, address_topic
 from oracle.chain.intents import Intent, IntentState
 from oracle.chain.keys import Signer
 from oracle.chain.rpc import RpcPool, RpcUnavailable, Web3
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.chain.uma import Erc20, address_topic
-from oracle.core.reality import (
+from oracle.errors import (
+    AnswerRefused,
+    BondShortfall,
+    DeploymentError,
+    RevealMissed,
+    SubjectsHeld,
+    TxError,
+    TxReverted,
+)
+from oracle.log import emit
+from oracle.venues.reality.rules import (
     DEFAULT_TEMPLATES,
     NULL_HASH,
     HistoryEntry,
@@ -88,16 +98,6 @@ from oracle.core.reality import (
     question_id,
     question_id_v2_1,
 )
-from oracle.errors import (
-    AnswerRefused,
-    BondShortfall,
-    DeploymentError,
-    RevealMissed,
-    SubjectsHeld,
-    TxError,
-    TxReverted,
-)
-from oracle.log import emit
 
 logger = logging.getLogger(__name__)
 
@@ -934,7 +934,7 @@ class RealityAnswerer:
         planned_bond: int | None = None,
         bond: int | None = None,
     ) -> AnswerOutcome:
-        """Answer `qid` with `answer` (bytes32, `oracle.core.reality.encode_answer`) over
+        """Answer `qid` with `answer` (bytes32, `oracle.venues.reality.rules.encode_answer`) over
         the current bond, or over `planned_bond` (the bond the caller decided against: if
         the question's bond has moved since, the round is recorded as SKIPPED and nothing
         is sent). `bond`: what to post, at least the smallest the contract takes (the

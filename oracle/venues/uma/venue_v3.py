@@ -53,22 +53,12 @@ from hexbytes import HexBytes
 
 from oracle.chain.checkpoint import CheckpointStore
 from oracle.chain.contracts import load_artifact
-from oracle.chain.events import DecodedLog, EventDecoder
+from oracle.chain.events import DecodedLog, EventDecoder, address_topic
 from oracle.chain.intents import BondBook, BondHold, Intent, IntentState
 from oracle.chain.rpc import RpcPool
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager
-from oracle.chain.uma import OPTIMISTIC_ORACLE_V3, address_topic
-from oracle.chain.uma_v3 import (
-    Asserted,
-    AssertionMade,
-    AssertionState,
-    AssertionView,
-    Claim,
-    OptimisticOracleV3,
-    UmaAsserter,
-)
 from oracle.core.bonds import BondCaps, Refusal, check_bond, to_units
 from oracle.core.claims import assertion_claim, read_claim
 from oracle.core.markets import MarketSpec
@@ -92,9 +82,19 @@ from oracle.daemon.ports import (
     Resolution,
     ResolutionStatus,
 )
-from oracle.daemon.settings import ClaimMarketConfig, UmaV3SourceConfig
 from oracle.errors import BondRefused, ChainError, ResolverError
 from oracle.log import emit
+from oracle.venues.uma.binding import OPTIMISTIC_ORACLE_V3
+from oracle.venues.uma.binding_v3 import (
+    Asserted,
+    AssertionMade,
+    AssertionState,
+    AssertionView,
+    Claim,
+    OptimisticOracleV3,
+    UmaAsserter,
+)
+from oracle.venues.uma.settings import ClaimMarketConfig, UmaV3SourceConfig
 
 logger = logging.getLogger("oracle.daemon.uma_v3")
 

@@ -33,8 +33,8 @@ from oracle.daemon.ports import (
     Resolution,
     ResolutionStatus,
 )
-from oracle.daemon.settings import HttpSourceConfig
 from oracle.errors import JsonError, ResolverError, SourceError
+from oracle.venues.http.settings import HttpSourceConfig
 
 MAX_MARKET_LIST_BYTES = 20 * 1024 * 1024
 # How much of a refusing webhook's answer is read, and quoted in the error.

@@ -1,0 +1,1 @@
+"""Kind `http`: a venue's own API for markets and its webhook for verdicts."""

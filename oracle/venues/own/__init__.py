@@ -1,0 +1,1 @@
+"""Kind `chain`: our own oracle contract (AgentOracle), its question scanner and submitter."""
