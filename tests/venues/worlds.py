@@ -221,7 +221,14 @@ class ChainWorld(VenueWorld):
 
     def settings(self, database_url: str, *, chain_id: int | None = None) -> Settings:
         path = daemon_config(self.world, self.directory, database_url)
-        return self._with_chain_id(path, chain_id)
+
+        def change(config: dict[str, Any]) -> None:
+            # A batch of one proposal waits a tenth of a second, not half of one.
+            config["chain"]["submitter"]["batch_max_wait"] = 0.1
+            if chain_id is not None:
+                config["chain"]["rpc"]["chain_id"] = chain_id
+
+        return self._edited(path, change)
 
     def _ask(self, text: str) -> str:
         async def run() -> str:
@@ -361,9 +368,9 @@ class UmaV3World(VenueWorld):
         self.world.config(
             database_url, second_opinion={"asserters": [uma_v3_e2e.OTHER]}, dispute="after_review"
         )
-        # Verdicts gathered for a multicall for half a second, not the default's seconds.
+        # Verdicts gathered for a multicall for a tenth of a second, not the default's seconds.
         path = self.directory / "config.yaml"
-        return self._with_chain_id(path, chain_id, batch_window=0.5)
+        return self._with_chain_id(path, chain_id, batch_window=0.1)
 
     def ask_answerable_question(self) -> str:
         number = next(_numbers)
