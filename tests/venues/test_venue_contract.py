@@ -116,11 +116,12 @@ def test_start_twice_is_harmless(world: VenueWorld, database: str) -> None:
 def test_a_node_on_another_chain_is_a_setup_error_naming_the_setting(
     world: VenueWorld, database: str
 ) -> None:
-    if not world.windowed:
+    if not world.on_chain:
         pytest.skip(f"{world.kind} has no chain")
+    elsewhere = world.settings(database, chain_id=OTHER_CHAIN_ID)
 
     async def scenario() -> None:
-        venue = open_venue(world.settings(database, chain_id=OTHER_CHAIN_ID))
+        venue = open_venue(elsewhere)
         try:
             with pytest.raises(SetupError) as refused:
                 await venue.start()
@@ -129,6 +130,25 @@ def test_a_node_on_another_chain_is_a_setup_error_naming_the_setting(
             # Nothing was left open: the same refusal again, then a harmless close.
             with pytest.raises(SetupError):
                 await venue.start()
+        finally:
+            await venue.close()
+
+    run(scenario)
+
+
+def test_a_venue_that_cannot_work_is_a_setup_error_naming_the_setting(
+    world: VenueWorld, database: str
+) -> None:
+    if not world.on_chain:
+        pytest.skip(f"{world.kind} checks nothing before its first request")
+    unusable, key = world.unusable_settings(database)
+
+    async def scenario() -> None:
+        venue = open_venue(unusable)
+        try:
+            with pytest.raises(SetupError) as refused:
+                await venue.start()
+            assert refused.value.key == key
         finally:
             await venue.close()
 

@@ -64,6 +64,7 @@ from ..daemon.chain_world import (
 )
 from ..daemon.test_pipeline import Venue as HttpVenueServer
 from ..daemon.test_pipeline import serve, settings_for
+from ..daemon.test_startup import fake_deployment
 from ..daemon.venue_world import chain_time, warp_to
 
 # Every optional port a venue kind may implement; each world names the ones its kind does.
@@ -128,6 +129,8 @@ class VenueWorld(ABC):
     classes: tuple[type, type]
     # The optional ports the kind implements (a regression in them fails the suite).
     ports: frozenset[type]
+    # Whether the venue is a contract on the chain (else an off-chain venue).
+    on_chain: bool = True
     # Whether an answer waits out a challenge window before it is final.
     windowed: bool = True
 
@@ -187,6 +190,23 @@ class VenueWorld(ABC):
 
         return self._edited(path, change)
 
+    def unusable_settings(self, database_url: str) -> tuple[Settings, str]:
+        """Settings whose venue cannot work (its contract is not where they say), and the
+        setting a SetupError must name."""
+        raise NotImplementedError(f"{self.kind}: nothing to check before the first request")
+
+    def _source_at(self, database_url: str, key: str, address: str) -> tuple[Settings, str]:
+        """This world's settings with the source's contract at `address` (`key`)."""
+        self.settings(database_url)
+
+        def change(config: dict[str, Any]) -> None:
+            source = config["market_sources"][0]
+            source.pop("deployment_file", None)
+            source[key] = address
+
+        settings = self._edited(self.directory / "config.yaml", change)
+        return settings, f"market_sources[{settings.market_sources[0].name}].{key}"
+
     def ask_question_answered_by_someone_else(self) -> tuple[str, str]:
         """A market on which another party's answer stands; (its id, their outcome)."""
         raise NotImplementedError(f"{self.kind}: nobody else answers on this venue")
@@ -229,6 +249,17 @@ class ChainWorld(VenueWorld):
                 config["chain"]["rpc"]["chain_id"] = chain_id
 
         return self._edited(path, change)
+
+    def unusable_settings(self, database_url: str) -> tuple[Settings, str]:
+        elsewhere = self.directory / "elsewhere"
+        elsewhere.mkdir(exist_ok=True)
+        deployment = fake_deployment(elsewhere, chain_id=OTHER_CHAIN_ID)
+        path = daemon_config(self.world, self.directory, database_url)
+
+        def change(config: dict[str, Any]) -> None:
+            config["chain"]["deployment_file"] = str(deployment)
+
+        return self._edited(path, change), "chain.deployment_file"
 
     def _ask(self, text: str) -> str:
         async def run() -> str:
@@ -319,6 +350,9 @@ class UmaWorld(VenueWorld):
         self.world.config(database_url, source={"dispute": "after_review"})
         return self._with_chain_id(self.directory / "config.yaml", chain_id)
 
+    def unusable_settings(self, database_url: str) -> tuple[Settings, str]:
+        return self._source_at(database_url, "oracle_address", uma_e2e.OTHER)
+
     def ask_answerable_question(self) -> str:
         return self.world.ask(f"Did UMA event {next(_numbers)} happen?", uma_e2e.AGREED)
 
@@ -372,6 +406,9 @@ class UmaV3World(VenueWorld):
         path = self.directory / "config.yaml"
         return self._with_chain_id(path, chain_id, batch_window=0.1)
 
+    def unusable_settings(self, database_url: str) -> tuple[Settings, str]:
+        return self._source_at(database_url, "oracle_address", uma_v3_e2e.STRANGER)
+
     def ask_answerable_question(self) -> str:
         number = next(_numbers)
         question = f"Did claim event {number} happen?"
@@ -421,6 +458,9 @@ class RealityWorld(VenueWorld):
     def settings(self, database_url: str, *, chain_id: int | None = None) -> Settings:
         self.world.config(database_url, source={"counter_answer": "after_review"})
         return self._with_chain_id(self.directory / "config.yaml", chain_id)
+
+    def unusable_settings(self, database_url: str) -> tuple[Settings, str]:
+        return self._source_at(database_url, "contract_address", reality_e2e.OTHER)
 
     def ask_answerable_question(self) -> str:
         return self.world.ask(f"Did Reality event {next(_numbers)} happen?", reality_e2e.AGREED)
@@ -477,6 +517,7 @@ class HttpWorld(VenueWorld):
     kind = "http"
     classes = (HttpMarketSource, WebhookResolver)
     ports = frozenset()
+    on_chain = False
     windowed = False
 
     def __init__(self, directory: Path) -> None:
