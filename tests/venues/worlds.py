@@ -81,6 +81,8 @@ OPTIONAL_PORTS: tuple[type, ...] = (
 # The chain every world's anvil serves, and one no node of it does.
 ANVIL_CHAIN_ID = 31337
 OTHER_CHAIN_ID = 5
+# Numbers the questions asked in a module, so that no two are the same question.
+_numbers = count()
 
 
 @dataclass
@@ -318,9 +320,6 @@ class ChainWorld(VenueWorld):
 
     def venue_time(self) -> float:
         return chain_time(self.anvil)
-
-
-_numbers = count()
 
 
 class UmaWorld(VenueWorld):
