@@ -26,14 +26,9 @@ from oracle.app import assemble
 from oracle.chain.contracts import ORACLE, AgentOracle, encode_call
 from oracle.chain.deploy import DEFAULT_BOND_WEI, ask
 from oracle.chain.intents import IntentState
-from oracle.chain.reality import ask_question
-from oracle.chain.submitter import ProposalSubmitter
 from oracle.chain.txmanager import TxRequest
 from oracle.config import Settings, load_settings
-from oracle.core.reality import QuestionKind, encode_question_text
 from oracle.daemon.chain_parts import CLOCK_FRESH
-from oracle.daemon.chain_venue import ChainVenue
-from oracle.daemon.http_venue import HttpMarketSource, WebhookResolver
 from oracle.daemon.ports import (
     AnsweredByOthers,
     Challenger,
@@ -46,9 +41,14 @@ from oracle.daemon.ports import (
     VenueClock,
     VenueReview,
 )
-from oracle.daemon.reality_venue import RealityVenue
-from oracle.daemon.uma_v3_venue import UmaV3Venue
-from oracle.daemon.uma_venue import UmaVenue
+from oracle.venues.http.venue import HttpMarketSource, WebhookResolver
+from oracle.venues.own.submitter import ProposalSubmitter
+from oracle.venues.own.venue import ChainVenue
+from oracle.venues.reality.binding import ask_question
+from oracle.venues.reality.rules import QuestionKind, encode_question_text
+from oracle.venues.reality.venue import RealityVenue
+from oracle.venues.uma.venue import UmaVenue
+from oracle.venues.uma.venue_v3 import UmaV3Venue
 
 from ..anvil import DEV_ADDRESSES, Anvil
 from ..chain.helpers import answer, manager_for
@@ -370,6 +370,10 @@ class UmaWorld(VenueWorld):
 
     def answer_on_venue_as_someone_else(self, market_id: str) -> None:
         uma_e2e.propose_as_other(self.world, market_id, 0)  # NO
+        # A dispute re-asks the DVM at the request's time, and its gas estimate runs on
+        # the latest block: a block past the ask's second first (as test_uma_e2e does).
+        self.anvil.rpc("evm_increaseTime", 2)
+        self.anvil.mine()
 
     def ask_question_answered_by_someone_else(self) -> tuple[str, str]:
         market_id = self.ask_answerable_question()
