@@ -202,7 +202,10 @@ class EntropyStrategy:
         leader = max(weights, key=lambda o: (weights[o], -candidates.index(o)))
         if total <= 0:
             return StrategyVerdict(leader, False, 0.0, "no vote carries any weight")
-        entropy = -math.fsum((w / total) * math.log2(w / total) for w in weights.values() if w > 0)
+        # A share can underflow to 0.0 (a subnormal weight beside a whole one): it adds
+        # nothing to the entropy, as its limit p*log(p) -> 0 says.
+        shares = [w / total for w in weights.values()]
+        entropy = -math.fsum(p * math.log2(p) for p in shares if p > 0)
         certainty = 1.0 - entropy / math.log2(len(candidates))
         return StrategyVerdict(
             leader=leader,

@@ -17,7 +17,7 @@ from oracle.core import (
     strategies,
     strategy_names,
 )
-from oracle.core.strategies import unregister_strategy
+from oracle.core.strategies import EntropyStrategy, unregister_strategy
 
 from .helpers import verdict
 
@@ -192,3 +192,12 @@ def test_strategy_from_an_installed_package(tmp_path, monkeypatch) -> None:
     finally:
         unregister_strategy("last-voter")
         strategies._load_entry_points.cache_clear()
+
+
+def test_entropy_takes_a_weight_whose_share_underflows_to_nothing() -> None:
+    # Found by hypothesis: 5e-324 beside 1.0 is a share of 0.0, whose log is undefined.
+    ballots = [Ballot("a", "YES", 1.0, 1.0), Ballot("b", "NO", 1.0, 5e-324)]
+    verdict = EntropyStrategy().evaluate(ballots, ("YES", "NO"), Fraction(2, 3))
+    assert verdict.leader == "YES"
+    assert verdict.score == 1.0
+    assert verdict.reached
