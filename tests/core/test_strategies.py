@@ -195,8 +195,8 @@ def test_strategy_from_an_installed_package(tmp_path, monkeypatch) -> None:
 
 
 def test_entropy_takes_a_weight_whose_share_underflows_to_nothing() -> None:
-    # Found by hypothesis: 5e-324 beside 1.0 is a share of 0.0, whose log is undefined.
-    ballots = [Ballot("a", "YES", 1.0, 1.0), Ballot("b", "NO", 1.0, 5e-324)]
+    # Found by hypothesis: 5e-324 beside 2.0 is a share of 0.0, whose log is undefined.
+    ballots = [Ballot("a", "YES", 1.0, 2.0), Ballot("b", "NO", 1.0, 5e-324)]
     verdict = EntropyStrategy().evaluate(ballots, ("YES", "NO"), Fraction(2, 3))
     assert verdict.leader == "YES"
     assert verdict.score == 1.0
