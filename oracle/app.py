@@ -73,7 +73,7 @@ from oracle.chain.keys import Signer, signer_from_settings
 from oracle.chain.market import MarketSource as QuestionScanner
 from oracle.chain.observer import SILENT, ChainObserver
 from oracle.chain.reality import QuestionSource, RealityAnswerer, reality_contract
-from oracle.chain.reality_arbitration import ArbitrationRequester
+from oracle.chain.reality_arbitration import ARBITRATION_PREFIX, register_arbitration_check
 from oracle.chain.reality_reopen import register_reopen_check
 from oracle.chain.rpc import RpcPool
 from oracle.chain.settings import ChainSettings, NamedChain
@@ -91,6 +91,7 @@ from oracle.chain.uma import (
 )
 from oracle.chain.uma_v3 import OptimisticOracleV3, UmaAsserter
 from oracle.config import CHAIN_SOURCES, Settings, config_checksum, legacy_chain_warning
+from oracle.daemon.chain_parts import ChainClock
 from oracle.daemon.chain_venue import ChainParts, ChainVenue
 from oracle.daemon.http_venue import HttpMarketSource, WebhookResolver
 from oracle.daemon.metrics import DaemonMetrics
@@ -322,8 +323,10 @@ class ChainContext:
     off the event loop; a password that does not unlock the keystore is not tried again
     at every poll), ONE transaction manager (one nonce sequence for the signer, its
     intents in the daemon's database) and with it the signer's bond budget per currency
-    (the database's bond ledger, keyed by chain, signer and currency). The chain's clock
-    and the signer's balance are read through its pool and manager.
+    (the database's bond ledger, keyed by chain, signer and currency), the chain's clock
+    (`ChainClock`: one block read per moment for all its venues) and the pre-send checks
+    that serve every venue of the chain (`register_check`). The signer's balance is read
+    through its manager.
 
     Venues attach by name when they are made (`attach`); the first to start opens the
     chain, each resumes once its pre-send checks are registered (the manager resumes the
@@ -353,6 +356,19 @@ class ChainContext:
         self._started: set[str] = set()
         self._resumed = False
         self._users: set[str] = set()
+        self.clock = ChainClock()
+        self._checks: dict[str, Callable[[TxManager], None]] = {}
+
+    def register_check(self, name: str, register: Callable[[TxManager], None]) -> None:
+        """A pre-send check that serves every venue of the chain (it reads the contract
+        from the intent), which a venue kind needs: `register` puts it on the chain's
+        manager once, when the manager is made (before any venue resumes), however many
+        venues ask for it by `name`."""
+        if name in self._checks:
+            return
+        self._checks[name] = register
+        if self._manager is not None:
+            register(self._manager)
 
     def attach(self, source: str) -> None:
         """`source` is a venue on this chain: the manager resumes once it has started."""
@@ -378,6 +394,8 @@ class ChainContext:
                     decoder=error_decoder(),
                     observer=self.observer,
                 )
+                for register in self._checks.values():
+                    register(self._manager)
             assert self._pool is not None
             self._users.add(source)
             return self._pool, self._manager, signer
@@ -457,6 +475,10 @@ class ChainWiring:
         self._settings = context.settings
         self._store = context.store
         context.attach(config.name)
+
+    @property
+    def clock(self) -> ChainClock:
+        return self._context.clock
 
     async def resume(self, source: str) -> None:
         await self._context.resume(source)
@@ -643,6 +665,7 @@ class RealityWiring(ChainWiring):
     def __init__(self, config: RealitySourceConfig, context: ChainContext) -> None:
         super().__init__(config, context)
         self._config = config
+        context.register_check(ARBITRATION_PREFIX, register_arbitration_check)
 
     async def __call__(self) -> RealityParts:  # type: ignore[override]
         settings, config = self._settings, self._config
@@ -660,11 +683,10 @@ class RealityWiring(ChainWiring):
                 f"market_sources[{config.name}].contract",
                 f"{reality.address} on chain {pool.chain_id}: {problem}",
             )
-        # Reopenings and arbitration requests left unfinished by a previous process are
-        # checked against the chain before anything is sent again (`manager.resume()`).
+        # Reopenings left unfinished by a previous process are checked against the chain
+        # before anything is sent again (`manager.resume()`); arbitration requests are by
+        # the chain's check (`register_check`).
         register_reopen_check(manager, reality.address)
-        if config.arbitration.request != "never" and config.arbitration.max_fee_wei:
-            ArbitrationRequester(manager, reality, max_fee=config.arbitration.max_fee_wei)
         checkpoints = DatabaseCheckpointStore(self._store)
         source = QuestionSource(
             pool,

@@ -85,6 +85,7 @@ from oracle.core.intents import (
     Action,
     Do,
     IntentEvent,
+    IntentState,
     Look,
     Observation,
     Receipt,
@@ -240,6 +241,52 @@ class TxManager:
         """Send (or resume) `request` and wait until it is final."""
         await self.send(request)
         return await self.wait(request.key)
+
+    async def submit_once(self, key: str, send: Callable[[], Awaitable[Intent]]) -> Intent:
+        """Do the action under `key` once, whatever crashes, restarts and replicas do: the
+        intent that carries it, once it ended (this signer's) or as it stands (another's).
+
+        * An intent recorded under `key` carries the action unless it reverted or failed
+          (`carrier`): nothing is built or sent; an unfinished one is followed, this
+          process's, an earlier one's (resumed) or another replica's.
+        * Otherwise `send()` builds the action and submits it under `key` (it may check
+          the chain, reserve a bond, approve a token, and submit again after a revert).
+        * When `send` finds the action held (`SubjectsHeld`: another replica's intent
+          under `key`, or another key's acting on the same subjects), the holder carries
+          it; when none holds it any longer, the error is raised (try again later).
+        * A carrier of this signer is waited for until it ends; another signer's is
+          returned as it stands, its signed transaction broadcast again if the node lost
+          it (`take_over`): the replica that recorded it may be dead."""
+        recorded = await self.carrier(key)
+        if recorded is not None:
+            return await self.take_over(recorded)
+        try:
+            intent = await send()
+        except SubjectsHeld as held:
+            holders = [await self._store.get(k) for k in dict.fromkeys(held.holders.values())]
+            holding = [h for h in holders if h is not None and h.state.holds_subjects]
+            if not holding:
+                raise
+            intent = holding[0]
+        return await self.take_over(intent)
+
+    async def carrier(self, key: str) -> Intent | None:
+        """The intent recorded under `key` that carries its action (None: sending under
+        `key` makes a new intent, one that may post a new bond). A reverted or failed
+        intent carries nothing: the action is tried again under the same key."""
+        recorded = await self._store.get(key)
+        if recorded is None or recorded.state in (IntentState.REVERTED, IntentState.FAILED):
+            return None
+        return recorded
+
+    async def take_over(self, intent: Intent) -> Intent:
+        """`intent` (one that carries an action) followed to its end when it is this
+        signer's; another signer's as it stands, relayed (`relay`) while unfinished."""
+        if intent.sender.lower() == self.address.lower():
+            return intent if intent.final else await self.wait(intent.key)
+        if not intent.final:
+            await self.relay(intent)
+        return intent
 
     async def send(self, request: TxRequest) -> Intent:
         """Record and broadcast `request` (or find its existing intent); do not wait.
