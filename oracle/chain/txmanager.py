@@ -11,6 +11,8 @@ How (see docs/chain.md for the long version):
 * Idempotency: `submit` with a key that already has an intent resumes or returns it;
   a new intent first runs the request's pre-send check (`already_done`) and is skipped
   when the action is already on-chain (unless the caller says it `just_checked`).
+  `submit_once` is the step every venue action takes: the intent that carries the action
+  (recorded under its key, or holding its subjects, of any replica), else a new one.
 * Subjects: a request names what it acts on (`subjects`); while another intent holds one
   of them (unfinished, or confirmed: `holders`), nothing is signed and `SubjectsHeld`
   names the holder. The store checks again atomically when it records the new intent, so
