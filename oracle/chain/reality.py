@@ -94,7 +94,6 @@ from oracle.errors import (
     DeploymentError,
     RevealMissed,
     TxError,
-    TxReverted,
 )
 from oracle.log import emit
 
@@ -1097,13 +1096,7 @@ class RealityAnswerer:
                 raise BondShortfall(key, self.reality.currency, posted, balance)
             if token is not None:
                 await self._approve_exactly(question, planned, posted)
-            try:
-                return await self.manager.submit(tx(just_checked=True))
-            except TxReverted:
-                # Its gas estimate reverted, nothing was sent: answered meanwhile?
-                if not await done():
-                    raise
-                return await self.manager.submit(tx(just_checked=False))
+            return await self.manager.submit_or_skip(tx(just_checked=True))
 
         # A round held by another intent (ours under this key in a replica, or our
         # commitment where an answer was asked for, or the reverse) is that intent's.

@@ -244,6 +244,17 @@ class TxManager:
         await self.send(request)
         return await self.wait(request.key)
 
+    async def submit_or_skip(self, request: TxRequest) -> Intent:
+        """`submit`; when the gas estimate reverts (nothing sent) and the request's
+        pre-send check now finds the action done (done meanwhile by someone else), it is
+        recorded as SKIPPED instead of raising `TxReverted`."""
+        try:
+            return await self.submit(request)
+        except TxReverted:
+            if request.already_done is None or not await request.already_done():
+                raise
+            return await self.submit(replace(request, just_checked=False))
+
     async def submit_once(self, key: str, send: Callable[[], Awaitable[Intent]]) -> Intent:
         """Do the action under `key` once, whatever crashes, restarts and replicas do: the
         intent that carries it, once it ended (this signer's) or as it stands (another's).

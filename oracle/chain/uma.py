@@ -70,7 +70,6 @@ from oracle.errors import (
     ChainError,
     NotWhitelisted,
     TxError,
-    TxReverted,
 )
 from oracle.log import emit
 
@@ -752,13 +751,7 @@ class UmaProposer:
         )
         await self.bonds.check_balance(key, view.currency, needed)
         async with self.bonds.allowance_for(view.currency, needed, purpose=key, recheck=recheck):
-            try:
-                return await self.manager.submit(tx(just_checked=True))
-            except TxReverted:
-                # Its gas estimate reverted, nothing was sent: moved on meanwhile?
-                if not await done():
-                    raise
-                return await self.manager.submit(tx(just_checked=False))
+            return await self.manager.submit_or_skip(tx(just_checked=True))
 
     async def _ended(self, request: RequestKey, intent: Intent) -> Proposal:
         """The proposal `intent` (ours: ended) made, with the request as it now stands."""

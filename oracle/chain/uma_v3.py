@@ -420,12 +420,7 @@ class UmaAsserter:
             )
 
         try:
-            try:
-                return await self.manager.submit(tx(just_checked=bool(to_send)))
-            except TxReverted:
-                if not await all_done():
-                    raise
-                return await self.manager.submit(tx(just_checked=False))
+            return await self.manager.submit_or_skip(tx(just_checked=bool(to_send)))
         finally:
             await held.aclose()  # the bond's allowance is no longer held for it
 
@@ -506,13 +501,7 @@ class UmaAsserter:
                 return await self.manager.submit(tx(just_checked=False))
             await self.bonds.check_balance(key, view.currency, view.bond)
             async with self.bonds.allowance_for(view.currency, view.bond, purpose=key):
-                try:
-                    return await self.manager.submit(tx(just_checked=True))
-                except TxReverted:
-                    # Its gas estimate reverted, nothing was sent: disputed meanwhile?
-                    if not await done():
-                        raise
-                    return await self.manager.submit(tx(just_checked=False))
+                return await self.manager.submit_or_skip(tx(just_checked=True))
 
         intent = await self.manager.submit_once(key, send)
         emit(
