@@ -266,7 +266,8 @@ class TxManager:
           the chain, reserve a bond, approve a token, and submit again after a revert).
         * When `send` finds the action held (`SubjectsHeld`: another replica's intent
           under `key`, or another key's acting on the same subjects), the holder carries
-          it; when none holds it any longer, the error is raised (try again later).
+          it: one intent that holds every subject the action names. When the subjects
+          are held in part (a batch) or by none any longer, the error is raised.
         * A carrier of this signer is waited for until it ends; another signer's is
           returned as it stands, its signed transaction broadcast again if the node lost
           it (`take_over`): the replica that recorded it may be dead."""
@@ -276,11 +277,13 @@ class TxManager:
         try:
             intent = await send()
         except SubjectsHeld as held:
-            holders = [await self._store.get(k) for k in dict.fromkeys(held.holders.values())]
-            holding = [h for h in holders if h is not None and h.state.holds_subjects]
-            if not holding:
-                raise
-            intent = holding[0]
+            carriers = set(held.holders.values())
+            if len(carriers) != 1 or set(held.holders) != set(held.subjects):
+                raise  # none, or only part of the action is held: no one intent carries it
+            holder = await self._store.get(carriers.pop())
+            if holder is None or not holder.state.holds_subjects:
+                raise  # let go meanwhile: the caller tries again later
+            intent = holder
         return await self.take_over(intent)
 
     async def carrier(self, key: str) -> Intent | None:
@@ -652,7 +655,7 @@ class TxManager:
             if holder.key != request.key
         }
         if held:
-            raise SubjectsHeld(request.key, held)
+            raise SubjectsHeld(request.key, held, request.subjects)
         if (
             request.already_done is not None
             and not request.just_checked
