@@ -559,8 +559,8 @@ def test_submit_once_sends_an_action_once_or_follows_what_carries_it(
     anvil_factory: AnvilFactory,
 ) -> None:
     """`submit_once`: a recorded intent carries its action (a dead replica's is relayed,
-    not signed again); an intent of another key holding the same subject carries it too;
-    only a reverted or failed one is tried again."""
+    not signed again); an intent of another key holding the same subject carries it too,
+    not one holding only part of a batch's; a reverted or failed one is tried again."""
     anvil = anvil_factory()
     store = InMemoryIntentStore()  # shared by two replicas with their own keys
     recorded = _recorded_unsent(store, anvil, "theirs")
@@ -587,6 +587,9 @@ def test_submit_once_sends_an_action_once_or_follows_what_carries_it(
             assert again == first
             other_key = await ours.submit_once("also", sending(ours, held("also", "question", 4)))
             assert other_key == first, "the subject's holder carries the action"
+            batch = TxRequest(key="batch", to=RECIPIENT, value=5, subjects=("question", "more"))
+            with pytest.raises(SubjectsHeld):  # held in part: no one intent carries it
+                await ours.submit_once("batch", sending(ours, batch))
 
             await store.put(
                 first.model_copy(
@@ -598,7 +601,7 @@ def test_submit_once_sends_an_action_once_or_follows_what_carries_it(
             assert retried.hashes != first.hashes
 
     asyncio.run(run())
-    assert built == ["mine", "also", "retry"], "built only where nothing carried the action"
+    assert built == ["mine", "also", "batch", "retry"], "built where nothing carried it"
     assert anvil.rpc("eth_getTransactionReceipt", recorded.latest.tx_hash)["status"] == "0x1"
     assert anvil.balance(RECIPIENT) == 9 + 3 + 2
     assert len(sender_txs(anvil, DEV_ADDRESSES[2])) == 2
