@@ -61,7 +61,7 @@ provider subclasses that SDK's own error, so the SDK neither retries nor wraps i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 
 class OracleError(Exception):
@@ -268,13 +268,17 @@ class TxReverted(TxError):
 class SubjectsHeld(TxError):
     """Another recorded intent (unfinished, or confirmed) acts on some of the subjects of
     the one being sent, so it must not be sent; `holders` maps each such subject to the
-    key of the intent that holds it. Nothing was recorded or sent."""
+    key of the intent that holds it, `subjects` are all the subjects the one being sent
+    names (by default: those held). Nothing was recorded or sent."""
 
-    def __init__(self, key: str, holders: Mapping[str, str]) -> None:
+    def __init__(
+        self, key: str, holders: Mapping[str, str], subjects: Sequence[str] | None = None
+    ) -> None:
         named = ", ".join(f"{s} by {k}" for s, k in sorted(holders.items()))
         super().__init__(f"{key}: already in another transaction: {named}")
         self.key = key
         self.holders = dict(holders)
+        self.subjects = tuple(holders) if subjects is None else tuple(subjects)
 
 
 class BondRefused(TxError):

@@ -351,7 +351,7 @@ class InMemoryIntentStore:
             if holder.key != intent.key
         }
         if taken:
-            raise SubjectsHeld(intent.key, taken)
+            raise SubjectsHeld(intent.key, taken, intent.subjects)
 
     def _holders(self, subjects: Collection[str]) -> dict[str, Intent]:
         wanted = set(subjects)

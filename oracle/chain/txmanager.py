@@ -11,6 +11,8 @@ How (see docs/chain.md for the long version):
 * Idempotency: `submit` with a key that already has an intent resumes or returns it;
   a new intent first runs the request's pre-send check (`already_done`) and is skipped
   when the action is already on-chain (unless the caller says it `just_checked`).
+  `submit_once` is the step every venue action takes: the intent that carries the action
+  (recorded under its key, or holding its subjects, of any replica), else a new one.
 * Subjects: a request names what it acts on (`subjects`); while another intent holds one
   of them (unfinished, or confirmed: `holders`), nothing is signed and `SubjectsHeld`
   names the holder. The store checks again atomically when it records the new intent, so
@@ -85,6 +87,7 @@ from oracle.core.intents import (
     Action,
     Do,
     IntentEvent,
+    IntentState,
     Look,
     Observation,
     Receipt,
@@ -240,6 +243,66 @@ class TxManager:
         """Send (or resume) `request` and wait until it is final."""
         await self.send(request)
         return await self.wait(request.key)
+
+    async def submit_or_skip(self, request: TxRequest) -> Intent:
+        """`submit`; when the gas estimate reverts (nothing sent) and the request's
+        pre-send check now finds the action done (done meanwhile by someone else), it is
+        recorded as SKIPPED instead of raising `TxReverted`."""
+        try:
+            return await self.submit(request)
+        except TxReverted:
+            if request.already_done is None or not await request.already_done():
+                raise
+            return await self.submit(replace(request, just_checked=False))
+
+    async def submit_once(self, key: str, send: Callable[[], Awaitable[Intent]]) -> Intent:
+        """Do the action under `key` once, whatever crashes, restarts and replicas do: the
+        intent that carries it, once it ended (this signer's) or as it stands (another's).
+
+        * An intent recorded under `key` carries the action unless it reverted or failed
+          (`carrier`): nothing is built or sent; an unfinished one is followed, this
+          process's, an earlier one's (resumed) or another replica's.
+        * Otherwise `send()` builds the action and submits it under `key` (it may check
+          the chain, reserve a bond, approve a token, and submit again after a revert).
+        * When `send` finds the action held (`SubjectsHeld`: another replica's intent
+          under `key`, or another key's acting on the same subjects), the holder carries
+          it: one intent that holds every subject the action names. When the subjects
+          are held in part (a batch) or by none any longer, the error is raised.
+        * A carrier of this signer is waited for until it ends; another signer's is
+          returned as it stands, its signed transaction broadcast again if the node lost
+          it (`take_over`): the replica that recorded it may be dead."""
+        recorded = await self.carrier(key)
+        if recorded is not None:
+            return await self.take_over(recorded)
+        try:
+            intent = await send()
+        except SubjectsHeld as held:
+            carriers = set(held.holders.values())
+            if len(carriers) != 1 or set(held.holders) != set(held.subjects):
+                raise  # none, or only part of the action is held: no one intent carries it
+            holder = await self._store.get(carriers.pop())
+            if holder is None or not holder.state.holds_subjects:
+                raise  # let go meanwhile: the caller tries again later
+            intent = holder
+        return await self.take_over(intent)
+
+    async def carrier(self, key: str) -> Intent | None:
+        """The intent recorded under `key` that carries its action (None: sending under
+        `key` makes a new intent, one that may post a new bond). A reverted or failed
+        intent carries nothing: the action is tried again under the same key."""
+        recorded = await self._store.get(key)
+        if recorded is None or recorded.state in (IntentState.REVERTED, IntentState.FAILED):
+            return None
+        return recorded
+
+    async def take_over(self, intent: Intent) -> Intent:
+        """`intent` (one that carries an action) followed to its end when it is this
+        signer's; another signer's as it stands, relayed (`relay`) while unfinished."""
+        if intent.sender.lower() == self.address.lower():
+            return intent if intent.final else await self.wait(intent.key)
+        if not intent.final:
+            await self.relay(intent)
+        return intent
 
     async def send(self, request: TxRequest) -> Intent:
         """Record and broadcast `request` (or find its existing intent); do not wait.
@@ -592,7 +655,7 @@ class TxManager:
             if holder.key != request.key
         }
         if held:
-            raise SubjectsHeld(request.key, held)
+            raise SubjectsHeld(request.key, held, request.subjects)
         if (
             request.already_done is not None
             and not request.just_checked

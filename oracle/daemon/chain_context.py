@@ -5,6 +5,7 @@ venue's wiring does the same way on it (`VenueWiring`). Made by the composition 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from oracle.chain.contracts import error_decoder
 from oracle.chain.keys import Signer, signer_from_settings
@@ -12,6 +13,7 @@ from oracle.chain.observer import SILENT, ChainObserver
 from oracle.chain.rpc import RpcPool
 from oracle.chain.settings import NamedChain
 from oracle.chain.txmanager import TxManager
+from oracle.daemon.chain_parts import ChainClock
 from oracle.daemon.settings import ChainSourceSettings
 from oracle.errors import ChainIdMismatch, RpcUnavailable, SetupError
 from oracle.store.intents import DatabaseIntentStore
@@ -31,8 +33,10 @@ class ChainContext:
     off the event loop; a password that does not unlock the keystore is not tried again
     at every poll), ONE transaction manager (one nonce sequence for the signer, its
     intents in the daemon's database) and with it the signer's bond budget per currency
-    (the database's bond ledger, keyed by chain, signer and currency). The chain's clock
-    and the signer's balance are read through its pool and manager.
+    (the database's bond ledger, keyed by chain, signer and currency), the chain's clock
+    (`ChainClock`: one block read per moment for all its venues) and the pre-send checks
+    that serve every venue of the chain (`register_check`). The signer's balance is read
+    through its manager.
 
     Venues attach by name when they are made (`attach`); the first to start opens the
     chain, each resumes once its pre-send checks are registered (the manager resumes the
@@ -62,6 +66,19 @@ class ChainContext:
         self._started: set[str] = set()
         self._resumed = False
         self._users: set[str] = set()
+        self.clock = ChainClock()
+        self._checks: dict[str, Callable[[TxManager], None]] = {}
+
+    def register_check(self, name: str, register: Callable[[TxManager], None]) -> None:
+        """A pre-send check that serves every venue of the chain (it reads the contract
+        from the intent), which a venue kind needs: `register` puts it on the chain's
+        manager once, when the manager is made (before any venue resumes), however many
+        venues ask for it by `name`."""
+        if name in self._checks:
+            return
+        self._checks[name] = register
+        if self._manager is not None:
+            register(self._manager)
 
     def attach(self, source: str) -> None:
         """`source` is a venue on this chain: the manager resumes once it has started."""
@@ -87,6 +104,8 @@ class ChainContext:
                     decoder=error_decoder(),
                     observer=self.observer,
                 )
+                for register in self._checks.values():
+                    register(self._manager)
             assert self._pool is not None
             self._users.add(source)
             return self._pool, self._manager, signer
@@ -165,6 +184,10 @@ class VenueWiring:
         self._settings = context.settings
         self._store = context.store
         context.attach(config.name)
+
+    @property
+    def clock(self) -> ChainClock:
+        return self._context.clock
 
     async def resume(self, source: str) -> None:
         await self._context.resume(source)

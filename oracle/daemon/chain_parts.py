@@ -33,7 +33,38 @@ from oracle.errors import ChainError, ResolverError, SetupError, SourceError, Tx
 from oracle.log import emit
 
 CLOCK_FRESH = 0.25
-"""Seconds a chain clock read is reused for (see `ChainConnection.now`)."""
+"""Seconds a chain clock read is reused for (see `ChainClock`)."""
+
+
+class ChainClock:
+    """A chain's clock: its latest block's timestamp, which the contracts' time checks
+    compare with before the next block is made. One per chain, shared by its venues.
+
+    Callers at once share one read, and a read younger than `CLOCK_FRESH` seconds is
+    reused: a block time read a moment ago is earlier than the chain's, so a time it says
+    has come has come (a market is never judged early by it), and a pass over many
+    markets of every venue on the chain costs one request rather than one each. A failed
+    read is not kept."""
+
+    def __init__(self) -> None:
+        self._read: asyncio.Task[float] | None = None
+        self._value: tuple[float, float] | None = None  # (read at, monotonic; time)
+
+    async def now(self, read: Callable[[], Awaitable[float]]) -> float:
+        """The block time, from the shared read, or from `read` (the calling venue's way
+        to reach the chain) when none is fresh or under way."""
+        cached = self._value
+        if cached is not None and time.monotonic() - cached[0] < CLOCK_FRESH:
+            return cached[1]
+        if self._read is None or self._read.done():
+            self._read = asyncio.ensure_future(self._fresh(read))
+        # Shielded: one caller cancelled must not cancel the read the others wait for.
+        return await asyncio.shield(self._read)
+
+    async def _fresh(self, read: Callable[[], Awaitable[float]]) -> float:
+        value = await read()
+        self._value = (time.monotonic(), value)
+        return value
 
 
 class Connected(Protocol):
@@ -56,7 +87,11 @@ class SharedChain(Protocol):
     venues on that chain (the composition root's wirings, on a chain context): it
     resumes the manager's unfinished intents once every venue of the chain has
     registered its pre-send checks, and closes the pool and the manager when the last
-    venue lets go of them. A plain callable's parts are the venue's own."""
+    venue lets go of them; its `clock` is the chain's, read once for all its venues. A
+    plain callable's parts (and clock) are the venue's own."""
+
+    @property
+    def clock(self) -> ChainClock: ...
 
     async def resume(self, source: str) -> None: ...
 
@@ -90,8 +125,7 @@ class ChainConnection(Generic[P]):
         self._lock = asyncio.Lock()
         self.parts: P | None = None
         self._start_problem: str | None = None
-        self._clock_read: asyncio.Task[float] | None = None
-        self._clock_value: tuple[float, float] | None = None  # (read at, monotonic; time)
+        self._clock = open_chain.clock if isinstance(open_chain, SharedChain) else ChainClock()
 
     async def start(self) -> None:
         """Connect (`open_chain`: the deployment on the expected chain, the signer
@@ -136,30 +170,16 @@ class ChainConnection(Generic[P]):
         return self.parts
 
     async def now(self) -> float:
-        """The chain's clock: its latest block's timestamp, which the contract's time
-        checks compare with before the next block is made.
-
-        Callers at once share one read, and a read younger than `CLOCK_FRESH` seconds is
-        reused: a block time read a moment ago is earlier than the chain's, so a time it
-        says has come has come (a market is never judged early by it), and a pass over
-        many markets costs one request rather than one each."""
-        cached = self._clock_value
-        if cached is not None and time.monotonic() - cached[0] < CLOCK_FRESH:
-            return cached[1]
-        if self._clock_read is None or self._clock_read.done():
-            self._clock_read = asyncio.ensure_future(self._read_clock())
-        # Shielded: one caller cancelled must not cancel the read the others wait for.
-        return await asyncio.shield(self._clock_read)
-
-    async def _read_clock(self) -> float:
+        """The chain's clock (`ChainClock`: shared by the venues of the chain)."""
         try:
-            parts = await self.ready()
-            block = await parts.pool.call("eth_getBlockByNumber", latest_block)
+            return await self._clock.now(self._block_time)
         except ChainError as error:
             raise ResolverError(f"source {self.source}: chain clock: {error}") from None
-        value = float(block["timestamp"])
-        self._clock_value = (time.monotonic(), value)
-        return value
+
+    async def _block_time(self) -> float:
+        parts = await self.ready()
+        block = await parts.pool.call("eth_getBlockByNumber", latest_block)
+        return float(block["timestamp"])
 
     def health(self) -> str | None:
         """None while the venue can reach the chain; else why not (`/readyz`, metrics)."""

@@ -111,7 +111,9 @@ class DatabaseIntentStore:
                 for subject, holder in self._holders(intent.subjects).items()
                 if holder.key != intent.key
             }
-            raise SubjectsHeld(intent.key, taken or dict.fromkeys(intent.subjects, "?")) from None
+            raise SubjectsHeld(
+                intent.key, taken or dict.fromkeys(intent.subjects, "?"), intent.subjects
+            ) from None
 
     @staticmethod
     def _write_subjects(session: Session, intent: Intent) -> None:
@@ -125,7 +127,7 @@ class DatabaseIntentStore:
         ).all()
         taken = {row.subject: row.intent_key for row in held if row.intent_key != intent.key}
         if taken:
-            raise SubjectsHeld(intent.key, taken)  # rolls the whole put back
+            raise SubjectsHeld(intent.key, taken, intent.subjects)  # rolls the put back
         mine = {row.subject for row in held}
         session.add_all(
             TxSubjectRow(subject=subject, intent_key=intent.key)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from web3 import Web3
 from oracle.chain.fees import GWEI
 from oracle.chain.intents import InMemoryIntentStore, Intent, IntentState
 from oracle.chain.revert import ErrorDecoder
-from oracle.chain.txmanager import TxRequest
+from oracle.chain.txmanager import TxManager, TxRequest
 from oracle.errors import SubjectsHeld, TxReverted
 from tests.anvil import DEV_ADDRESSES, DEV_KEYS, Anvil, AnvilFactory, dead_url
 from tests.chain.helpers import (
@@ -552,3 +553,55 @@ def test_another_signers_intent_is_relayed_never_driven(anvil_factory: AnvilFact
     assert receipt["from"].lower() == SENDER.lower()
     assert anvil.balance(RECIPIENT) == 9
     assert sender_txs(anvil, DEV_ADDRESSES[2]) == []
+
+
+def test_submit_once_sends_an_action_once_or_follows_what_carries_it(
+    anvil_factory: AnvilFactory,
+) -> None:
+    """`submit_once`: a recorded intent carries its action (a dead replica's is relayed,
+    not signed again); an intent of another key holding the same subject carries it too,
+    not one holding only part of a batch's; a reverted or failed one is tried again."""
+    anvil = anvil_factory()
+    store = InMemoryIntentStore()  # shared by two replicas with their own keys
+    recorded = _recorded_unsent(store, anvil, "theirs")
+    built: list[str] = []
+
+    def sending(manager: TxManager, request: TxRequest) -> Callable[[], Awaitable[Intent]]:
+        async def send() -> Intent:
+            built.append(request.key)
+            return await manager.submit(request)
+
+        return send
+
+    async def run() -> None:
+        async with manager_for(anvil.url, store=store, key=DEV_KEYS[2]) as ours:
+            carried = await ours.submit_once(
+                "theirs", sending(ours, held("theirs", "subject-of-theirs", 9))
+            )
+            assert carried.key == "theirs"
+            assert carried.sender.lower() == SENDER.lower()
+
+            first = await ours.submit_once("mine", sending(ours, held("mine", "question", 3)))
+            assert first.state == IntentState.CONFIRMED
+            again = await ours.submit_once("mine", sending(ours, held("mine", "question", 3)))
+            assert again == first
+            other_key = await ours.submit_once("also", sending(ours, held("also", "question", 4)))
+            assert other_key == first, "the subject's holder carries the action"
+            batch = TxRequest(key="batch", to=RECIPIENT, value=5, subjects=("question", "more"))
+            with pytest.raises(SubjectsHeld):  # held in part: no one intent carries it
+                await ours.submit_once("batch", sending(ours, batch))
+
+            await store.put(
+                first.model_copy(
+                    update={"key": "retry", "state": IntentState.REVERTED, "subjects": ()}
+                )
+            )
+            retried = await ours.submit_once("retry", sending(ours, transfer("retry", 2)))
+            assert retried.state == IntentState.CONFIRMED
+            assert retried.hashes != first.hashes
+
+    asyncio.run(run())
+    assert built == ["mine", "also", "batch", "retry"], "built where nothing carried it"
+    assert anvil.rpc("eth_getTransactionReceipt", recorded.latest.tx_hash)["status"] == "0x1"
+    assert anvil.balance(RECIPIENT) == 9 + 3 + 2
+    assert len(sender_txs(anvil, DEV_ADDRESSES[2])) == 2

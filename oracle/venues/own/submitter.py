@@ -244,7 +244,7 @@ class ProposalSubmitter:
         for _ in range(_RACES):
             plan = await self._plan([answer])
             if answer.question_id in plan.held:
-                return await self._carried(plan.held[answer.question_id])
+                return await self.manager.take_over(plan.held[answer.question_id])
             (_, round_), is_open = (plan.fresh or plan.closed)[0], bool(plan.fresh)
             # Not open: the pre-send check runs and records the intent as skipped.
             try:
@@ -308,19 +308,14 @@ class ProposalSubmitter:
         if wait:
             others = {c.key: c for c in carriers.values() if c is not None and c is not sent}
             ended = dict(
-                zip(others, await asyncio.gather(*map(self._carried, others.values())), strict=True)
+                zip(
+                    others,
+                    await asyncio.gather(*map(self.manager.take_over, others.values())),
+                    strict=True,
+                )
             )
             carriers = {q: ended.get(c.key, c) if c else None for q, c in carriers.items()}
         return carriers, sent
-
-    async def _carried(self, holder: Intent) -> Intent:
-        """An intent that holds a question: ours, once it ended; another signer's as it
-        stands (relayed, if the node lost its transaction: that replica may be gone)."""
-        if holder.sender.lower() == self.manager.address.lower():
-            return await self.manager.wait(holder.key)
-        if not holder.final:
-            await self.manager.relay(holder)
-        return holder
 
     async def _send_new(self, fresh: Sequence[tuple[Answer, int]]) -> Intent:
         """One transaction proposing each (answer, round): `propose` for one, else a batch."""
@@ -447,11 +442,5 @@ class ProposalSubmitter:
         )
 
     async def _submit_or_find(self, request: TxRequest) -> Intent:
-        """Submit `request`, or return the intent that already holds its subject."""
-        try:
-            return await self.manager.submit(request)
-        except SubjectsHeld:
-            holders = await self.manager.holders(request.subjects)
-            if not holders:
-                raise  # let go meanwhile: the caller tries again later
-            return await self._carried(next(iter(holders.values())))
+        """Submit `request`, or find the intent that already carries it (`submit_once`)."""
+        return await self.manager.submit_once(request.key, lambda: self.manager.submit(request))

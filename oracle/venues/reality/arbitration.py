@@ -39,7 +39,7 @@ from oracle.errors import (
     TxReverted,
 )
 from oracle.log import emit
-from oracle.venues.reality.binding import RealityETH, question_bytes
+from oracle.venues.reality.binding import QuestionView, RealityETH, question_bytes
 from oracle.venues.reality.rules import Phase
 
 logger = logging.getLogger(__name__)
@@ -78,6 +78,27 @@ class ArbitrationRequest:
         return self.intent.state == IntentState.CONFIRMED
 
 
+async def _moved_on(reality: RealityETH, qid: bytes, max_previous: int) -> bool:
+    """Whether a request for `qid` answered up to `max_previous` could no longer succeed."""
+    view = await reality.get_question(qid)
+    return view.phase != Phase.OPEN or view.bond != max_previous
+
+
+def register_arbitration_check(manager: TxManager) -> None:
+    """The pre-send check of arbitration requests found in the store after a restart,
+    for every Reality.eth contract on the manager's chain: the key names the contract,
+    the question and the round. Registered once per chain context when it makes the
+    chain's manager (before any venue resumes its intents); registering it again changes
+    nothing."""
+
+    async def done(intent: Intent) -> bool:
+        _, _, contract, question, max_previous = intent.key.rsplit(":", 4)
+        reality = RealityETH(manager.pool, contract)
+        return await _moved_on(reality, bytes.fromhex(question[2:]), int(max_previous))
+
+    manager.register_precheck(ARBITRATION_PREFIX, done)
+
+
 class ArbitrationRequester:
     """Requests arbitration of questions on one RealityETH_v3_0, through one `TxManager`."""
 
@@ -87,7 +108,6 @@ class ArbitrationRequester:
         self.manager = manager
         self.reality = reality
         self.max_fee = max_fee
-        manager.register_precheck(ARBITRATION_PREFIX, self._recorded_done)
 
     def key(self, qid: bytes | str, max_previous: int) -> str:
         where = f"{self.manager.chain_id}:{self.reality.address.lower()}"
@@ -99,17 +119,35 @@ class ArbitrationRequester:
         arbitrator = RealityArbitrator(self.manager.pool, view.arbitrator)
         return arbitrator.address, await arbitrator.dispute_fee(qid)
 
-    async def _done(self, qid: bytes, max_previous: int, reality: RealityETH | None = None) -> bool:
-        view = await (reality or self.reality).get_question(qid)
-        return view.phase != Phase.OPEN or view.bond != max_previous
+    async def _done(self, qid: bytes, max_previous: int) -> bool:
+        return await _moved_on(self.reality, qid, max_previous)
 
-    async def _recorded_done(self, intent: Intent) -> bool:
-        # After a restart: the key names the contract, the question and the round (the
-        # contract: venues on one chain share the manager, and this check, registered by
-        # the last of them, serves every Reality.eth contract's requests).
-        _, _, contract, question, max_previous = intent.key.rsplit(":", 4)
-        reality = RealityETH(self.manager.pool, contract)
-        return await self._done(bytes.fromhex(question[2:]), int(max_previous), reality)
+    async def _fee_to_pay(
+        self, question: bytes, view: QuestionView, arbitrator: RealityArbitrator, max_previous: int
+    ) -> int:
+        """The arbitrator's fee for a new request; `ArbitrationRefused` when the question
+        is not open, moved on since `max_previous`, or the fee is 0 or above the cap."""
+        if view.phase != Phase.OPEN:
+            raise ArbitrationRefused(f"0x{question.hex()}", f"it is {view.phase.value}")
+        if view.bond != max_previous:
+            raise ArbitrationRefused(
+                f"0x{question.hex()}",
+                f"it moved on (bond {max_previous} -> {view.bond} wei) since arbitration "
+                "was decided",
+            )
+        fee = await arbitrator.dispute_fee(question)
+        if fee == 0:
+            raise ArbitrationRefused(
+                f"0x{question.hex()}",
+                f"its arbitrator {arbitrator.address} charges no fee for it: it does not "
+                "arbitrate the question",
+            )
+        if fee > self.max_fee:
+            raise ArbitrationRefused(
+                f"0x{question.hex()}",
+                f"the arbitrator's fee {fee} wei is above the cap of {self.max_fee}",
+            )
+        return fee
 
     async def request(self, qid: bytes | str, max_previous: int) -> ArbitrationRequest:
         """Pay the question's arbitrator its fee to arbitrate `qid`, answered up to the bond
@@ -119,49 +157,36 @@ class ArbitrationRequester:
         recorded = await self.manager.intent(key)
         view = await self.reality.get_question(question)
         arbitrator = RealityArbitrator(self.manager.pool, view.arbitrator)
-        if recorded is not None:
-            fee = recorded.value
-        else:
-            if view.phase != Phase.OPEN:
-                raise ArbitrationRefused(f"0x{question.hex()}", f"it is {view.phase.value}")
-            if view.bond != max_previous:
-                raise ArbitrationRefused(
-                    f"0x{question.hex()}",
-                    f"it moved on (bond {max_previous} -> {view.bond} wei) since arbitration "
-                    "was decided",
-                )
-            fee = await arbitrator.dispute_fee(question)
-            if fee == 0:
-                raise ArbitrationRefused(
-                    f"0x{question.hex()}",
-                    f"its arbitrator {arbitrator.address} charges no fee for it: it does not "
-                    "arbitrate the question",
-                )
-            if fee > self.max_fee:
-                raise ArbitrationRefused(
-                    f"0x{question.hex()}",
-                    f"the arbitrator's fee {fee} wei is above the cap of {self.max_fee}",
-                )
 
         async def done() -> bool:
             return await self._done(question, max_previous)
 
-        try:
-            intent = await self.manager.submit(
-                TxRequest(
-                    key=key,
-                    to=arbitrator.address,
-                    data=arbitrator.encode("requestArbitration", question, max_previous),
-                    value=fee,
-                    already_done=done,
-                    just_checked=recorded is None,
-                    subjects=(key,),
+        async def send() -> Intent:
+            # A reverted or failed request is tried again with its fee, checked again
+            # before it is sent (not refused: the pre-send check records it done).
+            if recorded is not None:
+                fee = recorded.value
+            else:
+                fee = await self._fee_to_pay(question, view, arbitrator, max_previous)
+            try:
+                return await self.manager.submit(
+                    TxRequest(
+                        key=key,
+                        to=arbitrator.address,
+                        data=arbitrator.encode("requestArbitration", question, max_previous),
+                        value=fee,
+                        already_done=done,
+                        just_checked=recorded is None,
+                        subjects=(key,),
+                    )
                 )
-            )
-        except TxReverted as error:
-            raise ArbitrationRefused(
-                f"0x{question.hex()}", f"the request would revert: {error.error}"
-            ) from None
+            except TxReverted as error:
+                raise ArbitrationRefused(
+                    f"0x{question.hex()}", f"the request would revert: {error.error}"
+                ) from None
+
+        intent = await self.manager.submit_once(key, send)
+        fee = intent.value
         if intent.state not in (IntentState.CONFIRMED, IntentState.SKIPPED):
             raise TxError(f"{key}: ended {intent.state.value}: {intent.error}")
         emit(

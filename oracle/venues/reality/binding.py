@@ -75,9 +75,7 @@ from oracle.errors import (
     BondShortfall,
     DeploymentError,
     RevealMissed,
-    SubjectsHeld,
     TxError,
-    TxReverted,
 )
 from oracle.log import emit
 from oracle.venues.reality.rules import (
@@ -1056,34 +1054,28 @@ class RealityAnswerer:
                     )
                 planned = ours
         key = f"{prefix}{self._where()}:{_hex(question)}:{planned}"
-        recorded = await self.manager.intent(key)
-        if recorded is not None and recorded.state not in (
-            IntentState.REVERTED,
-            IntentState.FAILED,
-        ):
-            return await self._ended(question, recorded, planned)
         posted = minimum_next_bond(planned, view.min_bond) if bond is None else bond
-        data = await calldata(question, planned, posted)
 
         async def done() -> bool:
             return await self._round_over(question, planned)
 
-        def tx(just_checked: bool) -> TxRequest:
-            return TxRequest(
-                key=key,
-                to=self.reality.address,
-                data=data,
-                value=self.reality.value_of(posted),
-                already_done=done,
-                just_checked=just_checked,
-                subjects=(self.round_subject(question, planned),),
-            )
+        async def send() -> Intent:
+            data = await calldata(question, planned, posted)
 
-        try:
+            def tx(just_checked: bool) -> TxRequest:
+                return TxRequest(
+                    key=key,
+                    to=self.reality.address,
+                    data=data,
+                    value=self.reality.value_of(posted),
+                    already_done=done,
+                    just_checked=just_checked,
+                    subjects=(self.round_subject(question, planned),),
+                )
+
             if view.bond != planned:
                 # Someone answered since the caller planned: recorded, never sent.
-                intent = await self.manager.submit(tx(just_checked=False))
-                return await self._ended(question, intent, planned)
+                return await self.manager.submit(tx(just_checked=False))
             self._refuse_unless_open(view, posted)
             token = self.reality.bond_token
             balance = (
@@ -1104,22 +1096,11 @@ class RealityAnswerer:
                 raise BondShortfall(key, self.reality.currency, posted, balance)
             if token is not None:
                 await self._approve_exactly(question, planned, posted)
-            try:
-                intent = await self.manager.submit(tx(just_checked=True))
-            except TxReverted:
-                # Its gas estimate reverted, nothing was sent: answered meanwhile?
-                if not await done():
-                    raise
-                intent = await self.manager.submit(tx(just_checked=False))
-        except SubjectsHeld as held:
-            # This round is another intent's: ours under this key (a replica), or our
-            # commitment where an answer was asked for (or the reverse).
-            holder = await self.manager.intent(key)
-            for holder_key in held.holders.values():
-                holder = holder or await self.manager.intent(holder_key)
-            if holder is None:
-                raise
-            return await self._ended(question, holder, planned)
+            return await self.manager.submit_or_skip(tx(just_checked=True))
+
+        # A round held by another intent (ours under this key in a replica, or our
+        # commitment where an answer was asked for, or the reverse) is that intent's.
+        intent = await self.manager.submit_once(key, send)
         return await self._ended(question, intent, planned)
 
     def approve_key(self, qid: bytes | str, planned_bond: int, attempt: int = 0) -> str:
@@ -1146,8 +1127,8 @@ class RealityAnswerer:
         attempt = 0
         while True:  # the first key not yet used: a confirmed approval was spent since
             key = self.approve_key(question, planned, attempt)
-            recorded = await self.manager.intent(key)
-            if recorded is None or recorded.state in (IntentState.REVERTED, IntentState.FAILED):
+            recorded = await self.manager.carrier(key)
+            if recorded is None:
                 break
             if not recorded.final:
                 recorded = await self.manager.wait(key)
@@ -1201,8 +1182,6 @@ class RealityAnswerer:
             raise AnswerRefused(view.id_hex, f"the bond {bond} is above the cap of {self.max_bond}")
 
     async def _ended(self, question: bytes, intent: Intent, planned: int) -> AnswerOutcome:
-        if intent.sender.lower() == self.manager.address.lower() and not intent.final:
-            intent = await self.manager.wait(intent.key)
         view = await self.reality.get_question(question)
         standing = await self._standing(question) if view.bond else None
         outcome = AnswerOutcome(

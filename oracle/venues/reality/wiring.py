@@ -9,7 +9,7 @@ from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import MarketSource, Resolver
 from oracle.errors import SetupError
 from oracle.store.checkpoints import DatabaseCheckpointStore
-from oracle.venues.reality.arbitration import ArbitrationRequester
+from oracle.venues.reality.arbitration import ARBITRATION_PREFIX, register_arbitration_check
 from oracle.venues.reality.binding import QuestionSource, RealityAnswerer, reality_contract
 from oracle.venues.reality.reopen import register_reopen_check
 from oracle.venues.reality.settings import RealitySourceConfig
@@ -26,6 +26,7 @@ class RealityWiring(VenueWiring):
     def __init__(self, config: RealitySourceConfig, context: ChainContext) -> None:
         super().__init__(config, context)
         self._config = config
+        context.register_check(ARBITRATION_PREFIX, register_arbitration_check)
 
     async def __call__(self) -> RealityParts:
         settings, config = self._settings, self._config
@@ -43,11 +44,10 @@ class RealityWiring(VenueWiring):
                 f"market_sources[{config.name}].contract",
                 f"{reality.address} on chain {pool.chain_id}: {problem}",
             )
-        # Reopenings and arbitration requests left unfinished by a previous process are
-        # checked against the chain before anything is sent again (`manager.resume()`).
+        # Reopenings left unfinished by a previous process are checked against the chain
+        # before anything is sent again (`manager.resume()`); arbitration requests are by
+        # the chain's check (`register_check`).
         register_reopen_check(manager, reality.address)
-        if config.arbitration.request != "never" and config.arbitration.max_fee_wei:
-            ArbitrationRequester(manager, reality, max_fee=config.arbitration.max_fee_wei)
         checkpoints = DatabaseCheckpointStore(self._store)
         source = QuestionSource(
             pool,

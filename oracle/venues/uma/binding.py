@@ -70,9 +70,7 @@ from oracle.errors import (
     BondShortfall,
     ChainError,
     NotWhitelisted,
-    SubjectsHeld,
     TxError,
-    TxReverted,
 )
 from oracle.log import emit
 
@@ -509,8 +507,8 @@ class BondAccount:
         attempt = 0
         while True:  # the first approval for this bond not yet used up
             key = f"{base}:{attempt}"
-            recorded = await self.manager.intent(key)
-            if recorded is None or recorded.state in (IntentState.REVERTED, IntentState.FAILED):
+            recorded = await self.manager.carrier(key)
+            if recorded is None:
                 break
             if not recorded.final:
                 recorded = await self.manager.wait(key)
@@ -688,21 +686,12 @@ class UmaProposer:
         async def done() -> bool:
             return await self._not_requested(request)
 
-        recorded = await self.manager.intent(key)
-        if recorded is not None and recorded.state not in (
-            IntentState.REVERTED,
-            IntentState.FAILED,
-        ):
-            return await self._ended(request, recorded)
-        try:
-            intent = await self._send_bonded(
+        intent = await self.manager.submit_once(
+            key,
+            lambda: self._send_bonded(
                 request, RequestState.REQUESTED, key, data, done, recheck=recheck
-            )
-        except SubjectsHeld:
-            holder = await self.manager.intent(key)
-            if holder is None:
-                raise
-            return await self._ended(request, holder)
+            ),
+        )
         return await self._ended(request, intent)
 
     async def _send_bonded(
@@ -743,18 +732,10 @@ class UmaProposer:
         )
         await self.bonds.check_balance(key, view.currency, needed)
         async with self.bonds.allowance_for(view.currency, needed, purpose=key, recheck=recheck):
-            try:
-                return await self.manager.submit(tx(just_checked=True))
-            except TxReverted:
-                # Its gas estimate reverted, nothing was sent: moved on meanwhile?
-                if not await done():
-                    raise
-                return await self.manager.submit(tx(just_checked=False))
+            return await self.manager.submit_or_skip(tx(just_checked=True))
 
     async def _ended(self, request: RequestKey, intent: Intent) -> Proposal:
-        """The proposal once `intent` (ours: followed to the end) ended, with the request."""
-        if intent.sender.lower() == self.manager.address.lower() and not intent.final:
-            intent = await self.manager.wait(intent.key)
+        """The proposal `intent` (ours: ended) made, with the request as it now stands."""
         view = await self.oracle.get_request(request)
         proposal = Proposal(intent, view)
         ours = proposal.ours(self.manager.address)
@@ -809,23 +790,10 @@ class UmaProposer:
         async def done() -> bool:
             return await self.oracle.get_state(request) not in self.disputable
 
-        recorded = await self.manager.intent(key)
-        try:
-            if recorded is not None and recorded.state not in (
-                IntentState.REVERTED,
-                IntentState.FAILED,
-            ):
-                intent = recorded
-            else:
-                data = self.oracle.encode("disputePrice", *request.args)
-                intent = await self._send_bonded(request, RequestState.PROPOSED, key, data, done)
-        except SubjectsHeld:
-            holder = await self.manager.intent(key)
-            if holder is None:
-                raise
-            intent = holder
-        if intent.sender.lower() == self.manager.address.lower() and not intent.final:
-            intent = await self.manager.wait(intent.key)
+        data = self.oracle.encode("disputePrice", *request.args)
+        intent = await self.manager.submit_once(
+            key, lambda: self._send_bonded(request, RequestState.PROPOSED, key, data, done)
+        )
         emit(
             logger,
             logging.INFO,

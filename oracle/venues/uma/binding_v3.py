@@ -43,10 +43,10 @@ from hexbytes import HexBytes
 
 from oracle.chain.contracts import _Contract, load_artifact
 from oracle.chain.events import DecodedLog, EventDecoder, address_topic
-from oracle.chain.intents import Intent, IntentState
+from oracle.chain.intents import Intent
 from oracle.chain.rpc import Web3
 from oracle.chain.txmanager import TxManager, TxRequest
-from oracle.errors import SubjectsHeld, TxError, TxReverted
+from oracle.errors import TxError, TxReverted
 from oracle.log import emit
 from oracle.venues.uma.binding import (
     MAX_UINT256,
@@ -378,12 +378,12 @@ class UmaAsserter:
         return await self._assert(claims, ASSERT_BATCH_PREFIX + batch_key)
 
     async def _assert(self, claims: Sequence[Claim], key: str) -> list[Asserted]:
-        recorded = await self.manager.intent(key)
-        if recorded is not None and recorded.state not in (
-            IntentState.REVERTED,
-            IntentState.FAILED,
-        ):
-            return await self._ended(claims, recorded)
+        intent = await self.manager.submit_once(key, lambda: self._send_assertion(claims, key))
+        return await self._ended(claims, intent)
+
+    async def _send_assertion(self, claims: Sequence[Claim], key: str) -> Intent:
+        """Assert those of `claims` not yet on chain in one transaction under `key`, with
+        the balance checked and the allowance held for their bonds while it is sent."""
         done_already = await self.find(claims)
         to_send = [c for c in claims if c.text not in done_already]
         # Claims on-chain already are no subjects: the intent that asserted them holds them.
@@ -419,24 +419,11 @@ class UmaAsserter:
             )
 
         try:
-            try:
-                intent = await self.manager.submit(tx(just_checked=bool(to_send)))
-            except TxReverted:
-                if not await all_done():
-                    raise
-                intent = await self.manager.submit(tx(just_checked=False))
-        except SubjectsHeld:
-            holder = await self.manager.intent(key)
-            if holder is None:
-                raise
-            intent = holder
+            return await self.manager.submit_or_skip(tx(just_checked=bool(to_send)))
         finally:
             await held.aclose()  # the bond's allowance is no longer held for it
-        return await self._ended(claims, intent)
 
     async def _ended(self, claims: Sequence[Claim], intent: Intent) -> list[Asserted]:
-        if intent.sender.lower() == self.manager.address.lower() and not intent.final:
-            intent = await self.manager.wait(intent.key)
         found = await self.find(claims)
         results = [Asserted(intent, found.get(c.text)) for c in claims]
         for claim, result in zip(claims, results, strict=True):
@@ -507,34 +494,15 @@ class UmaAsserter:
                 subjects=(key,),
             )
 
-        recorded = await self.manager.intent(key)
-        try:
-            if recorded is not None and recorded.state not in (
-                IntentState.REVERTED,
-                IntentState.FAILED,
-            ):
-                intent = recorded
-            else:
-                view = await self.oracle.get_assertion(assertion_id)
-                if not view.disputable(await self.chain_time()):
-                    intent = await self.manager.submit(tx(just_checked=False))
-                else:
-                    await self.bonds.check_balance(key, view.currency, view.bond)
-                    async with self.bonds.allowance_for(view.currency, view.bond, purpose=key):
-                        try:
-                            intent = await self.manager.submit(tx(just_checked=True))
-                        except TxReverted:
-                            # Its gas estimate reverted, nothing was sent: disputed meanwhile?
-                            if not await done():
-                                raise
-                            intent = await self.manager.submit(tx(just_checked=False))
-        except SubjectsHeld:
-            holder = await self.manager.intent(key)
-            if holder is None:
-                raise
-            intent = holder
-        if intent.sender.lower() == self.manager.address.lower() and not intent.final:
-            intent = await self.manager.wait(intent.key)
+        async def send() -> Intent:
+            view = await self.oracle.get_assertion(assertion_id)
+            if not view.disputable(await self.chain_time()):
+                return await self.manager.submit(tx(just_checked=False))
+            await self.bonds.check_balance(key, view.currency, view.bond)
+            async with self.bonds.allowance_for(view.currency, view.bond, purpose=key):
+                return await self.manager.submit_or_skip(tx(just_checked=True))
+
+        intent = await self.manager.submit_once(key, send)
         emit(
             logger,
             logging.INFO,

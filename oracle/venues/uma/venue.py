@@ -67,7 +67,7 @@ from hexbytes import HexBytes
 from oracle.chain.checkpoint import CheckpointStore, InMemoryCheckpointStore
 from oracle.chain.contracts import load_artifact
 from oracle.chain.events import DecodedLog, EventDecoder, address_topic
-from oracle.chain.intents import BondBook, BondHold, Intent, IntentState
+from oracle.chain.intents import BondBook, BondHold, IntentState
 from oracle.chain.rpc import RpcPool, Web3
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
@@ -648,11 +648,11 @@ class UmaVenue(ConnectedVenue[UmaParts]):
             parts = await self._ready()
             proposer = parts.proposer
             intent_key = proposer.proposal_key(key)
-            recorded = await parts.manager.intent(intent_key)
+            new = await parts.manager.carrier(intent_key) is None
             view = await parts.oracle.get_request(key)
             holds: list[BondHold] = []
             recheck = None
-            if _new(recorded) and view.state == RequestState.REQUESTED:
+            if new and view.state == RequestState.REQUESTED:
                 # The managed oracle: the whitelist first (off it, nothing is approved or
                 # signed), then the bond it will really pull (the request manager's).
                 terms = await proposer.terms(key, view)
@@ -855,10 +855,10 @@ class UmaVenue(ConnectedVenue[UmaParts]):
             parts = await self._ready()
             us = parts.manager.address
             intent_key = parts.proposer.dispute_key(key)
-            recorded = await parts.manager.intent(intent_key)
+            new = await parts.manager.carrier(intent_key) is None
             view = await parts.oracle.get_request(key)
             holds: list[BondHold] = []
-            if _new(recorded):
+            if new:
                 moot = self._dispute_moot(key, view, price, us, parts.proposer.disputable)
                 if moot is not None:
                     emit(logger, logging.INFO, "uma.dispute_moot", source=self.name, reason=moot)
@@ -975,11 +975,6 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         except ChainError as error:
             raise chain_failure(self.name, error) from None
         return settled_reference(self.name, intent, f"request {key.id_hex} is not settleable yet")
-
-
-def _new(recorded: Intent | None) -> bool:
-    """Whether sending under this key makes a new intent (one that posts a new bond)."""
-    return recorded is None or recorded.state in (IntentState.REVERTED, IntentState.FAILED)
 
 
 async def _gas_price(w3: Web3) -> int:

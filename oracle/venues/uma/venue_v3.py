@@ -54,7 +54,7 @@ from hexbytes import HexBytes
 from oracle.chain.checkpoint import CheckpointStore
 from oracle.chain.contracts import load_artifact
 from oracle.chain.events import DecodedLog, EventDecoder, address_topic
-from oracle.chain.intents import BondBook, BondHold, Intent, IntentState
+from oracle.chain.intents import BondBook, BondHold, IntentState
 from oracle.chain.rpc import RpcPool
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
@@ -336,9 +336,9 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
             claim = await self._claim(parts, market, outcome, proof_checksum)
             named = await self._tokens.named(parts.pool, claim.currency)
             key = parts.asserter.assertion_key(claim)
-            recorded = await parts.manager.intent(key)
+            new = await parts.manager.carrier(key) is None
             holds: list[BondHold] = []
-            if _new(recorded) and not await parts.asserter.find([claim]):
+            if new and not await parts.asserter.find([claim]):
                 holds.append(await self._guard(parts, market, claim.currency, claim.bond))
             with parts.manager.bonded(key, holds):
                 asserted, batched = await self._assert(parts, claim)
@@ -544,9 +544,9 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
             parts = await self._ready()
             us = parts.manager.address
             key = parts.asserter.dispute_key(assertion_id)
-            recorded = await parts.manager.intent(key)
+            new = await parts.manager.carrier(key) is None
             holds: list[BondHold] = []
-            if _new(recorded):
+            if new:
                 view = await parts.oracle.get_assertion(assertion_id)
                 now = await self.now()
                 moot = _dispute_moot(assertion_id, view, outcome, us, now)
@@ -656,11 +656,6 @@ def _dispute_moot(
     if outcome == YES:
         return f"assertion {assertion_id}: the decided outcome is YES, its own; nothing was sent"
     return None
-
-
-def _new(recorded: Intent | None) -> bool:
-    """Whether sending under this key makes a new intent (one that posts a new bond)."""
-    return recorded is None or recorded.state in (IntentState.REVERTED, IntentState.FAILED)
 
 
 async def _one(asserter: UmaAsserter, claim: Claim) -> Asserted | BondRefused:
