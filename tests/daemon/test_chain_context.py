@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-import oracle.app
+import oracle.venues.reality.wiring as reality_wiring
 from oracle.app import open_store
 from oracle.chain.keys import LocalSigner
 from oracle.chain.settings import NamedChain
@@ -108,7 +108,7 @@ def test_the_arbitration_check_is_registered_once_per_chain_context(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     registered: list[TxManager] = []
-    monkeypatch.setattr(oracle.app, "register_arbitration_check", registered.append)
+    monkeypatch.setattr(reality_wiring, "register_arbitration_check", registered.append)
     context = _context(tmp_path)
     pool = _BlockCountingPool()
 
