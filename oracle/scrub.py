@@ -19,7 +19,9 @@ could carry it back:
 
 A secret is matched as written and in its URL-encoded and JSON-escaped forms; secrets
 shorter than `MIN_SECRET_CHARS` are not registered (they would scrub ordinary words).
-Matching is one regular expression of escaped literals: linear in the text.
+Matching is one regular expression of escaped literals: linear in the text. A dict, list
+or tuple is walked string by string only when its JSON text (written in C) shows a
+secret's JSON-escaped form: most values hold none, and are told so at once.
 """
 
 from __future__ import annotations
