@@ -34,6 +34,8 @@ NOISY_LOGGERS = (
 
 
 def emit(logger: logging.Logger, level: int, event: str, **fields: Any) -> None:
+    if not logger.isEnabledFor(level):
+        return  # nothing to scrub or format for a record that is not made
     fields = scrub_value(fields)  # a configured secret never reaches a record (oracle.scrub)
     text = " ".join(f"{name}={value}" for name, value in fields.items())
     logger.log(level, "%s %s", event, text, extra={"event": event, "fields": fields}, stacklevel=2)

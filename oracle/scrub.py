@@ -19,7 +19,9 @@ could carry it back:
 
 A secret is matched as written and in its URL-encoded and JSON-escaped forms; secrets
 shorter than `MIN_SECRET_CHARS` are not registered (they would scrub ordinary words).
-Matching is one regular expression of escaped literals: linear in the text.
+Matching is one regular expression of escaped literals: linear in the text. A dict, list
+or tuple is walked string by string only when its JSON text (written in C) shows a
+secret's JSON-escaped form: most values hold none, and are told so at once.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ class Scrubber:
     def __init__(self) -> None:
         self._secrets: set[str] = set()
         self._pattern: re.Pattern[str] | None = None
+        # Every secret's form as it reads inside a JSON string (`_may_hold_secret`).
+        self._in_json: re.Pattern[str] | None = None
         self._lock = threading.Lock()
 
     def add(self, *values: str | SecretStr | None) -> None:
@@ -69,6 +73,8 @@ class Scrubber:
                 return
             self._secrets |= fresh
             ordered = sorted(self._secrets, key=len, reverse=True)  # longest first
+            # Before `_pattern`: whoever sees the new secrets there sees them here too.
+            self._in_json = re.compile("|".join(re.escape(json.dumps(s)[1:-1]) for s in ordered))
             self._pattern = re.compile("|".join(re.escape(s) for s in ordered))
         install()
 
@@ -89,19 +95,46 @@ class Scrubber:
             return value
         if isinstance(value, str):
             return self.text(value)
+        if not self._may_hold_secret(value):
+            return value  # the common case, told without a walk in Python
+        return self._walked(value)
+
+    def _walked(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
         if isinstance(value, dict):
-            return {self.value(k): self.value(v) for k, v in value.items()}
+            return {self._walked(k): self._walked(v) for k, v in value.items()}
         if isinstance(value, list):
-            return [self.value(v) for v in value]
+            return [self._walked(v) for v in value]
         if isinstance(value, tuple):
-            return tuple(self.value(v) for v in value)
+            return tuple(self._walked(v) for v in value)
         return value
+
+    def _may_hold_secret(self, value: Any) -> bool:
+        """False only when no string inside `value` holds a secret: its JSON text (every
+        string inside dicts, lists and tuples, keys too, escaped character by character,
+        so a string holding a secret holds its escaped form) shows no secret's escaped
+        form. Whatever JSON cannot write (a tuple key, a cycle) is walked."""
+        in_json = self._in_json
+        if in_json is None:
+            return True
+        try:
+            text = json.dumps(value, default=_opaque)
+        except Exception:  # a key JSON cannot write, a cycle, an integer too long
+            return True
+        return in_json.search(text) is not None
 
     def clear(self) -> None:
         """Forget every secret (tests)."""
         with self._lock:
             self._secrets.clear()
             self._pattern = None
+            self._in_json = None
+
+
+def _opaque(_value: object) -> None:
+    """What `Scrubber.value` leaves as is (no dict, list, tuple or string): no text."""
+    return None
 
 
 SCRUBBER = Scrubber()

@@ -14,6 +14,8 @@ from urllib.parse import quote
 
 import pytest
 from aiohttp import web
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from oracle import scrub
 from oracle.agents.http import request_json
@@ -87,6 +89,55 @@ def secret() -> str:
     value = unique("sk-scrub")
     scrub.add(value)
     return value
+
+
+# Secrets JSON escapes (quotes, a backslash, a tab, non-ASCII, beyond the BMP), and a
+# plain one that is a prefix of another.
+_SECRETS = (
+    'k3y/with "quotes"&plus+',
+    "back\\slash\ttab-key",
+    "ключ-секрет-42",
+    "\U0001f511-emoji-key",
+    "sk-plain-123456",
+    "sk-plain-123456-longer",
+)
+_FORMS = tuple(f for s in _SECRETS for f in (s, quote(s, safe=""), json.dumps(s)[1:-1]))
+_FRAGMENTS = st.one_of(
+    st.text(max_size=4),
+    st.sampled_from(_FORMS),
+    st.sampled_from(_FORMS).map(lambda f: f[: len(f) // 2]),
+    st.sampled_from(_FORMS).map(lambda f: f[len(f) // 2 :]),
+    st.sampled_from(['"', "\\", "\n", "\x00", "\udc80", "é"]),
+)
+_STRINGS = st.lists(_FRAGMENTS, max_size=4).map("".join)
+_LEAVES = st.one_of(
+    _STRINGS,
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.booleans(),
+    st.none(),
+    st.binary(max_size=8),
+    st.frozensets(_STRINGS, max_size=2),
+)
+_VALUES = st.recursive(
+    _LEAVES,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.lists(inner, max_size=4).map(tuple),
+        st.dictionaries(st.one_of(_STRINGS, st.integers(), st.tuples(_STRINGS)), inner, max_size=4),
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=400)
+@given(_VALUES)
+def test_the_json_shortcut_scrubs_what_the_walk_scrubs(value: object) -> None:
+    """`Scrubber.value` skips the walk when the value's JSON text shows no secret: what it
+    returns is what the walk returns, whatever strings, keys and nesting the value has."""
+    scrubber = Scrubber()
+    scrubber.add(*_SECRETS)
+    assert scrubber.value(value) == scrubber._walked(value)
 
 
 def test_every_loggers_records_are_scrubbed(secret: str, caplog: pytest.LogCaptureFixture) -> None:

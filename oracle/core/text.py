@@ -56,7 +56,20 @@ def _hidden(char: str) -> bool:
     return unicodedata.category(char) in _REMOVED_CATEGORIES or bool(_INVISIBLE.match(char))
 
 
+# Printable ASCII, with line breaks and tabs: nothing in it is hidden (`_strip` keeps it
+# whole) and, without them, nothing needs an escape (`visible` shows it as is). Most text
+# is such; checking it at once spares a call per character.
+_PLAIN = re.compile(r"[\t\n\x20-\x7e]*")
+_SHOWN_AS_IS = re.compile(r"[\x20-\x7e]*")
+
+
 def _strip(text: str) -> tuple[str, int]:
+    if _PLAIN.fullmatch(text):
+        return text, 0
+    return _strip_each(text)
+
+
+def _strip_each(text: str) -> tuple[str, int]:
     kept = [char for char in text if not _hidden(char)]
     return "".join(kept), len(text) - len(kept)
 
@@ -118,6 +131,12 @@ def visible(text: str) -> str:
     """`text` for a terminal or a document: every line break, tab, control, format,
     private-use, unassigned or otherwise invisible character shown as its escape (`\\n`,
     `\\u202e`), so what is printed is one line and reads in its stored order."""
+    if _SHOWN_AS_IS.fullmatch(text):
+        return text
+    return _escaped_each(text)
+
+
+def _escaped_each(text: str) -> str:
     return "".join(char if _shown(char) else _escape(char) for char in text)
 
 

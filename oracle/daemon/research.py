@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from oracle.agents.base import ResearchAgent
-from oracle.core.models import AgentFailure, AgentResult, Market
+from oracle.core.models import AgentFailure, AgentResult, Market, ResearchSource
 from oracle.daemon.circuit import CircuitBreaker
 from oracle.errors import AgentError
 from oracle.scrub import SCRUBBER, scrub
@@ -135,17 +135,20 @@ def scrubbed(result: AgentResult) -> AgentResult:
     other agents in a debate and proved only scrubbed."""
     if not SCRUBBER.active:
         return result
-    sources = tuple(
-        source.model_copy(
-            update={
-                "url": scrub(source.url),
-                "title": scrub(source.title),
-                "quote": scrub(source.quote),
-            }
-        )
-        for source in result.sources
-    )
-    return result.model_copy(update={"reasoning": scrub(result.reasoning), "sources": sources})
+    sources = tuple(_scrubbed_source(source) for source in result.sources)
+    reasoning = scrub(result.reasoning)
+    if reasoning == result.reasoning and all(
+        new is old for new, old in zip(sources, result.sources, strict=True)
+    ):
+        return result  # nothing held a secret: no copy
+    return result.model_copy(update={"reasoning": reasoning, "sources": sources})
+
+
+def _scrubbed_source(source: ResearchSource) -> ResearchSource:
+    url, title, quote = scrub(source.url), scrub(source.title), scrub(source.quote)
+    if (url, title, quote) == (source.url, source.title, source.quote):
+        return source
+    return source.model_copy(update={"url": url, "title": title, "quote": quote})
 
 
 def _check(agent: ResearchAgent, market: Market, result: object) -> str | None:
