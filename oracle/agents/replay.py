@@ -17,6 +17,7 @@ keeps its standing answer.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -72,6 +73,54 @@ class _Recordings:
         return False, None
 
 
+@dataclass(frozen=True)
+class _Recording:
+    market_id: str
+    question: str  # its `question_key`
+    # Each agent's entry: its failure where one is recorded, else its first result.
+    answers: dict[str, _Entry]
+
+    @classmethod
+    def of(cls, recording: ConsensusInput) -> _Recording:
+        answers: dict[str, _Entry] = {}
+        for result in recording.results:
+            answers.setdefault(result.agent_id, result)
+        failures: dict[str, _Entry] = {}
+        for failure in recording.failures:
+            failures.setdefault(failure.agent_id, _Failed(failure.error))
+        return cls(recording.market.id, question_key(recording.market.question), answers | failures)
+
+
+class _Unreadable(Exception):
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(name, reason)
+        self.name, self.reason = name, reason
+
+
+# Each recording read, by the digest of its file's bytes: the replay agents of one daemon
+# share a directory (five agents over 1,000 recordings would parse 5,000 files at start),
+# and each keeps references to its own entries only, so a recording is parsed and held
+# once however many agents replay it; a file that changed is a new digest.
+_PARSED: dict[bytes, _Recording] = {}
+
+
+def _read_directory(directory: Path) -> list[_Recording]:
+    """The recordings in `directory`; `_Unreadable` naming the first that cannot be read."""
+    recordings = []
+    for path in sorted(directory.glob("*.json")):
+        try:
+            data = path.read_bytes()
+            digest = hashlib.blake2b(data, digest_size=20).digest()
+            recording = _PARSED.get(digest)
+            if recording is None:
+                recording = _Recording.of(parse_consensus_input(_taking_invalid(loads(data))))
+                _PARSED[digest] = recording
+        except (InputError, JsonError, OSError) as error:
+            raise _Unreadable(path.name, str(error)) from None
+        recordings.append(recording)
+    return recordings
+
+
 class ReplayAgent:
     kind = "replay"
 
@@ -103,23 +152,17 @@ class ReplayAgent:
         }
 
     def _load(self, directory: Path, shown_as: str = "") -> _Recordings:
+        try:
+            parsed = _read_directory(directory)
+        except _Unreadable as error:
+            where = shown_as + error.name
+            raise AgentError(f"replay agent {self.name}: {where}: {error.reason}") from None
         recordings = _Recordings()
-        for path in sorted(directory.glob("*.json")):
-            try:
-                recording = parse_consensus_input(_taking_invalid(loads(path.read_bytes())))
-            except (InputError, JsonError, OSError) as error:
-                where = shown_as + path.name
-                raise AgentError(f"replay agent {self.name}: {where}: {error}") from None
-            entry = self._entry(recording)
-            recordings.by_id[recording.market.id] = entry
-            recordings.by_question[question_key(recording.market.question)] = entry
+        for recording in parsed:
+            entry = recording.answers.get(self._replay_as)
+            recordings.by_id[recording.market_id] = entry
+            recordings.by_question[recording.question] = entry
         return recordings
-
-    def _entry(self, recording: ConsensusInput) -> _Entry:
-        for failure in recording.failures:
-            if failure.agent_id == self._replay_as:
-                return _Failed(failure.error)
-        return next((r for r in recording.results if r.agent_id == self._replay_as), None)
 
     async def _take_time(self) -> None:
         if self._latency or self._jitter:

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from oracle.agents import replay
 from oracle.agents.metrics import AgentMetrics
 from oracle.agents.replay import ReplayAgent
 from oracle.agents.settings import ReplayAgentConfig
 from oracle.app import build_agent
-from oracle.core.models import Market
+from oracle.core.models import ConsensusInput, Market
 from oracle.daemon.research import _check
 from oracle.errors import AgentError
 from oracle.testing import consensus_document, result_dict
@@ -93,3 +94,27 @@ def test_a_recorded_invalid_is_replayed_and_judged_against_the_live_market(
     problem = _check(agent, refuses, asyncio.run(agent.research(refuses)))
     assert problem is not None
     assert "unknown outcome 'INVALID'" in problem
+
+
+def test_agents_over_one_directory_parse_each_recording_once_and_a_changed_one_again(
+    recordings: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parsed: list[str] = []
+    parse = replay.parse_consensus_input
+
+    def counting(document: object) -> ConsensusInput:
+        result = parse(document)
+        parsed.append(result.market.id)
+        return result
+
+    monkeypatch.setattr(replay, "_PARSED", {})
+    monkeypatch.setattr(replay, "parse_consensus_input", counting)
+    alpha, beta = ReplayAgent("alpha", recordings), ReplayAgent("beta", recordings)
+    assert parsed == ["m-7"]
+    assert asyncio.run(alpha.research(market())).outcome == "YES"
+    assert asyncio.run(beta.research(market())).outcome == "NO"
+
+    document = consensus_document([result_dict("alpha", "NO", 0.9, 5)], market_id="m-7")
+    (recordings / "m-7.json").write_text(json.dumps(document))
+    assert asyncio.run(ReplayAgent("alpha", recordings).research(market("m-7"))).outcome == "NO"
+    assert parsed == ["m-7", "m-7"]
