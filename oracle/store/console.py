@@ -525,7 +525,7 @@ class ConsoleRecords(Transactions):
                         "kind": body["kind"],
                         "review": body["review"],
                         "body": dict(body),
-                        "state": "pending",
+                        "status": "pending",
                         "attempts": 0,
                         "next_attempt_at": now,
                         "last_error": "",
@@ -544,7 +544,7 @@ class ConsoleRecords(Transactions):
                 core_select(
                     _NOTICE.c.id, _NOTICE.c.body, _NOTICE.c.attempts, _NOTICE.c.next_attempt_at
                 )
-                .where(_NOTICE.c.state == "pending", _NOTICE.c.next_attempt_at <= now)
+                .where(_NOTICE.c.status == "pending", _NOTICE.c.next_attempt_at <= now)
                 .order_by(_NOTICE.c.next_attempt_at, _NOTICE.c.id)
                 .limit(limit)
             ).all()
@@ -553,7 +553,7 @@ class ConsoleRecords(Transactions):
                     update(_NOTICE)
                     .where(
                         _NOTICE.c.id == row.id,
-                        _NOTICE.c.state == "pending",
+                        _NOTICE.c.status == "pending",
                         _NOTICE.c.next_attempt_at == row.next_attempt_at,
                     )
                     .values(next_attempt_at=now + hold_seconds, attempts=row.attempts + 1)
@@ -567,14 +567,14 @@ class ConsoleRecords(Transactions):
             connection.execute(
                 update(_NOTICE)
                 .where(_NOTICE.c.id == notice_id)
-                .values(state="sent", finished_at=self.clock(), last_error="")
+                .values(status="sent", finished_at=self.clock(), last_error="")
             )
 
     def notice_failed(self, notice_id: int, error: str, retry_at: float | None) -> None:
         """A failed POST: try again at `retry_at`, or (None) give the notice up."""
         values: dict[str, Any] = {"last_error": error[:200]}
         if retry_at is None:
-            values |= {"state": "given_up", "finished_at": self.clock()}
+            values |= {"status": "given_up", "finished_at": self.clock()}
         else:
             values["next_attempt_at"] = retry_at
         with self._writing() as connection:
@@ -587,7 +587,7 @@ class ConsoleRecords(Transactions):
                 session.connection()
                 .execute(
                     core_select(func.count(), func.min(_NOTICE.c.next_attempt_at)).where(
-                        _NOTICE.c.state == "pending"
+                        _NOTICE.c.status == "pending"
                     )
                 )
                 .one()

@@ -348,17 +348,17 @@ class ConsoleAuditRow(SQLModel, table=True):
 class ConsoleNoticeRow(SQLModel, table=True):
     """A per-person notification (`oracle.console.notify`), recorded before it is sent so
     a failed POST is retried and a restarted console sends what is still pending.
-    `state`: pending, sent or given_up; `attempts`: POSTs begun; `last_error`: why the
+    `status`: pending, sent or given_up; `attempts`: POSTs begun; `last_error`: why the
     last one failed (an error's type or an HTTP status, never the URL)."""
 
     __tablename__ = "console_notice"
-    __table_args__ = (Index("ix_console_notice_due", "state", "next_attempt_at"),)
+    __table_args__ = (Index("ix_console_notice_due", "status", "next_attempt_at"),)
 
     id: int | None = Field(default=None, primary_key=True)
     kind: str = Field(max_length=32)
     review: int
     body: dict[str, Any] = Field(sa_column=Column(JSON, nullable=False))
-    state: str = Field(max_length=16)
+    status: str = Field(max_length=16)
     attempts: int = 0
     next_attempt_at: float
     last_error: str = Field(default="", max_length=200)

@@ -187,7 +187,7 @@ def test_a_failing_receiver_is_tried_again_with_back_off_until_it_accepts_then_n
 
     asyncio.run(main())
     [row] = store.notices()
-    assert (row["state"], row["attempts"], row["last_error"]) == ("sent", 4, "")
+    assert (row["status"], row["attempts"], row["last_error"]) == ("sent", 4, "")
     assert counted(metrics) == {"sent": 1, "failed": 3, "given_up": 0, "refused": 0}
     failures = [r for r in caplog.records if r.getMessage().startswith("console.notify_failed")]
     waits = [float(r.getMessage().split("retry_in=")[1].split()[0]) for r in failures]
@@ -211,7 +211,7 @@ def test_an_unreachable_receiver_is_given_up_after_the_configured_attempts(
 
     asyncio.run(main())
     [row] = store.notices()
-    assert (row["state"], row["attempts"]) == ("given_up", 3)
+    assert (row["status"], row["attempts"]) == ("given_up", 3)
     assert row["last_error"] == "ClientConnectorError"
     assert counted(metrics) == {"sent": 0, "failed": 2, "given_up": 1, "refused": 0}
     events = [r.getMessage().split(" ", 1)[0] for r in caplog.records]
@@ -237,7 +237,7 @@ def test_a_refusal_is_not_tried_again(store: Store, caplog: pytest.LogCaptureFix
 
     asyncio.run(main())
     [row] = store.notices()
-    assert (row["state"], row["attempts"], row["last_error"]) == ("given_up", 1, "HTTP 400")
+    assert (row["status"], row["attempts"], row["last_error"]) == ("given_up", 1, "HTTP 400")
     assert counted(metrics) == {"sent": 0, "failed": 0, "given_up": 0, "refused": 1}
     events = [r.getMessage().split(" ", 1)[0] for r in caplog.records]
     assert events == ["console.notify_refused"]
@@ -291,7 +291,7 @@ def test_a_notice_pending_when_the_console_stops_is_sent_after_it_starts_again(
 
     asyncio.run(first_run())
     [row] = store.notices()
-    assert row["state"] == "pending"
+    assert row["status"] == "pending"
     assert store.review(review_id).claimed_by == "rita"
 
     async def second_run() -> None:
@@ -313,4 +313,4 @@ def test_a_notice_pending_when_the_console_stops_is_sent_after_it_starts_again(
 
     asyncio.run(second_run())
     [row] = store.notices()
-    assert row["state"] == "sent"
+    assert row["status"] == "sent"

@@ -50,7 +50,7 @@ def test_the_notices_table_joins_a_database_of_the_previous_schema(database_url:
         store.notice_failed(second, "HTTP 503", retry_at=None)
         assert store.pending_notices() == (0, None)
         assert store.take_due_notices(35.0, 10) == []
-        states = [(n["state"], n["attempts"], n["last_error"]) for n in store.notices()]
+        states = [(n["status"], n["attempts"], n["last_error"]) for n in store.notices()]
         assert states == [("sent", 1, ""), ("given_up", 2, "HTTP 503")]
     finally:
         engine.dispose()

@@ -25,7 +25,7 @@ def upgrade() -> None:
         sa.Column("kind", sqlmodel.sql.sqltypes.AutoString(length=32), nullable=False),
         sa.Column("review", sa.Integer(), nullable=False),
         sa.Column("body", sa.JSON(), nullable=False),
-        sa.Column("state", sqlmodel.sql.sqltypes.AutoString(length=16), nullable=False),
+        sa.Column("status", sqlmodel.sql.sqltypes.AutoString(length=16), nullable=False),
         sa.Column("attempts", sa.Integer(), nullable=False),
         sa.Column("next_attempt_at", sa.Float(), nullable=False),
         sa.Column("last_error", sqlmodel.sql.sqltypes.AutoString(length=200), nullable=False),
@@ -34,7 +34,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id"),
     )
     with op.batch_alter_table("console_notice") as batch:
-        batch.create_index("ix_console_notice_due", ["state", "next_attempt_at"], unique=False)
+        batch.create_index("ix_console_notice_due", ["status", "next_attempt_at"], unique=False)
 
 
 def downgrade() -> None:
