@@ -39,7 +39,7 @@ from tests.deploy.helpers import (
     RULES,
     all_rules,
     find_tool,
-    http_json,
+    prometheus_query,
 )
 from tests.deploy.test_alertmanager import Sink, alertmanager_program, start_alertmanager
 from tests.deploy.test_live_stack import start_prometheus, stop, wait_for
@@ -107,9 +107,17 @@ class Daemon:
     def __init__(self, tmp: Path, port: int) -> None:
         self.tmp, self.port = tmp, port
         self.go, self.done, self.stop = threading.Event(), threading.Event(), threading.Event()
+        # Set with `stop` when the test ends early: the pass must not start, and the thread
+        # waiting on `go` must end, or the interpreter waits for it at exit forever.
+        self.abandoned = False
         self.dispute_seen: float | None = None
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._main, daemon=True)
+
+    def abandon(self) -> None:
+        self.abandoned = not self.go.is_set()
+        self.stop.set()
+        self.go.set()
 
     def _main(self) -> None:
         try:
@@ -129,6 +137,8 @@ class Daemon:
             await web.TCPSite(runner, "127.0.0.1", self.port).start()
             try:
                 await asyncio.to_thread(self.go.wait)
+                if self.abandoned:
+                    return
                 daemon.resolvers["venue"] = Disputing(daemon.resolvers["venue"])  # type: ignore[assignment]
                 await daemon.run_once()
                 row = daemon.store.get_market("venue:agree")
@@ -191,9 +201,7 @@ def test_a_dispute_reaches_the_webhook_within_the_documented_time(tmp_path: Path
             prometheus_url = f"http://127.0.0.1:{prometheus_port}"
             wait_for(
                 "a scrape of the idle daemon",
-                lambda: http_json(f"{prometheus_url}/api/v1/query?query=up%3D%3D1")[1]["data"][
-                    "result"
-                ],
+                lambda: prometheus_query(prometheus_url, "up == 1").get("data", {}).get("result"),
                 30,
                 logs,
             )
@@ -207,7 +215,7 @@ def test_a_dispute_reaches_the_webhook_within_the_documented_time(tmp_path: Path
             )
             arrived = time.time()
         finally:
-            daemon.stop.set()
+            daemon.abandon()
             daemon.thread.join(30)
             prometheus_code = stop(prometheus)
             manager_code = stop(manager.process)
