@@ -2,6 +2,10 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
+import threading
+import time
+import traceback
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -107,3 +111,26 @@ def anvil_factory(tmp_path: Path) -> Iterator[AnvilFactory]:
 def anvil(anvil_factory: AnvilFactory) -> Anvil:
     """An automining anvil."""
     return anvil_factory()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A thread a test left behind must not keep the run alive after its summary.
+
+    The interpreter joins every non-daemon thread at exit (asyncio's `to_thread` workers
+    among them), so one test's thread blocked on an event that its failure never set held
+    CI until its 90-minute limit. A watchdog gives the exit a minute, then names the threads
+    still running and ends the run failed.
+    """
+
+    def watch() -> None:
+        time.sleep(60)
+        frames = sys._current_frames()
+        for thread in threading.enumerate():
+            if thread is threading.current_thread() or thread is threading.main_thread():
+                continue
+            print(f"\nthread left running after the tests: {thread.name}", file=sys.stderr)
+            traceback.print_stack(frames.get(thread.ident or 0), file=sys.stderr)
+        sys.stderr.flush()
+        os._exit(3)
+
+    threading.Thread(target=watch, name="exit-watchdog", daemon=True).start()
