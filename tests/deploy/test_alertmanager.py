@@ -25,7 +25,6 @@ import shutil
 import subprocess
 import threading
 import time
-import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -45,6 +44,7 @@ from tests.deploy.helpers import (
     RULES,
     find_tool,
     http_json,
+    prometheus_query,
 )
 from tests.deploy.test_live_stack import (
     CONTESTED,
@@ -595,9 +595,7 @@ def delivery(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Delivery]:
             scraped = 'count_over_time(up{job="oracle"}[1m]) >= 2 and up{job="oracle"} == 1'
             wait_for(
                 "two scrapes of the idle daemon",
-                lambda: http_json(
-                    f"{prometheus_url}/api/v1/query?query=" + urllib.parse.quote(scraped)
-                )[1]["data"]["result"],
+                lambda: prometheus_query(prometheus_url, scraped).get("data", {}).get("result"),
                 30,
                 logs,
             )
