@@ -390,16 +390,7 @@ class RequestSource:
         self, handler: Callable[[list[PriceRequest]], Awaitable[None]] | None = None
     ) -> list[PriceRequest]:
         """New requests since the last poll; `handler` runs before the checkpoint moves."""
-        found: list[PriceRequest] = []
-
-        async def wrapped(logs: list[DecodedLog]) -> None:
-            requests = [r for r in map(PriceRequest.from_log, logs) if self._wanted(r)]
-            if requests and handler is not None:
-                await handler(requests)
-            found.extend(requests)
-
-        await self.scanner.poll(wrapped)
-        return found
+        return await self.scanner.poll_parsed(PriceRequest.from_log, handler, self._wanted)
 
 
 # --- proposing and settling -----------------------------------------------------------------
