@@ -43,6 +43,12 @@ def log_position(log: DecodedLog) -> str:
     return f"{log.tx_hash}:{log.log_index}"
 
 
+def scan_name(source: str, chain_id: int, contract: str) -> str:
+    """The name a venue's scan of `contract` keeps its checkpoint under: one per source,
+    chain and contract, so a source pointed at another chain or contract starts afresh."""
+    return f"{source}:{chain_id}:{contract.lower()}"
+
+
 class LogScanner:
     def __init__(
         self,

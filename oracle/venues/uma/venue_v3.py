@@ -56,7 +56,7 @@ from oracle.chain.contracts import load_artifact
 from oracle.chain.events import DecodedLog, EventDecoder, address_topic
 from oracle.chain.intents import BondHold, IntentState
 from oracle.chain.rpc import RpcPool
-from oracle.chain.scanner import LogScanner
+from oracle.chain.scanner import LogScanner, scan_name
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager
 from oracle.core.bonds import BondCaps, to_units
@@ -219,7 +219,7 @@ class UmaV3Venue(UmaBondVenue[UmaV3Parts]):
             address=parts.oracle.address,
             decoder=EventDecoder(load_artifact(OPTIMISTIC_ORACLE_V3).abi, "AssertionMade"),
             checkpoints=parts.checkpoints,
-            name=f"{self.name}:{parts.pool.chain_id}:{parts.oracle.address.lower()}",
+            name=scan_name(self.name, parts.pool.chain_id, parts.oracle.address),
             settings=parts.scanner_settings,
             start_block=parts.start_block,
             # Only asserters named: the node filters (asserter is indexed); else we do.
