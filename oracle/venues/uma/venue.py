@@ -634,12 +634,7 @@ class UmaVenue(UmaBondVenue[UmaParts]):
     async def propose(self, market: MarketRef, outcome: str, proof_checksum: str) -> Receipt:
         """Propose the price of `outcome` on the market's request, once (see the module
         docstring); the proof checksum stays with the market: OOv2 has no place for it."""
-        key = request_key(market.details)
-        try:
-            question = key.question()
-            price = question.price_for(outcome, allow_too_early=self.config.allow_too_early)
-        except AncillaryDataError as error:
-            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        key, question, price = self._priced(market, outcome)
         try:
             parts = await self._ready()
             proposer = parts.proposer
@@ -677,6 +672,17 @@ class UmaVenue(UmaBondVenue[UmaParts]):
         except ChainError as error:
             raise chain_failure(self.name, error) from None
         return self._receipt(parts, key, question, proposal, outcome=outcome, price=price)
+
+    def _priced(self, market: MarketRef, outcome: str) -> tuple[RequestKey, AncillaryQuestion, int]:
+        """The market's request, its question and the price that says `outcome`; a
+        ResolverError, not retried, when its ancillary data cannot say it."""
+        key = request_key(market.details)
+        try:
+            question = key.question()
+            price = question.price_for(outcome, allow_too_early=self.config.allow_too_early)
+        except AncillaryDataError as error:
+            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        return key, question, price
 
     async def _second_opinion_only(
         self,
@@ -815,12 +821,7 @@ class UmaVenue(UmaBondVenue[UmaParts]):
                 f"source {self.name}: dispute is {self.config.dispute}: nothing is disputed",
                 retryable=False,
             )
-        key = request_key(market.details)
-        try:
-            question = key.question()
-            price = question.price_for(outcome, allow_too_early=self.config.allow_too_early)
-        except AncillaryDataError as error:
-            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        key, _, price = self._priced(market, outcome)
         try:
             parts = await self._ready()
             us = parts.manager.address
