@@ -547,17 +547,23 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         template = int(details["template_id"])
         return parse_question(template, details["text"], templates={template})
 
+    def _encoded(self, market: MarketRef, outcome: str) -> tuple[RealityQuestion, bytes]:
+        """The market's question and `outcome` as its answer (bytes32); a ResolverError,
+        not retried, when the question cannot take it."""
+        try:
+            question = self._question(market.details)
+            answer = encode_value(question, outcome, allow_too_soon=self.config.allow_unresolved)
+        except RealityQuestionError as error:
+            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        return question, answer
+
     async def propose(self, market: MarketRef, outcome: str, proof_checksum: str) -> Receipt:
         """Answer `outcome` on the market's question, once per round (see the module
         docstring); the proof checksum stays with the market: Reality.eth has no place
         for it."""
         market = await self._following(market)
         qid = market.details["question_id"]
-        try:
-            question = self._question(market.details)
-            answer = encode_value(question, outcome, allow_too_soon=self.config.allow_unresolved)
-        except RealityQuestionError as error:
-            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        question, answer = self._encoded(market, outcome)
         try:
             parts = await self._ready()
             # A round someone else took first (caught before sending, or by max_previous)
@@ -832,11 +838,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
                 retryable=False,
             )
         qid = market.details["question_id"]
-        try:
-            question = self._question(market.details)
-            answer = encode_value(question, outcome, allow_too_soon=self.config.allow_unresolved)
-        except RealityQuestionError as error:
-            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        question, answer = self._encoded(market, outcome)
         try:
             parts = await self._ready()
             us = parts.manager.address
@@ -1399,11 +1401,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
                 f"source {self.name}: arbitration.request is never: no arbitration is requested",
                 retryable=False,
             )
-        try:
-            question = self._question(market.details)
-            answer = encode_value(question, outcome, allow_too_soon=self.config.allow_unresolved)
-        except RealityQuestionError as error:
-            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        question, answer = self._encoded(market, outcome)
         planned = int(market.submission.get("bond_seen", 0))
         try:
             parts = await self._ready()
