@@ -429,21 +429,11 @@ class UmaVenue(UmaBondVenue[UmaParts]):
             else venue_window(float(key.timestamp), "the request's timestamp"),
             outcomes=outcomes,
             details={
-                "oracle": self._oracle_address(),
-                "request_id": key.id_hex,
-                "requester": key.requester,
-                "identifier": key.identifier_name,
-                "timestamp": key.timestamp,
-                "ancillary_data": HexBytes(key.ancillary_data).to_0x_hex(),
+                **self._request_details(request, view),
                 "initializer": question.initializer,
-                "currency": request.currency,
-                "reward": str(request.reward),
-                "bond": str(view.bond),
-                "final_fee": str(request.final_fee),
                 "prices": {
                     outcome_name(o.meaning, o.label): str(o.price) for o in question.options
                 },
-                "question_key": shared,
                 "reask_of": None if earlier is None else f"{self.name}:{earlier.key.id_hex}",
                 "disputed_proposal": None
                 if earlier is None
@@ -452,13 +442,31 @@ class UmaVenue(UmaBondVenue[UmaParts]):
                     "disputer": earlier.disputer,
                     "ours": earlier.proposer.lower() == us.lower(),
                 },
-                "block_number": request.block_number,
-                "tx_hash": request.tx_hash,
                 # Counted on by discovery (`oracle.core.markets.clean_spec`).
                 **({HIDDEN_CHARACTERS: question.hidden} if question.hidden else {}),
             },
             awaits_settlement=self.config.settle,
         )
+
+    def _request_details(self, request: PriceRequest, view: RequestView) -> dict[str, Any]:
+        """What a request's market records of it, readable or not: where and by whom it
+        was asked, what it pays and bonds, and the key its question's every request shares."""
+        key = request.key
+        return {
+            "oracle": self._oracle_address(),
+            "request_id": key.id_hex,
+            "requester": key.requester,
+            "identifier": key.identifier_name,
+            "timestamp": key.timestamp,
+            "ancillary_data": HexBytes(key.ancillary_data).to_0x_hex(),
+            "currency": request.currency,
+            "reward": str(request.reward),
+            "bond": str(view.bond),
+            "final_fee": str(request.final_fee),
+            "question_key": question_key(key),
+            "block_number": request.block_number,
+            "tx_hash": request.tx_hash,
+        }
 
     def _unreadable(
         self, request: PriceRequest, view: RequestView, error: AncillaryDataError
@@ -478,19 +486,7 @@ class UmaVenue(UmaBondVenue[UmaParts]):
             resolve_after=float(key.timestamp),
             outcomes=(),
             details={
-                "oracle": self._oracle_address(),
-                "request_id": key.id_hex,
-                "requester": key.requester,
-                "identifier": key.identifier_name,
-                "timestamp": key.timestamp,
-                "ancillary_data": HexBytes(key.ancillary_data).to_0x_hex(),
-                "currency": request.currency,
-                "reward": str(request.reward),
-                "bond": str(view.bond),
-                "final_fee": str(request.final_fee),
-                "question_key": question_key(key),
-                "block_number": request.block_number,
-                "tx_hash": request.tx_hash,
+                **self._request_details(request, view),
                 "unreadable": {"error": reason, "ancillary_text": raw},
             },
             unreadable=f"unreadable: {reason}",
