@@ -23,7 +23,7 @@ from typing import Protocol, runtime_checkable
 
 import aiohttp
 
-from oracle.core.models import AgentResult, Market
+from oracle.core.models import AgentResult, Market, ResearchSource
 
 
 @runtime_checkable
@@ -44,6 +44,25 @@ class ResearchAgent(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+def agent_result(
+    agent: ResearchAgent,
+    outcome: str,
+    confidence: float,
+    reasoning: str,
+    sources: tuple[ResearchSource, ...],
+) -> AgentResult:
+    """An answer of `agent`, under its name, provider and model family."""
+    return AgentResult(
+        agent_id=agent.name,
+        outcome=outcome,
+        confidence=confidence,
+        reasoning=reasoning,
+        sources=sources,
+        provider=agent.provider,
+        model_family=agent.model_family,
+    )
 
 
 class PrivateSession:

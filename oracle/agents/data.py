@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from oracle.agents.base import PrivateSession
+from oracle.agents.base import PrivateSession, agent_result
 from oracle.agents.classify import SourceClassifier
 from oracle.agents.http import request_json
 from oracle.agents.question import present, too_early_reason
@@ -127,7 +127,7 @@ class DataAgent:
     async def research(self, market: Market) -> AgentResult:
         now = present(market, self._clock())
         if (reason := too_early_reason(market, now)) is not None:
-            return self._result(UNDETERMINED, 1.0, reason, ())
+            return agent_result(self, UNDETERMINED, 1.0, reason, ())
         index, rule, threshold = self._rule(market)
         for outcome in (rule.outcome_if_true, rule.outcome_if_false):
             if not market.admits(outcome):
@@ -201,7 +201,7 @@ class DataAgent:
         )
         if problems:
             reasoning += f"; endpoints that failed: {'; '.join(problems)}"
-        return self._result(outcome, agreeing / len(numbers), reasoning, tuple(sources))
+        return agent_result(self, outcome, agreeing / len(numbers), reasoning, tuple(sources))
 
     async def _read(
         self, rule_index: int, endpoint_index: int, endpoint: DataEndpoint, fields: dict[str, Any]
@@ -231,19 +231,6 @@ class DataAgent:
                 f"{endpoint.path}: the value times scale {endpoint.scale:g} is not finite"
             )
         return url, scaled
-
-    def _result(
-        self, outcome: str, confidence: float, reasoning: str, sources: tuple[ResearchSource, ...]
-    ) -> AgentResult:
-        return AgentResult(
-            agent_id=self.name,
-            outcome=outcome,
-            confidence=confidence,
-            reasoning=reasoning,
-            sources=sources,
-            provider=self.provider,
-            model_family=self.model_family,
-        )
 
     async def aclose(self) -> None:
         await self._session.aclose()

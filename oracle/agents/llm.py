@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from oracle.agents.answer import FinalAnswer, answer_schema, parse_answer
-from oracle.agents.base import PrivateSession
+from oracle.agents.base import PrivateSession, agent_result
 from oracle.agents.metrics import AgentMetrics, RunStats
 from oracle.agents.prompts import (
     FINAL_ANSWER_REQUEST,
@@ -52,7 +52,7 @@ from oracle.agents.providers.base import (
 from oracle.agents.question import parse_question, present, too_early_reason
 from oracle.agents.settings import LlmAgentConfig
 from oracle.agents.tools import TOOLS, ResearchRun, ResearchTools
-from oracle.core.models import UNDETERMINED, AgentResult, Market, ResearchSource
+from oracle.core.models import UNDETERMINED, AgentResult, Market
 from oracle.errors import AgentError, AnswerInvalid, ModelError
 from oracle.log import emit
 from oracle.scrub import scrub
@@ -121,7 +121,7 @@ class LlmAgent:
             now = present(market, self._clock())
             if (reason := too_early_reason(market, now)) is not None:
                 stats.result = "too_early"
-                return self._result(UNDETERMINED, 1.0, reason, ())
+                return agent_result(self, UNDETERMINED, 1.0, reason, ())
             budget = self.config.budget
             run = ResearchRun(stats, started + budget.wall_seconds, new_nonce())
             if debate is not None:
@@ -260,20 +260,7 @@ class LlmAgent:
                 f" [oracle: {run.stats.sources_unread} cited source(s) seen, not read: "
                 "not opened, or the quote is not in the text read; counted for nothing]"
             )
-        return self._result(answer.outcome, answer.confidence, reasoning, sources)
-
-    def _result(
-        self, outcome: str, confidence: float, reasoning: str, sources: tuple[ResearchSource, ...]
-    ) -> AgentResult:
-        return AgentResult(
-            agent_id=self.name,
-            outcome=outcome,
-            confidence=confidence,
-            reasoning=reasoning,
-            sources=sources,
-            provider=self.provider,
-            model_family=self.model_family,
-        )
+        return agent_result(self, answer.outcome, answer.confidence, reasoning, sources)
 
     async def aclose(self) -> None:
         try:

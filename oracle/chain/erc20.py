@@ -7,8 +7,7 @@ from __future__ import annotations
 from eth_utils.address import to_checksum_address
 
 from oracle.chain.contracts import _Contract
-from oracle.chain.revert import is_revert
-from oracle.chain.rpc import RpcUnavailable
+from oracle.chain.revert import unless_reverted
 from oracle.core.amounts import token_decimals, token_symbol
 
 # UMA's TestnetERC20 artifact: its ABI has the standard functions of any ERC-20.
@@ -41,14 +40,7 @@ class Erc20(_Contract):
 
     async def _answer(self, function: str) -> bytes | None:
         """The raw return data of a call of `function()`, undecoded; None when it reverts."""
-        try:
-            (raw,) = await self.pool.eth_calls(
-                f"ERC20.{function}", self.address, [self.encode(function)]
-            )
-        except RpcUnavailable:
-            raise
-        except Exception as error:  # web3 raises several kinds for a revert
-            if is_revert(error):
-                return None
-            raise
-        return raw
+        answered = await unless_reverted(
+            self.pool.eth_calls(f"ERC20.{function}", self.address, [self.encode(function)])
+        )
+        return None if answered is None else answered[0]

@@ -13,15 +13,19 @@ OOv2 whitelists, OpenZeppelin's access control), so that a refusal for good is n
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from eth_abi.abi import decode as abi_decode
 from eth_abi.exceptions import DecodingError
 from eth_utils.abi import abi_to_signature, function_signature_to_4byte_selector
 from hexbytes import HexBytes
 from web3.exceptions import Web3RPCError
+
+from oracle.errors import RpcUnavailable
+
+T = TypeVar("T")
 
 ERROR_STRING_SELECTOR = bytes.fromhex("08c379a0")  # Error(string)
 PANIC_SELECTOR = bytes.fromhex("4e487b71")  # Panic(uint256)
@@ -178,3 +182,16 @@ def is_revert(error: BaseException) -> bool:
         return True
     text = str(getattr(error, "message", "") or error).lower()
     return "revert" in text
+
+
+async def unless_reverted(call: Awaitable[T]) -> T | None:
+    """What a contract `call` gives; None when the node says it reverts (`is_revert`).
+    No node answering (RpcUnavailable) and any other failure are raised."""
+    try:
+        return await call
+    except RpcUnavailable:
+        raise
+    except Exception as error:  # web3 raises several kinds for a revert
+        if is_revert(error):
+            return None
+        raise

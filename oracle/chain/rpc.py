@@ -63,6 +63,13 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 Web3 = AsyncWeb3[KeepAliveHTTPProvider]
 
+
+class _NodeDown:
+    """What `RpcPool._attempt` gives when the node failed (and is marked down)."""
+
+
+_NODE_DOWN = _NodeDown()
+
 # JSON-RPC errors that mean "this node cannot serve the request", not "the request is bad".
 _NODE_TROUBLE = ("header not found", "missing trie node", "unknown block", "internal error")
 _ETH_CALL = RPCEndpoint("eth_call")
@@ -369,24 +376,33 @@ class RpcPool:
     def _observe(self, node: _Node, started: float, *, failed: bool) -> None:
         self._observer.rpc_call(node.name, time.perf_counter() - started, failed=failed)
 
-    async def _probe(self, node: _Node, *, verify: bool = True) -> int | None:
-        """Chain id and height of one node; None (and the node marked down) on failure.
-
-        With `verify`, a node on another chain is disabled for good (and None returned).
-        """
+    async def _attempt(self, node: _Node, op: Callable[[Web3], Awaitable[T]]) -> T | _NodeDown:
+        """`op` on `node`, its time and outcome observed. A node failure marks the node
+        down (`_NodeDown` returned); any other error is the call's own and is raised."""
         started = time.perf_counter()
         try:
-            chain_id, head = await asyncio.gather(
-                node.w3.eth.chain_id, node.w3.eth.get_block("latest")
-            )
+            result = await op(node.w3)
         except Exception as error:
             failed = is_node_failure(error)
             self._observe(node, started, failed=failed)
             if not failed:
                 raise
             self._mark_down(node, error)
-            return None
+            return _NODE_DOWN
         self._observe(node, started, failed=False)
+        return result
+
+    async def _probe(self, node: _Node, *, verify: bool = True) -> int | None:
+        """Chain id and height of one node; None (and the node marked down) on failure.
+
+        With `verify`, a node on another chain is disabled for good (and None returned).
+        """
+        answered = await self._attempt(
+            node, lambda w3: asyncio.gather(w3.eth.chain_id, w3.eth.get_block("latest"))
+        )
+        if isinstance(answered, _NodeDown):
+            return None
+        chain_id, head = answered
         expected = self._expected if self._expected is not None else self._chain_id
         if verify and expected is not None and chain_id != expected:
             node.disabled = True
@@ -442,17 +458,9 @@ class RpcPool:
             for node in candidates:
                 if not node.verified and await self._probe(node) is None:
                     continue
-                started = time.perf_counter()
-                try:
-                    result = await op(node.w3)
-                except Exception as error:
-                    failed = is_node_failure(error)
-                    self._observe(node, started, failed=failed)
-                    if not failed:
-                        raise
-                    self._mark_down(node, error)
+                result = await self._attempt(node, op)
+                if isinstance(result, _NodeDown):
                     continue
-                self._observe(node, started, failed=False)
                 return result
             waits = [n.down_until for n in self._nodes if not n.disabled]
             if not waits or min(waits) > deadline:

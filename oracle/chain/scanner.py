@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from hexbytes import HexBytes
 from web3.exceptions import Web3RPCError
@@ -34,12 +34,19 @@ from oracle.log import emit
 logger = logging.getLogger(__name__)
 
 Handler = Callable[[list[DecodedLog]], Awaitable[None]]
+T = TypeVar("T")
 IdOf = Callable[[DecodedLog], str]
 _RANGE_REFUSED = ("range", "limit", "too many", "exceed", "max results", "response size")
 
 
 def log_position(log: DecodedLog) -> str:
     return f"{log.tx_hash}:{log.log_index}"
+
+
+def scan_name(source: str, chain_id: int, contract: str) -> str:
+    """The name a venue's scan of `contract` keeps its checkpoint under: one per source,
+    chain and contract, so a source pointed at another chain or contract starts afresh."""
+    return f"{source}:{chain_id}:{contract.lower()}"
 
 
 class LogScanner:
@@ -155,3 +162,22 @@ class LogScanner:
                     last_block=last,
                 )
         return delivered
+
+    async def poll_parsed(
+        self,
+        parse: Callable[[DecodedLog], T],
+        handler: Callable[[list[T]], Awaitable[None]] | None = None,
+        wanted: Callable[[T], bool] = lambda _: True,
+    ) -> list[T]:
+        """`poll`, each new log read by `parse` and kept when `wanted`: those kept go to
+        `handler` (when there are any) before the checkpoint moves, and are returned."""
+        found: list[T] = []
+
+        async def kept(logs: list[DecodedLog]) -> None:
+            items = [item for item in map(parse, logs) if wanted(item)]
+            if items and handler is not None:
+                await handler(items)
+            found.extend(items)
+
+        await self.poll(kept)
+        return found

@@ -614,19 +614,31 @@ class TxManager:
         latest = intent.latest.model_copy(update={"sent_at_block": head})
         return (*intent.attempts[:-1], latest)
 
-    async def _record_skipped(self, request: TxRequest, previous: Intent | None) -> Intent:
+    def _new_intent(
+        self, request: TxRequest, previous: Intent | None, event: IntentEvent, **fields: Any
+    ) -> Intent:
+        """`request` as an intent of this signer, new or after `previous` (a finished one
+        of the same key), moved by `event`, with `fields` besides."""
         now = self._now()
-        intent = Intent(
+        return Intent(
             key=request.key,
             chain_id=self.chain_id,
             sender=self.address,
             to=request.to,
             data=request.data_hex,
             value=request.value,
-            state=transition(previous.state if previous else None, IntentEvent.FOUND_DONE),
-            error="the pre-send check found the action already done on-chain",
+            state=transition(previous.state if previous else None, event),
             created_at=now,
             updated_at=now,
+            **fields,
+        )
+
+    async def _record_skipped(self, request: TxRequest, previous: Intent | None) -> Intent:
+        intent = self._new_intent(
+            request,
+            previous,
+            IntentEvent.FOUND_DONE,
+            error="the pre-send check found the action already done on-chain",
         )
         await self._store.put(intent)
         emit(logger, logging.INFO, "tx.skipped", key=request.key)
@@ -664,20 +676,13 @@ class TxManager:
             return await self._record_skipped(request, previous)
         gas = request.gas_limit or await self._estimate(request)
         fees = await self._fees_for_new(request.key)
-        now = self._now()
-        draft = Intent(
-            key=request.key,
-            chain_id=self.chain_id,
-            sender=self.address,
-            to=request.to,
-            data=request.data_hex,
-            value=request.value,
+        draft = self._new_intent(
+            request,
+            previous,
+            IntentEvent.RECORDED,
             gas_limit=gas,
-            state=transition(previous.state if previous else None, IntentEvent.RECORDED),
             superseded_hashes=previous.hashes + previous.superseded_hashes if previous else (),
             subjects=request.subjects,
-            created_at=now,
-            updated_at=now,
         )
         async with self._nonce_lock:
             nonce = await self._next_nonce(exclude=request.key)

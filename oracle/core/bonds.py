@@ -41,6 +41,26 @@ class BondCaps:
     max_outstanding: int | None = None
     min_reward: int = 0
 
+    @classmethod
+    def in_units(
+        cls,
+        decimals: int,
+        *,
+        max_per_request: Decimal | None,
+        max_outstanding: Decimal | None,
+        min_reward: Decimal = Decimal(0),
+    ) -> BondCaps:
+        """Caps set in whole tokens, in the smallest unit of a currency of `decimals`."""
+        return cls(
+            max_per_request=None
+            if max_per_request is None
+            else to_units(max_per_request, decimals),
+            max_outstanding=None
+            if max_outstanding is None
+            else to_units(max_outstanding, decimals),
+            min_reward=to_units(min_reward, decimals),
+        )
+
 
 @dataclass(frozen=True)
 class Refusal:

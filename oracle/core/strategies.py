@@ -91,6 +91,16 @@ def _weights(ballots: Sequence[Ballot]) -> dict[str, float]:
     return {outcome: math.fsum(values) for outcome, values in by_outcome.items()}
 
 
+def _weighted_leader(
+    ballots: Sequence[Ballot], candidates: Sequence[str]
+) -> tuple[dict[str, float], float, str]:
+    """The vote weight of each outcome, their total and the heaviest outcome (a tie going
+    to the earlier candidate): what the weight-share strategies measure."""
+    weights = _weights(ballots)
+    leader = max(weights, key=lambda o: (weights[o], -candidates.index(o)))
+    return weights, math.fsum(weights.values()), leader
+
+
 def _passes(value: float, required: Fraction) -> bool:
     # Tolerate float rounding in weight sums: 0.6666666666 must pass two thirds.
     return value >= float(required) - 1e-9
@@ -144,9 +154,7 @@ class ConfidenceWeightedStrategy:
     def evaluate(
         self, ballots: Sequence[Ballot], candidates: Sequence[str], required: Fraction
     ) -> StrategyVerdict:
-        weights = _weights(ballots)
-        total = math.fsum(weights.values())
-        leader = max(weights, key=lambda o: (weights[o], -candidates.index(o)))
+        weights, total, leader = _weighted_leader(ballots, candidates)
         ratio = weights[leader] / total if total > 0 else 0.0
         return StrategyVerdict(
             leader=leader,
@@ -197,9 +205,7 @@ class EntropyStrategy:
     def evaluate(
         self, ballots: Sequence[Ballot], candidates: Sequence[str], required: Fraction
     ) -> StrategyVerdict:
-        weights = _weights(ballots)
-        total = math.fsum(weights.values())
-        leader = max(weights, key=lambda o: (weights[o], -candidates.index(o)))
+        weights, total, leader = _weighted_leader(ballots, candidates)
         if total <= 0:
             return StrategyVerdict(leader, False, 0.0, "no vote carries any weight")
         # A share can underflow to 0.0 (a subnormal weight beside a whole one): it adds

@@ -283,27 +283,34 @@ class ConnectedVenue(Generic[P]):
 
 
 class TokenBonds:
-    """A venue's ERC-20 bond currencies: their decimals (read once from the chain) and
-    their gauges (none without `metrics`)."""
+    """A venue's ERC-20 bond currencies: their symbol and decimals (read once from the
+    chain) and their gauges (none without `metrics`)."""
 
     def __init__(self, metrics: DaemonMetrics | None, source: str, min_balance: Decimal) -> None:
         self._metrics = metrics
         self._source = source
         self._min_balance = min_balance  # whole tokens
-        self._decimals: dict[str, int] = {}
-        self._named: dict[str, dict[str, object]] = {}
+        self._read: dict[str, tuple[str | None, int | None]] = {}  # token -> Erc20.named()
+
+    async def _symbol_and_decimals(
+        self, pool: RpcPool, token: str
+    ) -> tuple[str | None, int | None]:
+        if token not in self._read:
+            self._read[token] = await Erc20(pool, token).named()
+        return self._read[token]
 
     async def decimals(self, pool: RpcPool, token: str) -> int:
-        if token not in self._decimals:
-            self._decimals[token] = int(await Erc20(pool, token).read("decimals"))
-        return self._decimals[token]
+        """`token`'s decimals, which every bond amount in whole tokens needs: a ChainError
+        when it gives none a token can have."""
+        _, decimals = await self._symbol_and_decimals(pool, token)
+        if decimals is None:
+            raise ChainError(f"bond token {token}: decimals() gives no number of decimals")
+        return decimals
 
     async def named(self, pool: RpcPool, token: str) -> dict[str, object]:
         """What the venue records of `token` with each market (`currency_symbol`,
         `currency_decimals`: `oracle.core.amounts.token_details`), read once."""
-        if token not in self._named:
-            self._named[token] = token_details(*await Erc20(pool, token).named())
-        return self._named[token]
+        return token_details(*await self._symbol_and_decimals(pool, token))
 
     async def report(
         self, parts: Connected, spender: str, seen: set[str], at_risk: dict[str, int]

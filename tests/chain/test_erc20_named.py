@@ -7,10 +7,13 @@ from __future__ import annotations
 import asyncio
 from decimal import Decimal
 
+import pytest
+
 from oracle.chain.deploy import creation_code
 from oracle.chain.erc20 import TESTNET_ERC20, Erc20
 from oracle.chain.txmanager import TxManager, TxRequest
 from oracle.daemon.chain_parts import TokenBonds
+from oracle.errors import ChainError
 from tests.anvil import Anvil
 from tests.chain.helpers import manager_for
 
@@ -62,9 +65,13 @@ def test_a_tokens_name_is_read_as_plain_text_or_not_at_all_and_once(anvil: Anvil
             usdc_named = {"currency_symbol": "USDC", "currency_decimals": 6}
             assert await bonds.named(pool, usdc) == usdc_named
             assert await bonds.named(pool, reverting) == {}
-            # Read once per venue: a token changed since is not read again.
+            with pytest.raises(ChainError, match="no number of decimals"):
+                await bonds.decimals(pool, reverting)
+            # Read once per venue, name and decimals together: a token changed since is
+            # not read again.
             anvil.rpc("anvil_setCode", usdc, REVERTS)
             assert await bonds.named(pool, usdc) == usdc_named
+            assert await bonds.decimals(pool, usdc) == 6
             assert await TokenBonds(None, "uma", Decimal(0)).named(pool, usdc) == {}
 
     asyncio.run(run())

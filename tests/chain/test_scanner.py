@@ -14,7 +14,7 @@ from web3 import Web3
 from oracle.chain.checkpoint import FileCheckpointStore, InMemoryCheckpointStore
 from oracle.chain.events import DecodedLog, EventDecoder
 from oracle.chain.rpc import RpcPool
-from oracle.chain.scanner import LogScanner
+from oracle.chain.scanner import LogScanner, scan_name
 from oracle.chain.settings import ScannerSettings
 from tests.anvil import DEV_KEYS, Anvil, AnvilFactory
 from tests.chain.helpers import FAST_RPC, events, reverter_artifact
@@ -186,3 +186,9 @@ def test_reorg_deeper_than_the_depth_is_rescanned(
     asyncio.run(run())
     assert events(caplog, "scanner.deep_reorg")
     assert delivered == canonical_bumps(anvil, address, 1)
+
+
+def test_a_scans_checkpoint_is_named_by_source_chain_and_contract_in_any_case() -> None:
+    # Saved checkpoints are found again by this name: it must not change between versions.
+    contract = "0x" + "Ab" * 20
+    assert scan_name("polymarket", 137, contract) == "polymarket:137:0x" + "ab" * 20

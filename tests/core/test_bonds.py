@@ -73,6 +73,18 @@ def test_amounts_convert_to_the_smallest_unit_rounding_up() -> None:
         check_bond(bond=1, final_fee=1, reward=-1, outstanding=0, caps=BondCaps())
 
 
+def test_caps_set_in_whole_tokens_are_kept_in_the_smallest_unit_rounding_up() -> None:
+    caps = BondCaps.in_units(
+        6,
+        max_per_request=Decimal("100.5"),
+        max_outstanding=Decimal("0.0000001"),
+        min_reward=Decimal(2),
+    )
+    assert caps == BondCaps(max_per_request=100_500_000, max_outstanding=1, min_reward=2 * E6)
+    # A cap not set is no cap; no reward asked is none.
+    assert BondCaps.in_units(18, max_per_request=None, max_outstanding=None) == BondCaps()
+
+
 def test_a_reask_of_our_disputed_proposal_goes_to_a_person() -> None:
     ours = {"proposer": "0xUs", "disputer": "0xThem", "ours": True}
     [reason] = reask_review_reasons(ours)

@@ -14,16 +14,17 @@ from oracle.agents.providers.base import (
     AssistantTurn,
     Entry,
     ModelTurn,
+    SdkFailures,
     ToolCall,
     ToolResult,
     ToolSpec,
     Usage,
     UserText,
     http_client,
+    model_turn,
     reported_tokens,
-    status_error,
 )
-from oracle.errors import JsonError, ModelError
+from oracle.errors import JsonError
 from oracle.safe_json import loads
 
 NO_KEY = "no-key"
@@ -31,6 +32,22 @@ NO_KEY = "no-key"
 
 class UnusableAnswer(anthropic.AnthropicError):
     """A body the SDK must not decode (see `oracle.agents.providers.base.http_client`)."""
+
+
+def _status(error: anthropic.APIStatusError) -> tuple[int, object]:
+    body = error.body if isinstance(error.body, dict) else {}
+    inner = body.get("error") if isinstance(body.get("error"), dict) else {}
+    return error.status_code, inner.get("type") if isinstance(inner, dict) else None
+
+
+FAILURES = SdkFailures(
+    unusable=UnusableAnswer,
+    status=anthropic.APIStatusError,
+    status_of=_status,
+    timeout=anthropic.APITimeoutError,
+    connection=anthropic.APIConnectionError,
+    any=anthropic.AnthropicError,
+)
 
 
 class AnthropicMessages:
@@ -134,30 +151,12 @@ class AnthropicMessages:
         if self._temperature is not None:
             # Not a typed parameter of this SDK version; the API still reads it.
             request["extra_body"] = {"temperature": self._temperature}
-        try:
-            raw = await self._client.messages.with_raw_response.create(**request)
-            document = loads(raw.http_response.content)
-        except JsonError as error:
-            raise ModelError(f"{self.provider}: the answer is {error}") from None
-        except UnusableAnswer as error:
-            raise ModelError(f"{self.provider}: {error}") from None
-        except anthropic.APIStatusError as error:
-            body = error.body if isinstance(error.body, dict) else {}
-            inner = body.get("error") if isinstance(body.get("error"), dict) else {}
-            kind = inner.get("type") if isinstance(inner, dict) else None
-            raise status_error(
-                self.provider, error.status_code, str(kind) if kind else None
-            ) from None
-        except anthropic.APITimeoutError:
-            raise ModelError(f"{self.provider}: the request timed out") from None
-        except anthropic.APIConnectionError:
-            raise ModelError(f"{self.provider}: cannot connect") from None
-        except anthropic.AnthropicError as error:
-            raise ModelError(f"{self.provider}: {type(error).__name__}") from None
-        try:
-            return parse_message(document)
-        except ValueError as problem:
-            raise ModelError(f"{self.provider}: the answer {problem}") from None
+        return await model_turn(
+            self.provider,
+            FAILURES,
+            lambda: self._client.messages.with_raw_response.create(**request),
+            parse_message,
+        )
 
     async def aclose(self) -> None:
         await self._client.close()

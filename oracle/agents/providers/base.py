@@ -17,14 +17,14 @@ ModelError, never an exception from deep inside the SDK.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx2
 
-from oracle.errors import JsonTooDeep, ModelError
-from oracle.safe_json import check_nesting
+from oracle.errors import JsonError, JsonTooDeep, ModelError
+from oracle.safe_json import check_nesting, loads
 
 # The most tokens one request may report; more is a broken server, not a big request.
 MAX_REPORTED_TOKENS = 2**40
@@ -154,3 +154,50 @@ def http_client(
             raise sdk_error(f"the answer is {error}") from None
 
     return sdk_client(event_hooks={"response": [refuse_deep_json]})
+
+
+@dataclass(frozen=True)
+class SdkFailures:
+    """How an SDK fails, for `model_turn`: its exception classes (`timeout` before
+    `connection`, of which it is a subclass in both SDKs; `any` is the SDK's base), the
+    provider's `UnusableAnswer` (see `http_client`), and `status_of`, the HTTP status
+    and error type of a `status` error (its body's shape is the provider's)."""
+
+    unusable: type[Exception]
+    status: type[Exception]
+    status_of: Callable[[Any], tuple[int, object]]
+    timeout: type[Exception]
+    connection: type[Exception]
+    any: type[Exception]
+
+
+async def model_turn(
+    provider: str,
+    failures: SdkFailures,
+    send: Callable[[], Awaitable[Any]],
+    parse: Callable[[Any], ModelTurn],
+) -> ModelTurn:
+    """The turn in the answer to `send` (an SDK's `with_raw_response` call), its raw body
+    decoded with `oracle.safe_json` and taken apart by `parse` (a ValueError says what is
+    wrong); every failure on the way a ModelError naming `provider`, never quoting the
+    server."""
+    try:
+        raw = await send()
+        document = loads(raw.http_response.content)
+    except JsonError as error:
+        raise ModelError(f"{provider}: the answer is {error}") from None
+    except failures.unusable as error:
+        raise ModelError(f"{provider}: {error}") from None
+    except failures.status as error:
+        status, kind = failures.status_of(error)
+        raise status_error(provider, status, str(kind) if kind else None) from None
+    except failures.timeout:
+        raise ModelError(f"{provider}: the request timed out") from None
+    except failures.connection:
+        raise ModelError(f"{provider}: cannot connect") from None
+    except failures.any as error:
+        raise ModelError(f"{provider}: {type(error).__name__}") from None
+    try:
+        return parse(document)
+    except ValueError as problem:
+        raise ModelError(f"{provider}: the answer {problem}") from None

@@ -15,17 +15,16 @@ from oracle.agents.providers.base import (
     AssistantTurn,
     Entry,
     ModelTurn,
+    SdkFailures,
     ToolCall,
     ToolResult,
     ToolSpec,
     Usage,
     UserText,
     http_client,
+    model_turn,
     reported_tokens,
-    status_error,
 )
-from oracle.errors import JsonError, ModelError
-from oracle.safe_json import loads
 
 # Keys for local servers that need none: the SDK must never fall back to $OPENAI_API_KEY.
 NO_KEY = "no-key"
@@ -33,6 +32,21 @@ NO_KEY = "no-key"
 
 class UnusableAnswer(openai.OpenAIError):
     """A body the SDK must not decode (see `oracle.agents.providers.base.http_client`)."""
+
+
+def _status(error: openai.APIStatusError) -> tuple[int, object]:
+    body = error.body if isinstance(error.body, dict) else {}
+    return error.status_code, body.get("type") or body.get("code")
+
+
+FAILURES = SdkFailures(
+    unusable=UnusableAnswer,
+    status=openai.APIStatusError,
+    status_of=_status,
+    timeout=openai.APITimeoutError,
+    connection=openai.APIConnectionError,
+    any=openai.OpenAIError,
+)
 
 
 class OpenAIChat:
@@ -127,29 +141,12 @@ class OpenAIChat:
                 "type": "json_schema",
                 "json_schema": {"name": "final_answer", "schema": answer_schema, "strict": True},
             }
-        try:
-            raw = await self._client.chat.completions.with_raw_response.create(**request)
-            document = loads(raw.http_response.content)
-        except JsonError as error:
-            raise ModelError(f"{self.provider}: the answer is {error}") from None
-        except UnusableAnswer as error:
-            raise ModelError(f"{self.provider}: {error}") from None
-        except openai.APIStatusError as error:
-            body = error.body if isinstance(error.body, dict) else {}
-            kind = body.get("type") or body.get("code")
-            raise status_error(
-                self.provider, error.status_code, str(kind) if kind else None
-            ) from None
-        except openai.APITimeoutError:
-            raise ModelError(f"{self.provider}: the request timed out") from None
-        except openai.APIConnectionError:
-            raise ModelError(f"{self.provider}: cannot connect") from None
-        except openai.OpenAIError as error:
-            raise ModelError(f"{self.provider}: {type(error).__name__}") from None
-        try:
-            return parse_completion(document)
-        except ValueError as problem:
-            raise ModelError(f"{self.provider}: the answer {problem}") from None
+        return await model_turn(
+            self.provider,
+            FAILURES,
+            lambda: self._client.chat.completions.with_raw_response.create(**request),
+            parse_completion,
+        )
 
     async def aclose(self) -> None:
         await self._client.close()

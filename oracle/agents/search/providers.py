@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import SecretStr
@@ -65,10 +66,31 @@ class _HttpProvider:
             **kwargs,
         )
 
-    def _checked(
-        self, items: list[dict[str, Any]], build: Any, max_results: int
+    def _hits(
+        self,
+        items: list[dict[str, Any]],
+        max_results: int,
+        *,
+        snippet: str | Callable[[dict[str, Any]], object],
+        published: str,
     ) -> list[SearchHit]:
-        hits = [hit for item in items if (hit := build(item)) is not None]
+        """The first `max_results` items with an http(s) `url` as hits. Every provider
+        names the url and the title so; the snippet and the date are under its own keys
+        (`snippet` may instead make the snippet from the item)."""
+        hits = [
+            hit
+            for r in items
+            if (
+                hit := _hit(
+                    self.name,
+                    r.get("url"),
+                    r.get("title"),
+                    r.get(snippet) if isinstance(snippet, str) else snippet(r),
+                    r.get(published),
+                )
+            )
+            is not None
+        ]
         return hits[:max_results]
 
 
@@ -104,12 +126,11 @@ class TavilySearch(_HttpProvider):
             },
             headers={"Authorization": f"Bearer {self._key.get_secret_value()}"},
         )
-        return self._checked(
+        return self._hits(
             _results(document, "results"),
-            lambda r: _hit(
-                self.name, r.get("url"), r.get("title"), r.get("content"), r.get("published_date")
-            ),
             max_results,
+            snippet="content",
+            published="published_date",
         )
 
 
@@ -134,12 +155,11 @@ class BraveSearch(_HttpProvider):
                 "X-Subscription-Token": self._key.get_secret_value(),
             },
         )
-        return self._checked(
+        return self._hits(
             _results(document, "web", "results"),
-            lambda r: _hit(
-                self.name, r.get("url"), r.get("title"), r.get("description"), r.get("page_age")
-            ),
             max_results,
+            snippet="description",
+            published="page_age",
         )
 
 
@@ -155,12 +175,8 @@ class SearxngSearch(_HttpProvider):
             params={"q": query, "format": "json"},
             headers={"Accept": "application/json"},
         )
-        return self._checked(
-            _results(document, "results"),
-            lambda r: _hit(
-                self.name, r.get("url"), r.get("title"), r.get("content"), r.get("publishedDate")
-            ),
-            max_results,
+        return self._hits(
+            _results(document, "results"), max_results, snippet="content", published="publishedDate"
         )
 
 
@@ -186,14 +202,9 @@ class GdeltSearch(_HttpProvider):
         if self._timespan:
             params["timespan"] = self._timespan
         document = await self._json("GET", self._base_url, params=params)
-        return self._checked(
+        return self._hits(
             _results(document, "articles"),
-            lambda r: _hit(
-                self.name,
-                r.get("url"),
-                r.get("title"),
-                f"{r.get('domain', '')} {r.get('sourcecountry', '')}".strip(),
-                r.get("seendate"),
-            ),
             max_results,
+            snippet=lambda r: f"{r.get('domain', '')} {r.get('sourcecountry', '')}".strip(),
+            published="seendate",
         )

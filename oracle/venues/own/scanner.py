@@ -103,13 +103,7 @@ class MarketSource:
         self, handler: Callable[[list[RequestedQuestion]], Awaitable[None]] | None = None
     ) -> list[RequestedQuestion]:
         """New questions since the last poll; `handler` runs before the checkpoint moves."""
-
-        async def wrapped(logs: list[DecodedLog]) -> None:
-            if handler is not None:
-                await handler([RequestedQuestion.from_log(log) for log in logs])
-
-        logs = await self.scanner.poll(wrapped)
-        return [RequestedQuestion.from_log(log) for log in logs]
+        return await self.scanner.poll_parsed(RequestedQuestion.from_log, handler)
 
     async def disputed(self, us: str) -> list[str]:
         """The questions disputed by anyone but `us` since the last call (each once)."""

@@ -264,22 +264,32 @@ class ProposalSubmitter:
             data = self.oracle.encode("proposeSigned", *answer.as_tuple(), signatures)
         else:
             data = self.oracle.encode("propose", *answer.as_tuple())
+        intent = await self._submit(key, data, [(answer, round_)], just_checked=just_checked)
+        emit(logger, logging.INFO, "submit.proposal", key=key, state=intent.state)
+        return intent
+
+    async def _submit(
+        self, key: str, data: str, fresh: Sequence[tuple[Answer, int]], *, just_checked: bool
+    ) -> Intent:
+        """Submit `data`, proposing each (answer, round) of `fresh`, as intent `key`: each
+        question's round is a subject it holds, and it is done already once any of them
+        can no longer be proposed in that round (`_done`)."""
+        answers = [a for a, _ in fresh]
+        rounds = [r for _, r in fresh]
 
         async def already_done() -> bool:
-            return await self._done([answer], [round_])
+            return await self._done(answers, rounds)
 
-        intent = await self.manager.submit(
+        return await self.manager.submit(
             TxRequest(
                 key=key,
                 to=self.oracle.address,
                 data=data,
                 already_done=already_done,
                 just_checked=just_checked,
-                subjects=(self._proposal_subject(answer.question_id, round_),),
+                subjects=tuple(self._proposal_subject(a.question_id, r) for a, r in fresh),
             )
         )
-        emit(logger, logging.INFO, "submit.proposal", key=key, state=intent.state)
-        return intent
 
     async def propose_batch(self, answers: Sequence[Answer]) -> Intent | None:
         """Propose, in one new transaction, those of `answers` whose questions are open and
@@ -323,7 +333,6 @@ class ProposalSubmitter:
             answer, round_ = fresh[0]
             return await self._propose_in_round(answer, round_, just_checked=True)
         items = [a for a, _ in fresh]
-        rounds = [r for _, r in fresh]
         fingerprint = hashlib.sha256(
             ",".join(sorted(f"{a.qid}:{r}" for a, r in fresh)).encode()
         ).hexdigest()[:32]
@@ -336,21 +345,8 @@ class ProposalSubmitter:
             data = self.oracle.encode("proposeBatchSigned", tuples, signatures)
         else:
             data = self.oracle.encode("proposeBatch", tuples)
-
-        async def already_done() -> bool:
-            return await self._done(items, rounds)
-
         # The plan's read found every question open: it is the pre-send check.
-        intent = await self.manager.submit(
-            TxRequest(
-                key=key,
-                to=self.oracle.address,
-                data=data,
-                already_done=already_done,
-                just_checked=True,
-                subjects=tuple(self._proposal_subject(a.question_id, r) for a, r in fresh),
-            )
-        )
+        intent = await self._submit(key, data, fresh, just_checked=True)
         emit(
             logger,
             logging.INFO,

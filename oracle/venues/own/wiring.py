@@ -7,6 +7,7 @@ from pathlib import Path
 
 from oracle.chain.connect import check_deployment
 from oracle.chain.contracts import ADAPTER, ORACLE, AgentOracle
+from oracle.chain.scanner import scan_name
 from oracle.daemon.chain_context import ChainContext, VenueWiring
 from oracle.daemon.metrics import DaemonMetrics
 from oracle.daemon.ports import MarketSource, Resolver
@@ -41,7 +42,7 @@ class ChainWiring(VenueWiring):
             DatabaseCheckpointStore(self._store),
             settings.scanner,
             start_block=settings.scanner.start_block or deployment.block_number,
-            name=f"{self._name}:{deployment.chain_id}:{oracle.address.lower()}",
+            name=scan_name(self._name, deployment.chain_id, oracle.address),
         )
         return ChainParts(
             pool=pool,

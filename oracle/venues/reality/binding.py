@@ -664,16 +664,7 @@ class QuestionSource:
         self, handler: Callable[[list[NewQuestion]], Awaitable[None]] | None = None
     ) -> list[NewQuestion]:
         """New questions since the last poll; `handler` runs before the checkpoint moves."""
-        found: list[NewQuestion] = []
-
-        async def wrapped(logs: list[DecodedLog]) -> None:
-            questions = [q for q in map(NewQuestion.from_log, logs) if self._wanted(q)]
-            if questions and handler is not None:
-                await handler(questions)
-            found.extend(questions)
-
-        await self.scanner.poll(wrapped)
-        return found
+        return await self.scanner.poll_parsed(NewQuestion.from_log, handler, self._wanted)
 
 
 class AnswerSource:
@@ -713,16 +704,7 @@ class AnswerSource:
     ) -> list[AnswerLog]:
         """New answers since the last poll, oldest first; `handler` runs before the
         checkpoint moves."""
-        found: list[AnswerLog] = []
-
-        async def wrapped(logs: list[DecodedLog]) -> None:
-            answers = [AnswerLog.from_log(log) for log in logs]
-            if handler is not None:
-                await handler(answers)
-            found.extend(answers)
-
-        await self.scanner.poll(wrapped)
-        return found
+        return await self.scanner.poll_parsed(AnswerLog.from_log, handler)
 
 
 # --- answering and claiming -----------------------------------------------------------------

@@ -81,6 +81,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from typing import Any
 
 from eth_utils.address import to_checksum_address
@@ -104,6 +105,7 @@ from oracle.core.timing import venue_window
 from oracle.daemon.chain_parts import (
     ChainConnection,
     ConnectedVenue,
+    TokenBonds,
     chain_failure,
     intent_failure,
 )
@@ -391,7 +393,8 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         )
         self._ours: _OurAnswers | None = None
         self._others: _OthersAnswers | None = None
-        self._named: dict[str, object] | None = None  # the bond currency, once read
+        # Its gauges are this venue's own (`_report_bonds`); no balance floor here.
+        self._bond_token = TokenBonds(None, self.name, Decimal(0))
         self._superseded_seen: set[tuple[str, int]] = set()  # (market, bond) reported
         self._claims_counted: set[str] = set()
         self._batch_claimed: dict[str, str] = {}  # question -> the batched claim's transaction
@@ -476,15 +479,11 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         """What each market records of the bond currency, for people
         (`oracle.core.amounts`): the chain's native token, or the ERC-20 bond token's
         address with its symbol and decimals, read once."""
-        if self._named is None:
-            token = parts.reality.bond_token
-            if token is None:
-                native = parts.native_token
-                self._named = token_details(native.symbol, native.decimals)
-            else:
-                named = token_details(*await Erc20(parts.pool, token).named())
-                self._named = {"currency": token, **named}
-        return self._named
+        token = parts.reality.bond_token
+        if token is None:
+            native = parts.native_token
+            return token_details(native.symbol, native.decimals)
+        return {"currency": token, **await self._bond_token.named(parts.pool, token)}
 
     def invalid_policy(self, market: MarketRef) -> InvalidPolicy | None:
         """The port's `InvalidAnswers`: every question this venue answers takes Invalid
@@ -548,17 +547,23 @@ class RealityVenue(ConnectedVenue[RealityParts]):
         template = int(details["template_id"])
         return parse_question(template, details["text"], templates={template})
 
+    def _encoded(self, market: MarketRef, outcome: str) -> tuple[RealityQuestion, bytes]:
+        """The market's question and `outcome` as its answer (bytes32); a ResolverError,
+        not retried, when the question cannot take it."""
+        try:
+            question = self._question(market.details)
+            answer = encode_value(question, outcome, allow_too_soon=self.config.allow_unresolved)
+        except RealityQuestionError as error:
+            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        return question, answer
+
     async def propose(self, market: MarketRef, outcome: str, proof_checksum: str) -> Receipt:
         """Answer `outcome` on the market's question, once per round (see the module
         docstring); the proof checksum stays with the market: Reality.eth has no place
         for it."""
         market = await self._following(market)
         qid = market.details["question_id"]
-        try:
-            question = self._question(market.details)
-            answer = encode_value(question, outcome, allow_too_soon=self.config.allow_unresolved)
-        except RealityQuestionError as error:
-            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        question, answer = self._encoded(market, outcome)
         try:
             parts = await self._ready()
             # A round someone else took first (caught before sending, or by max_previous)
@@ -833,11 +838,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
                 retryable=False,
             )
         qid = market.details["question_id"]
-        try:
-            question = self._question(market.details)
-            answer = encode_value(question, outcome, allow_too_soon=self.config.allow_unresolved)
-        except RealityQuestionError as error:
-            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        question, answer = self._encoded(market, outcome)
         try:
             parts = await self._ready()
             us = parts.manager.address
@@ -1400,11 +1401,7 @@ class RealityVenue(ConnectedVenue[RealityParts]):
                 f"source {self.name}: arbitration.request is never: no arbitration is requested",
                 retryable=False,
             )
-        try:
-            question = self._question(market.details)
-            answer = encode_value(question, outcome, allow_too_soon=self.config.allow_unresolved)
-        except RealityQuestionError as error:
-            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        question, answer = self._encoded(market, outcome)
         planned = int(market.submission.get("bond_seen", 0))
         try:
             parts = await self._ready()

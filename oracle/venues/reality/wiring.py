@@ -3,6 +3,7 @@ chain's context when it starts; `build` is the registry's entry."""
 
 from __future__ import annotations
 
+from oracle.chain.scanner import scan_name
 from oracle.core.amounts import Token
 from oracle.daemon.chain_context import ChainContext, VenueWiring
 from oracle.daemon.metrics import DaemonMetrics
@@ -58,7 +59,7 @@ class RealityWiring(VenueWiring):
             templates=config.templates,
             askers=config.askers,
             start_block=config.start_block,
-            name=f"{config.name}:{pool.chain_id}:{reality.address.lower()}",
+            name=scan_name(config.name, pool.chain_id, reality.address),
         )
         return RealityParts(
             pool=pool,

@@ -59,8 +59,8 @@ from oracle.chain.contracts import _Contract, load_artifact
 from oracle.chain.erc20 import TESTNET_ERC20, Erc20
 from oracle.chain.events import DecodedLog, EventDecoder, address_topic
 from oracle.chain.intents import Intent, IntentState
-from oracle.chain.revert import is_revert
-from oracle.chain.rpc import RpcPool, RpcUnavailable
+from oracle.chain.revert import unless_reverted
+from oracle.chain.rpc import RpcPool
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager, TxRequest
@@ -277,15 +277,7 @@ class ManagedOptimisticOracleV2(_Contract):
     async def is_managed(self) -> bool:
         """Whether the contract at this address answers as a managed oracle (its
         `defaultProposerWhitelist`); a plain OOv2 reverts the call."""
-        try:
-            await self.read("defaultProposerWhitelist")
-        except RpcUnavailable:
-            raise
-        except Exception as error:  # web3 raises several kinds for a revert
-            if is_revert(error):
-                return False
-            raise
-        return True
+        return await unless_reverted(self.read("defaultProposerWhitelist")) is not None
 
     async def default_whitelist(self) -> tuple[str, tuple[str, ...], bool]:
         """(address, members, enabled) of the default proposer whitelist."""
@@ -398,16 +390,7 @@ class RequestSource:
         self, handler: Callable[[list[PriceRequest]], Awaitable[None]] | None = None
     ) -> list[PriceRequest]:
         """New requests since the last poll; `handler` runs before the checkpoint moves."""
-        found: list[PriceRequest] = []
-
-        async def wrapped(logs: list[DecodedLog]) -> None:
-            requests = [r for r in map(PriceRequest.from_log, logs) if self._wanted(r)]
-            if requests and handler is not None:
-                await handler(requests)
-            found.extend(requests)
-
-        await self.scanner.poll(wrapped)
-        return found
+        return await self.scanner.poll_parsed(PriceRequest.from_log, handler, self._wanted)
 
 
 # --- proposing and settling -----------------------------------------------------------------

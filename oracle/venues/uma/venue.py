@@ -56,8 +56,9 @@ balance as for a proposal). Our disputes count among the bonds outstanding until
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from typing import Any
 
 from eth_utils.address import to_checksum_address
@@ -67,7 +68,7 @@ from hexbytes import HexBytes
 from oracle.chain.checkpoint import CheckpointStore, InMemoryCheckpointStore
 from oracle.chain.contracts import load_artifact
 from oracle.chain.events import DecodedLog, EventDecoder, address_topic
-from oracle.chain.intents import BondBook, BondHold, IntentState
+from oracle.chain.intents import BondHold, IntentState
 from oracle.chain.rpc import RpcPool, Web3
 from oracle.chain.scanner import LogScanner
 from oracle.chain.settings import ScannerSettings
@@ -81,11 +82,8 @@ from oracle.core.ancillary import (
 )
 from oracle.core.bonds import (
     BondCaps,
-    Refusal,
-    check_bond,
     gas_cost_in_currency,
     reask_review_reasons,
-    to_units,
 )
 from oracle.core.clarifications import ClarificationLimits, clarifications
 from oracle.core.clarifications import review_reasons as clarification_review_reasons
@@ -97,7 +95,6 @@ from oracle.core.text import visible
 from oracle.core.timing import venue_window
 from oracle.daemon.chain_parts import (
     ChainConnection,
-    ConnectedVenue,
     TokenBonds,
     chain_failure,
     intent_failure,
@@ -137,6 +134,7 @@ from oracle.venues.uma.binding import (
     UmaProposer,
     identifier_bytes,
 )
+from oracle.venues.uma.bonds import UmaBondVenue
 from oracle.venues.uma.bulletin import BoardUnreadable, BulletinBoard, question_id
 from oracle.venues.uma.settings import UmaSourceConfig
 
@@ -318,8 +316,10 @@ class _OthersProposals:
         return list(found)
 
 
-class UmaVenue(ConnectedVenue[UmaParts]):
+class UmaVenue(UmaBondVenue[UmaParts]):
     """Market source and resolver for one OptimisticOracleV2."""
+
+    _logger = logger
 
     def __init__(
         self, config: UmaSourceConfig, open_chain: OpenUma, metrics: DaemonMetrics | None = None
@@ -347,13 +347,9 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         self._others = _OthersProposals(parts)
         return {"oracle": parts.oracle.address, "proposer": parts.manager.address}
 
-    async def _report_bonds(self, parts: UmaParts) -> BondBook:
-        """Scan our bonds on this oracle into the signer's bond budget; the gauges show
-        them with the bonds reserved here and not on chain yet."""
+    def _bonds_at_risk(self) -> Callable[[], Awaitable[Mapping[str, int]]]:
         assert self._bonds is not None
-        book = await parts.manager.scan_bonds(parts.oracle.address.lower(), self._bonds.at_risk)
-        await self._tokens.report(parts, parts.oracle.address, self._currencies, book.mine)
-        return book
+        return self._bonds.at_risk
 
     # -- MarketSource -------------------------------------------------------------------------
 
@@ -433,21 +429,11 @@ class UmaVenue(ConnectedVenue[UmaParts]):
             else venue_window(float(key.timestamp), "the request's timestamp"),
             outcomes=outcomes,
             details={
-                "oracle": self._oracle_address(),
-                "request_id": key.id_hex,
-                "requester": key.requester,
-                "identifier": key.identifier_name,
-                "timestamp": key.timestamp,
-                "ancillary_data": HexBytes(key.ancillary_data).to_0x_hex(),
+                **self._request_details(request, view),
                 "initializer": question.initializer,
-                "currency": request.currency,
-                "reward": str(request.reward),
-                "bond": str(view.bond),
-                "final_fee": str(request.final_fee),
                 "prices": {
                     outcome_name(o.meaning, o.label): str(o.price) for o in question.options
                 },
-                "question_key": shared,
                 "reask_of": None if earlier is None else f"{self.name}:{earlier.key.id_hex}",
                 "disputed_proposal": None
                 if earlier is None
@@ -456,13 +442,31 @@ class UmaVenue(ConnectedVenue[UmaParts]):
                     "disputer": earlier.disputer,
                     "ours": earlier.proposer.lower() == us.lower(),
                 },
-                "block_number": request.block_number,
-                "tx_hash": request.tx_hash,
                 # Counted on by discovery (`oracle.core.markets.clean_spec`).
                 **({HIDDEN_CHARACTERS: question.hidden} if question.hidden else {}),
             },
             awaits_settlement=self.config.settle,
         )
+
+    def _request_details(self, request: PriceRequest, view: RequestView) -> dict[str, Any]:
+        """What a request's market records of it, readable or not: where and by whom it
+        was asked, what it pays and bonds, and the key its question's every request shares."""
+        key = request.key
+        return {
+            "oracle": self._oracle_address(),
+            "request_id": key.id_hex,
+            "requester": key.requester,
+            "identifier": key.identifier_name,
+            "timestamp": key.timestamp,
+            "ancillary_data": HexBytes(key.ancillary_data).to_0x_hex(),
+            "currency": request.currency,
+            "reward": str(request.reward),
+            "bond": str(view.bond),
+            "final_fee": str(request.final_fee),
+            "question_key": question_key(key),
+            "block_number": request.block_number,
+            "tx_hash": request.tx_hash,
+        }
 
     def _unreadable(
         self, request: PriceRequest, view: RequestView, error: AncillaryDataError
@@ -482,19 +486,7 @@ class UmaVenue(ConnectedVenue[UmaParts]):
             resolve_after=float(key.timestamp),
             outcomes=(),
             details={
-                "oracle": self._oracle_address(),
-                "request_id": key.id_hex,
-                "requester": key.requester,
-                "identifier": key.identifier_name,
-                "timestamp": key.timestamp,
-                "ancillary_data": HexBytes(key.ancillary_data).to_0x_hex(),
-                "currency": request.currency,
-                "reward": str(request.reward),
-                "bond": str(view.bond),
-                "final_fee": str(request.final_fee),
-                "question_key": question_key(key),
-                "block_number": request.block_number,
-                "tx_hash": request.tx_hash,
+                **self._request_details(request, view),
                 "unreadable": {"error": reason, "ancillary_text": raw},
             },
             unreadable=f"unreadable: {reason}",
@@ -638,12 +630,7 @@ class UmaVenue(ConnectedVenue[UmaParts]):
     async def propose(self, market: MarketRef, outcome: str, proof_checksum: str) -> Receipt:
         """Propose the price of `outcome` on the market's request, once (see the module
         docstring); the proof checksum stays with the market: OOv2 has no place for it."""
-        key = request_key(market.details)
-        try:
-            question = key.question()
-            price = question.price_for(outcome, allow_too_early=self.config.allow_too_early)
-        except AncillaryDataError as error:
-            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        key, question, price = self._priced(market, outcome)
         try:
             parts = await self._ready()
             proposer = parts.proposer
@@ -681,6 +668,17 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         except ChainError as error:
             raise chain_failure(self.name, error) from None
         return self._receipt(parts, key, question, proposal, outcome=outcome, price=price)
+
+    def _priced(self, market: MarketRef, outcome: str) -> tuple[RequestKey, AncillaryQuestion, int]:
+        """The market's request, its question and the price that says `outcome`; a
+        ResolverError, not retried, when its ancillary data cannot say it."""
+        key = request_key(market.details)
+        try:
+            question = key.question()
+            price = question.price_for(outcome, allow_too_early=self.config.allow_too_early)
+        except AncillaryDataError as error:
+            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        return key, question, price
 
     async def _second_opinion_only(
         self,
@@ -720,11 +718,6 @@ class UmaVenue(ConnectedVenue[UmaParts]):
             "for a whitelisted proposer's price"
         )
 
-    def _refused(self, refused: BondRefused, **context: Any) -> ResolverError:
-        """The bond budget refused the bond when its intent was recorded."""
-        refusal = Refusal(refused.reason, refused.detail)
-        return self._bond_refused(logger, "uma.bond_refused", refusal, **context)
-
     async def _guard(
         self, parts: UmaParts, key: RequestKey, view: RequestView, *, dispute: bool = False
     ) -> BondHold:
@@ -732,17 +725,13 @@ class UmaVenue(ConnectedVenue[UmaParts]):
         things stand; else the bond to reserve when its intent is recorded (where the
         budget weighs it again, atomically). A dispute (`dispute`) earns no reward, so
         only the bond caps weigh it."""
-        assert self._bonds is not None
         risk = self.config.risk
-        decimals = await self._currency_decimals(parts, view.currency)
-        caps = BondCaps(
-            max_per_request=None
-            if risk.max_bond_per_request is None
-            else to_units(risk.max_bond_per_request, decimals),
-            max_outstanding=None
-            if risk.max_bond_outstanding is None
-            else to_units(risk.max_bond_outstanding, decimals),
-            min_reward=0 if dispute else to_units(risk.min_reward, decimals),
+        decimals = await self._tokens.decimals(parts.pool, view.currency)
+        caps = BondCaps.in_units(
+            decimals,
+            max_per_request=risk.max_bond_per_request,
+            max_outstanding=risk.max_bond_outstanding,
+            min_reward=Decimal(0) if dispute else risk.min_reward,
         )
         gas_cost = None
         if risk.native_token_price is not None and not dispute:
@@ -750,34 +739,17 @@ class UmaVenue(ConnectedVenue[UmaParts]):
             gas_cost = gas_cost_in_currency(
                 risk.proposal_gas, gas_price, risk.native_token_price, decimals
             )
-        self._currencies.add(view.currency)
-        on_chain, reserved = (await self._report_bonds(parts)).at_stake(view.currency)
-        refusal = check_bond(
+        return await self._hold(
+            parts,
+            view.currency,
+            caps,
             bond=view.bond,
             final_fee=view.final_fee,
             reward=0 if dispute else view.reward,
-            outstanding=on_chain + reserved,
-            caps=caps,
             gas_cost=gas_cost,
-        )
-        if refusal is None:
-            return BondHold(
-                scope=parts.oracle.address.lower(),
-                currency=view.currency,
-                amount=view.total_bond,
-                max_per_request=caps.max_per_request,
-                max_outstanding=caps.max_outstanding,
-            )
-        raise self._bond_refused(
-            logger,
-            "uma.bond_refused",
-            refusal,
             request=key.id_hex,
             action="dispute" if dispute else "propose",
         )
-
-    async def _currency_decimals(self, parts: UmaParts, token: str) -> int:
-        return await self._tokens.decimals(parts.pool, token)
 
     def _receipt(
         self,
@@ -845,12 +817,7 @@ class UmaVenue(ConnectedVenue[UmaParts]):
                 f"source {self.name}: dispute is {self.config.dispute}: nothing is disputed",
                 retryable=False,
             )
-        key = request_key(market.details)
-        try:
-            question = key.question()
-            price = question.price_for(outcome, allow_too_early=self.config.allow_too_early)
-        except AncillaryDataError as error:
-            raise ResolverError(f"source {self.name}: {error}", retryable=False) from None
+        key, _, price = self._priced(market, outcome)
         try:
             parts = await self._ready()
             us = parts.manager.address

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -54,19 +54,18 @@ from hexbytes import HexBytes
 from oracle.chain.checkpoint import CheckpointStore
 from oracle.chain.contracts import load_artifact
 from oracle.chain.events import DecodedLog, EventDecoder, address_topic
-from oracle.chain.intents import BondBook, BondHold, IntentState
+from oracle.chain.intents import BondHold, IntentState
 from oracle.chain.rpc import RpcPool
-from oracle.chain.scanner import LogScanner
+from oracle.chain.scanner import LogScanner, scan_name
 from oracle.chain.settings import ScannerSettings
 from oracle.chain.txmanager import TxManager
-from oracle.core.bonds import BondCaps, Refusal, check_bond, to_units
+from oracle.core.bonds import BondCaps, to_units
 from oracle.core.claims import assertion_claim, read_claim
 from oracle.core.markets import MarketSpec
 from oracle.core.scoring import Finality
 from oracle.core.timing import venue_window
 from oracle.daemon.chain_parts import (
     ChainConnection,
-    ConnectedVenue,
     TokenBonds,
     chain_failure,
     intent_failure,
@@ -94,6 +93,7 @@ from oracle.venues.uma.binding_v3 import (
     OptimisticOracleV3,
     UmaAsserter,
 )
+from oracle.venues.uma.bonds import UmaBondVenue
 from oracle.venues.uma.settings import ClaimMarketConfig, UmaV3SourceConfig
 
 logger = logging.getLogger("oracle.daemon.uma_v3")
@@ -169,8 +169,10 @@ class _OurAssertions:
         return totals
 
 
-class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
+class UmaV3Venue(UmaBondVenue[UmaV3Parts]):
     """Market source and resolver for one OptimisticOracleV3."""
+
+    _logger = logger
 
     def __init__(
         self,
@@ -217,7 +219,7 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
             address=parts.oracle.address,
             decoder=EventDecoder(load_artifact(OPTIMISTIC_ORACLE_V3).abi, "AssertionMade"),
             checkpoints=parts.checkpoints,
-            name=f"{self.name}:{parts.pool.chain_id}:{parts.oracle.address.lower()}",
+            name=scan_name(self.name, parts.pool.chain_id, parts.oracle.address),
             settings=parts.scanner_settings,
             start_block=parts.start_block,
             # Only asserters named: the node filters (asserter is indexed); else we do.
@@ -226,22 +228,9 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
             else [],
         )
 
-    async def _report_bonds(self, parts: UmaV3Parts) -> BondBook:
-        """Scan our bonds on this oracle into the signer's bond budget; the gauges show
-        them with the bonds reserved here and not on chain yet."""
+    def _bonds_at_risk(self) -> Callable[[], Awaitable[Mapping[str, int]]]:
         assert self._ours is not None
-        book = await parts.manager.scan_bonds(parts.oracle.address.lower(), self._ours.at_risk)
-        await self._tokens.report(parts, parts.oracle.address, self._currencies, book.mine)
-        return book
-
-    def _refused(self, refused: BondRefused, **context: Any) -> ResolverError:
-        """The bond budget refused the bond when its intent was recorded."""
-        refusal = Refusal(refused.reason, refused.detail)
-        return self._bond_refused(logger, "uma.bond_refused", refusal, **context)
-
-    async def _dec(self, token: str) -> int:
-        assert self._parts is not None
-        return await self._tokens.decimals(self._parts.pool, token)
+        return self._ours.at_risk
 
     # -- MarketSource -------------------------------------------------------------------------
 
@@ -423,7 +412,7 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
         amount = (
             await parts.oracle.minimum_bond(currency)
             if bond.amount is None
-            else to_units(bond.amount, await self._dec(currency))
+            else to_units(bond.amount, await self._tokens.decimals(parts.pool, currency))
         )
         liveness = bond.liveness or await parts.oracle.default_liveness()
         configured = {m.id: m.question for m in self.config.markets}
@@ -458,33 +447,17 @@ class UmaV3Venue(ConnectedVenue[UmaV3Parts]):
         `dispute`) the risk caps do not allow as things stand; else the bond to reserve
         when its intent is recorded (where the budget weighs it again, atomically)."""
         risk = self.config.risk
-        decimals = await self._dec(currency)
-        caps = BondCaps(
-            max_per_request=None
-            if risk.max_bond_per_assertion is None
-            else to_units(risk.max_bond_per_assertion, decimals),
-            max_outstanding=None
-            if risk.max_bond_outstanding is None
-            else to_units(risk.max_bond_outstanding, decimals),
+        caps = BondCaps.in_units(
+            await self._tokens.decimals(parts.pool, currency),
+            max_per_request=risk.max_bond_per_assertion,
+            max_outstanding=risk.max_bond_outstanding,
         )
-        self._currencies.add(currency)
-        on_chain, reserved = (await self._report_bonds(parts)).at_stake(currency)
         # OOv3 pays no reward and takes no final fee beside the bond.
-        refusal = check_bond(
-            bond=bond, final_fee=0, reward=0, outstanding=on_chain + reserved, caps=caps
-        )
-        if refusal is None:
-            return BondHold(
-                scope=parts.oracle.address.lower(),
-                currency=currency,
-                amount=bond,
-                max_per_request=caps.max_per_request,
-                max_outstanding=caps.max_outstanding,
-            )
-        raise self._bond_refused(
-            logger,
-            "uma.bond_refused",
-            refusal,
+        return await self._hold(
+            parts,
+            currency,
+            caps,
+            bond=bond,
             market=market.market_id,
             action="dispute" if dispute else "assert",
         )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from oracle.chain.connect import check_deployment
 from oracle.chain.rpc import RpcPool
+from oracle.chain.scanner import scan_name
 from oracle.chain.txmanager import TxManager
 from oracle.daemon.chain_context import ChainContext, VenueWiring
 from oracle.daemon.metrics import DaemonMetrics
@@ -79,7 +80,7 @@ class UmaWiring(VenueWiring):
             requesters=config.requesters,
             identifiers=config.identifiers,
             start_block=start,
-            name=f"{config.name}:{pool.chain_id}:{oracle.address.lower()}",
+            name=scan_name(config.name, pool.chain_id, oracle.address),
         )
         managed = await self._managed(pool, oracle, config)
         if managed is not None:
