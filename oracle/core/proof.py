@@ -289,8 +289,17 @@ def build_proof(
     # whatever else RFC 8785 cannot hold the encoder refuses, naming the field), so the
     # encoder need not walk the sources.
     finite = _finite(body)
-    body["sources"], finite_sources = _source_records(result.sources)
-    return _sealed(body, finite=finite and finite_sources)
+    records, finite_sources = _source_records(result.sources)
+    if not (finite and finite_sources):
+        return _sealed(body | {"sources": records})
+    try:
+        encoded = canonical.canonical_bytes_with_records(
+            body, "sources", records, ("credibility_score", "relevance_score")
+        )
+    except (rfc8785.CanonicalizationError, ValueError, TypeError, AttributeError):
+        return _sealed(body | {"sources": records})  # which names the field
+    checksum = hashlib.sha256(encoded).hexdigest()
+    return {"proof_id": f"proof-{checksum[:16]}", **body, "sources": records, "checksum": checksum}
 
 
 def _finite(value: Any) -> bool:
