@@ -144,11 +144,16 @@ _PLACEHOLDER_BYTES = b'"\\u0000canonical records\\u0000"'
 
 
 def canonical_bytes_with_records(
-    value: dict[str, Any], key: str, records: list[dict[str, Any]], numbers: tuple[str, ...]
+    value: dict[str, Any],
+    key: str,
+    records: list[dict[str, Any]],
+    numbers: tuple[str, ...],
+    floats: set[float],
 ) -> bytes:
     """`canonical_bytes({**value, key: records})`, for `records` (flat objects whose
     numbers are all finite floats under the names `numbers`, the other values strings,
-    null or lists of strings) far larger than the rest of `value`.
+    null or lists of strings) far larger than the rest of `value`; `floats`: every number
+    the records hold (a zero standing for both signs).
 
     The records are written by orjson on their own and spliced in, so that the search for
     numbers to mend covers only the rest: theirs are mended by value, each distinct float
@@ -167,7 +172,6 @@ def canonical_bytes_with_records(
     marker = orjson.dumps(key) + b":" + _PLACEHOLDER_BYTES
     if outer.count(marker) != 1:
         return canonical_bytes(whole)
-    floats = {record[name] for record in records for name in numbers}
     if any(type(number) is not float or not math.isfinite(number) for number in floats):
         return canonical_bytes(whole)
     distinct = [number for number in floats if number]

@@ -142,5 +142,6 @@ def test_records_written_apart_are_the_whole_documents_bytes(
     numbers = ("credibility_score", "relevance_score")
     part = [dict.fromkeys(numbers, 0.5) | record for record in part]
     whole = {**surrounding, "sources": part}
-    spliced = canonical_bytes_with_records(surrounding, "sources", part, numbers)
+    floats = {record[name] for record in part for name in numbers}
+    spliced = canonical_bytes_with_records(surrounding, "sources", part, numbers, floats)
     assert spliced == rfc8785.dumps(whole)
