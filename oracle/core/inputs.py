@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Annotated, Any, NotRequired
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
 from oracle._pydantic_errors import describe
@@ -89,9 +89,6 @@ def _quick_read(data: Any) -> ConsensusSources | None:
         )
     except ValidationError:
         return None
-    categories = {s["category"] for sources in validated for s in sources}
-    if any(category.strip().lower() != category for category in categories):
-        return None  # `ResearchSource` lower-cases it, or refuses it when blank
     try:
         normalized = normalize_urls({s["url"] for sources in validated for s in sources})
     except ValueError:
@@ -105,13 +102,23 @@ def _quick_read(data: Any) -> ConsensusSources | None:
     )
 
 
+# A category `ResearchSource` keeps as it is (`value.strip().lower() == value`, not empty):
+# printable ASCII but upper-case letters, spaces only inside. Any other is read by the model.
+# (Matched by pydantic-core's Rust engine, whose `$` is the very end: `news\n` does not match.)
+_PLAIN_CATEGORY = r"^[!-@\[-~](?:[ -@\[-~]*[!-@\[-~])?$"
+
+
 @cache
 def _source_lists() -> TypeAdapter[list[list[dict[str, Any]]]]:
     """Lists of sources, each validated as `ResearchSource`'s fields are (the same types,
-    constraints and defaults), to a dict: all but its two Python validators."""
+    constraints and defaults), to a dict: all but its two Python validators. Its category
+    must moreover be already as the model's validator leaves it (`_PLAIN_CATEGORY`); the
+    URL is checked after, once per distinct URL."""
     fields: dict[str, Any] = {}
     for name, info in ResearchSource.model_fields.items():
-        annotated = Annotated[info.annotation, info]  # type: ignore[name-defined]
+        annotated: Any = Annotated[info.annotation, info]
+        if name == "category":
+            annotated = Annotated[annotated, Field(pattern=_PLAIN_CATEGORY)]
         fields[name] = annotated if info.is_required() else NotRequired[annotated]
     source: Any = TypedDict("SourceFieldsDocument", fields)  # type: ignore[misc]
     lists: Any = list[list[source]]

@@ -105,7 +105,7 @@ _unusual_by_field: dict[str, st.SearchStrategy[Any]] = {
             "http://0x7f.1/",
         ]
     ),
-    "category": st.sampled_from(["News", " news ", "ACADEMIC", "İ", "ΣΑΣ"]),
+    "category": st.sampled_from(["News", " news ", "news\n", "ACADEMIC", "İ", "ΣΑΣ", "a b"]),
     "credibility_score": st.sampled_from([-0.0, 1e-7, 5e-324, 1, 0, True, "0.5"]),
     "published_at": st.sampled_from(["2024-01-01", 1_700_000_000]),
     "read": st.sampled_from([1, 0, "yes", "no"]),
