@@ -112,7 +112,7 @@ def evaluate(
         results, held, thresholds, reputation, need_evidence=not not_yet
     )
     weight_of = {v.agent_id: v.weight for v in votes}
-    source_overlap = overlap((r.agent_id, set(held[r.agent_id].urls)) for r in valid)
+    source_overlap = overlap((r.agent_id, held[r.agent_id].url_set) for r in valid)
     n = len(valid)
     required = params.required_agreement
     strategy = get_strategy(params.strategy)
@@ -237,9 +237,10 @@ def _evidence(
     by_agent: Mapping[str, Sequence[SourceFields]]
     if sources is None:
         by_agent = {r.agent_id: [vars(s) for s in r.sources] for r in consensus_input.results}
-        normalized: Callable[[str], str] = normalize_url
+        normalized: Callable[[str], str] | None = normalize_url
     else:
-        by_agent, normalized = sources["sources"], sources["normalized"].__getitem__
+        by_agent = sources["sources"]
+        normalized = None if sources["normalized"] is None else sources["normalized"].__getitem__
     return {r.agent_id: evidence(by_agent[r.agent_id], normalized) for r in consensus_input.results}
 
 
@@ -256,11 +257,7 @@ def _votes(
     votes, valid, excluded = [], [], []
     for result in results:
         sources = held[result.agent_id]
-        shortfalls = (
-            category_shortfalls([s["category"] for s in sources.sources], thresholds)
-            if need_evidence
-            else []
-        )
+        shortfalls = category_shortfalls(sources.categories, thresholds) if need_evidence else []
         quality = sources.quality
         votes.append(
             Vote(

@@ -12,7 +12,7 @@ from typing_extensions import TypedDict
 from oracle._pydantic_errors import describe
 from oracle.core.models import ConsensusInput, ResearchSource
 from oracle.core.sources import SourceFields
-from oracle.core.urls import normalize_urls
+from oracle.core.urls import in_normal_form, normalize_urls
 from oracle.errors import InputError
 
 
@@ -40,8 +40,8 @@ class ConsensusSources(TypedDict):
     answers: ConsensusInput
     # Each agent's sources by its id, as `ResearchSource`'s fields (with their defaults).
     sources: Mapping[str, Sequence[SourceFields]]
-    # Each URL cited, normalized (`normalize_url`).
-    normalized: dict[str, str]
+    # Each URL cited, normalized (`normalize_url`); None when each is its own normal form.
+    normalized: dict[str, str] | None
 
 
 def read_consensus_input(data: Any) -> ConsensusSources:
@@ -89,10 +89,13 @@ def _quick_read(data: Any) -> ConsensusSources | None:
         )
     except ValidationError:
         return None
-    try:
-        normalized = normalize_urls({s["url"] for sources in validated for s in sources})
-    except ValueError:
-        return None
+    urls = {s["url"] for sources in validated for s in sources}
+    normalized: dict[str, str] | None = None
+    if not in_normal_form(urls):
+        try:
+            normalized = normalize_urls(urls)
+        except ValueError:
+            return None
     return ConsensusSources(
         answers=answers,
         sources={

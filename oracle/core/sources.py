@@ -45,14 +45,18 @@ class Evidence:
 
     sources: list[SourceFields]
     urls: list[str]
+    url_set: set[str]  # `urls`, as a set
+    categories: list[str]  # each source's, in order
     seen_not_read: tuple[str, ...]
     quality: float  # `source_quality` of `sources`
 
 
-def evidence(sources: Sequence[SourceFields], normalized: Callable[[str], str]) -> Evidence:
+def evidence(sources: Sequence[SourceFields], normalized: Callable[[str], str] | None) -> Evidence:
     """`sources` (fields by name) as the verdict counts them; `normalized`: each URL's
-    normalized form (`normalize_url`, or a lookup of it)."""
-    urls = list(map(normalized, [s["url"] for s in sources]))
+    normalized form (`normalize_url`, or a lookup of it; None: every URL is its own)."""
+    urls = [s["url"] for s in sources]
+    if normalized is not None:
+        urls = list(map(normalized, urls))
     read = [s["read"] for s in sources]
     unread: tuple[str, ...] = ()
     if all(read):
@@ -61,12 +65,14 @@ def evidence(sources: Sequence[SourceFields], normalized: Callable[[str], str]) 
         kept = [s for s, r in zip(sources, read, strict=True) if r]
         kept_urls = [u for u, r in zip(urls, read, strict=True) if r]
         unread = tuple(sorted({u for u, r in zip(urls, read, strict=True) if not r} - {*kept_urls}))
-    if len(set(kept_urls)) != len(kept_urls):  # most agents repeat none
+    url_set = set(kept_urls)
+    if len(url_set) != len(kept_urls):  # most agents repeat none
         first: dict[str, SourceFields] = {}
         for url, source in zip(kept_urls, kept, strict=True):
             first.setdefault(url, source)
         kept, kept_urls = list(first.values()), list(first)
-    return Evidence(kept, kept_urls, unread, _quality(kept))
+    categories = [s["category"] for s in kept]
+    return Evidence(kept, kept_urls, url_set, categories, unread, _quality(kept, categories))
 
 
 def distinct_sources(sources: Iterable[ResearchSource]) -> list[ResearchSource]:
@@ -87,12 +93,13 @@ def seen_not_read(sources: Iterable[ResearchSource]) -> tuple[str, ...]:
     return evidence([vars(s) for s in sources], normalize_url).seen_not_read
 
 
-def _quality(sources: Sequence[SourceFields]) -> float:
+def _quality(sources: Sequence[SourceFields], categories: Iterable[str] | None = None) -> float:
+    """`source_quality`; `categories`: the sources', when the caller has them."""
     if not sources:
         return 0.0
     average_credibility: float = sum([s["credibility_score"] for s in sources]) / len(sources)
-    categories = {s["category"] for s in sources}
-    bonus = min(len(categories) * _DIVERSITY_BONUS_PER_CATEGORY, _DIVERSITY_BONUS_CAP)
+    distinct = set(categories) if categories is not None else {s["category"] for s in sources}
+    bonus = min(len(distinct) * _DIVERSITY_BONUS_PER_CATEGORY, _DIVERSITY_BONUS_CAP)
     return min(average_credibility + bonus, 1.0)
 
 

@@ -162,15 +162,22 @@ def normalize_urls(urls: Collection[str]) -> dict[str, str]:
     for the first it refuses. Commonly every URL is already in its normal form, and one
     match over all of them, one a line, says so (a fifth of the time of one `normalize_url`
     each; the caches are then not used)."""
+    if in_normal_form(urls):
+        return dict(zip(urls, urls, strict=True))
+    return {url: normalize_url(url) for url in urls}
+
+
+def in_normal_form(urls: Collection[str]) -> bool:
+    """Whether every URL in `urls` (at least one) is valid and its own normal form
+    (`normalize_url(url) == url`), by one match over them all, one a line; False says
+    only that some may not be."""
     lines = "\n".join(urls)
-    if (
+    return bool(
         urls
         and lines.count("\n") == len(urls) - 1  # no URL holds a newline
         and max(map(len, urls)) <= MAX_URL_CHARS
         and _NORMAL_URL_LINES.fullmatch(lines) is not None
-    ):
-        return dict(zip(urls, urls, strict=True))
-    return {url: normalize_url(url) for url in urls}
+    )
 
 
 def _has_dot_segment(path: str) -> bool:
