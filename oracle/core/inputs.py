@@ -38,7 +38,8 @@ class ConsensusSources(TypedDict):
 
     # The input, its agents' `sources` left out (each result's is empty).
     answers: ConsensusInput
-    # Each agent's sources by its id, as `ResearchSource`'s fields (with their defaults).
+    # Each agent's sources by its id, as `ResearchSource`'s fields (those absent at their
+    # defaults).
     sources: Mapping[str, Sequence[SourceFields]]
     # Each URL cited, normalized (`normalize_url`); None when each is its own normal form.
     normalized: dict[str, str] | None
@@ -113,13 +114,18 @@ _PLAIN_CATEGORY = r"^[!-@\[-~](?:[ -@\[-~]*[!-@\[-~])?$"
 
 @cache
 def _source_lists() -> TypeAdapter[list[list[dict[str, Any]]]]:
-    """Lists of sources, each validated as `ResearchSource`'s fields are (the same types,
-    constraints and defaults), to a dict: all but its two Python validators. Its category
-    must moreover be already as the model's validator leaves it (`_PLAIN_CATEGORY`); the
-    URL is checked after, once per distinct URL."""
+    """Lists of sources, each validated as `ResearchSource`'s fields are (the same types
+    and constraints), to a dict: all but its two Python validators. A field the source
+    leaves out stays out (its default is read where it is used: a third fewer keys to
+    build and free). Its category must moreover be already as the model's validator leaves
+    it (`_PLAIN_CATEGORY`); the URL is checked after, once per distinct URL."""
     fields: dict[str, Any] = {}
     for name, info in ResearchSource.model_fields.items():
-        annotated: Any = Annotated[info.annotation, info]
+        if info.is_required():
+            annotated: Any = Annotated[info.annotation, info]
+        else:  # its constraints without its default
+            metadata = info.metadata
+            annotated = Annotated[(info.annotation, *metadata)] if metadata else info.annotation
         if name == "category":
             annotated = Annotated[annotated, Field(pattern=_PLAIN_CATEGORY)]
         fields[name] = annotated if info.is_required() else NotRequired[annotated]

@@ -33,8 +33,11 @@ from oracle.core.urls import normalize_url
 _DIVERSITY_BONUS_PER_CATEGORY = 1 / 25
 _DIVERSITY_BONUS_CAP = 0.2
 
-# A source's fields by name, as `ResearchSource` has them.
+# A source's fields by name, as `ResearchSource` has them; one left at its default may be
+# absent (`oracle.core.inputs.read_consensus_input` does not fill them in).
 SourceFields = Mapping[str, Any]
+_READ: bool = ResearchSource.model_fields["read"].default
+_TITLE: str = ResearchSource.model_fields["title"].default
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +60,7 @@ def evidence(sources: Sequence[SourceFields], normalized: Callable[[str], str] |
     urls = [s["url"] for s in sources]
     if normalized is not None:
         urls = list(map(normalized, urls))
-    read = [s["read"] for s in sources]
+    read = [s.get("read", _READ) for s in sources]
     unread: tuple[str, ...] = ()
     if all(read):
         kept, kept_urls = list(sources), urls
@@ -178,11 +181,11 @@ def merged(
             [
                 (
                     url,
-                    source["title"],
+                    source.get("title", _TITLE),
                     source["category"],
                     source["credibility_score"],
                     source["relevance_score"],
-                    source["published_at"],
+                    source.get("published_at"),
                     cited_by[url],
                 )
                 for _, url in order

@@ -225,9 +225,5 @@ def test_a_plain_document_is_read_without_building_a_source_model() -> None:
     read = inputs._quick_read(document)
     assert read is not None
     assert all(r.sources == () for r in read["answers"].results)
-    assert read["sources"]["agent-0"][0] == document["results"][0]["sources"][0] | {
-        "published_at": None,
-        "quote": "",
-        "read": True,
-    }
+    assert read["sources"]["agent-0"][0] == document["results"][0]["sources"][0]
     assert read["normalized"] is None  # every URL already in its normal form
