@@ -78,24 +78,6 @@ def evidence(sources: Sequence[SourceFields], normalized: Callable[[str], str] |
     return Evidence(kept, kept_urls, url_set, categories, unread, _quality(kept, categories))
 
 
-def distinct_sources(sources: Iterable[ResearchSource]) -> list[ResearchSource]:
-    """An agent's sources with repeated URLs (after normalization) counted once."""
-    sources = list(sources)
-    urls = list(map(normalize_url, [s.url for s in sources]))
-    if len(dict.fromkeys(urls)) == len(urls):  # most agents repeat none
-        return sources
-    by_url: dict[str, ResearchSource] = {}
-    for url, source in zip(urls, sources, strict=True):
-        by_url.setdefault(url, source)
-    return list(by_url.values())
-
-
-def seen_not_read(sources: Iterable[ResearchSource]) -> tuple[str, ...]:
-    """The normalized URLs among `sources` that were seen, not read (and not read under
-    another citation of the same URL), sorted: shown to a person, counted for nothing."""
-    return evidence([vars(s) for s in sources], normalize_url).seen_not_read
-
-
 def _quality(sources: Sequence[SourceFields], categories: Iterable[str] | None = None) -> float:
     """`source_quality`; `categories`: the sources', when the caller has them."""
     if not sources:
