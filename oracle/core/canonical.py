@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -81,6 +82,13 @@ def es_number(value: float) -> str:
     return f"{head}e{sign}{abs(power)}"
 
 
+@lru_cache(maxsize=1024)
+def _es_token(token: bytes) -> bytes:
+    """A number orjson wrote, as ECMAScript writes it. The same few (`1.0`, `0.0`) recur
+    in every proof: each is worked out once."""
+    return es_number(float(token)).encode()
+
+
 def _astral_key(value: Any) -> bool:
     stack = [value]
     while stack:
@@ -117,7 +125,7 @@ def _mend(output: bytes) -> bytes:
         scanned = start
         if quotes % 2:
             continue  # inside a string
-        pieces += [output[copied:start], es_number(float(output[start:end])).encode()]
+        pieces += [output[copied:start], _es_token(output[start:end])]
         copied = end
     pieces.append(output[copied:])
     return b"".join(pieces)
