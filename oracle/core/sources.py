@@ -128,34 +128,22 @@ def merged(
     cited: Iterable[tuple[str, Sequence[SourceFields], Sequence[str]]],
 ) -> list[MergedSource]:
     """`merge_sources` of (agent id, its sources, their normalized URLs) triples."""
-    best: dict[str, tuple[float, SourceFields]] = {}  # URL -> (score, the copy kept)
-    cited_by: dict[str, tuple[str, ...]] = {}
+    # By URL: [the best copy's score, that copy, the agents citing it].
+    merging: dict[str, list[Any]] = {}
     for agent_id, sources, urls in sorted(cited, key=lambda triple: triple[0]):
-        scored = list(
-            zip(
-                [s["relevance_score"] * s["credibility_score"] for s in sources],
-                sources,
-                strict=True,
-            )
-        )
-        mine = dict(zip(urls, scored, strict=True))
-        if len(mine) != len(urls):  # a URL cited twice: its best copy (the first of equals)
-            mine = {}
-            for url, (score, source) in zip(urls, scored, strict=True):
-                kept = mine.get(url)
-                if kept is None or score > kept[0]:
-                    mine[url] = (score, source)
-        # Only URLs an earlier agent cited too are compared one by one; the rest are
-        # added by the dictionaries' own (C) loops.
-        for url in mine.keys() & best.keys():
-            if mine[url][0] > best[url][0]:
-                best[url] = mine[url]
-            cited_by[url] += (agent_id,)
-            del mine[url]
-        best.update(mine)
-        cited_by.update(dict.fromkeys(mine, (agent_id,)))
+        for url, source in zip(urls, sources, strict=True):
+            score = source["relevance_score"] * source["credibility_score"]
+            held = merging.get(url)
+            if held is None:
+                merging[url] = [score, source, [agent_id]]
+                continue
+            if score > held[0]:
+                held[0], held[1] = score, source
+            citing = held[2]
+            if citing[-1] != agent_id:
+                citing.append(agent_id)
     # URLs are distinct, so the pairs' order is the score's, then the URL's.
-    order = sorted([(-score, url) for url, (score, _) in best.items()])
+    order = sorted([(-held[0], url) for url, held in merging.items()])
     # Built from validated sources: the values are already what MergedSource holds.
     return list(
         map(
@@ -168,10 +156,10 @@ def merged(
                     source["credibility_score"],
                     source["relevance_score"],
                     source.get("published_at"),
-                    cited_by[url],
+                    tuple(citing),
                 )
                 for _, url in order
-                for source in (best[url][1],)
+                for _, source, citing in (merging[url],)
             ],
         )
     )
