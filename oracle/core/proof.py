@@ -30,6 +30,7 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Iterable
 from datetime import datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -332,17 +333,23 @@ def _source_records(
     # 0.0 would share an entry; `.get(v, v)` then gives round(v, 6) for every float.
     distinct = {*credibility, *relevance}
     rounded = {v: round(v, _FLOAT_DECIMALS) for v in distinct if v}
+    rows: Iterable[tuple[Any, ...]] = sources
+    if any(rounded[v] != v for v in rounded):  # else each score is as rounded already
+        rows = [
+            (url, title, category, rounded.get(c, c), rounded.get(r, r), published, cited_by)
+            for url, title, category, c, r, published, cited_by in sources
+        ]
     records = [
         {
             "url": url,
             "title": title,
             "category": category,
-            "credibility_score": rounded.get(c, c),
-            "relevance_score": rounded.get(r, r),
+            "credibility_score": c,
+            "relevance_score": r,
             "published_at": None if published is None else when(published, mode="json"),
             "cited_by": list(cited_by),
         }
-        for url, title, category, c, r, published, cited_by in sources
+        for url, title, category, c, r, published, cited_by in rows
     ]
     # A NaN or an infinity makes the sum one (so does an overflow, checked then in full).
     finite = math.isfinite(sum(credibility) + sum(relevance))
