@@ -7,10 +7,10 @@ shared by all agents, as `document` builds them), from the same JSON text:
 
 - ours: the whole in-process path of `oracle consensus FILE`: the text decoded as the
   command decodes it (`oracle.safe_json.loads`), then the command's own
-  `oracle.cli.consensus.run_consensus`: parsed and validated (`parse_consensus_input`:
-  every field, every URL read as a browser reads it), evaluated (`evaluate`), and the proof
-  built with its RFC 8785 checksum (`build_proof`), with the cyclic garbage collector paused
-  as the command pauses it;
+  `oracle.cli.consensus.run_consensus`: read and validated (`read_consensus_input`: every
+  field as `parse_consensus_input` checks it, every URL read as a browser reads it),
+  evaluated (`evaluate`), and the proof built with its RFC 8785 checksum (`build_proof`),
+  with the cyclic garbage collector paused as the command pauses it;
 - plain: `plain_consensus` below, the design document's algorithm
   (docs/consensus.md; seed: the consensus-algorithm document) done plainly:
   `json.loads`, the evidence checks, weights, the BFT head count and the merged sources and
@@ -24,6 +24,9 @@ Each figure is the median of interleaved runs (ours, plain, ours, ...) over abou
 process's CPU time (`time.process_time`) unless `--clock wall`: on a machine shared with
 other work, a run's wall time mostly measures when the scheduler let it run. The URL caches
 are cleared before every run of ours, so each run pays for its URLs as a new market does.
+
+Run from a checkout other than the one installed (a git worktree), set `PYTHONPATH` to it:
+the script's own directory, not the checkout, is first on the import path.
 """
 
 from __future__ import annotations

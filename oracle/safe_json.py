@@ -59,15 +59,17 @@ def _steps(text: str) -> bytes:
     return outside_strings.translate(_STEPS, _NOT_BRACKETS)
 
 
-def _quick_steps(text: str) -> bytes | None:
+def _quick_steps(text: str, data: bytes | None = None) -> bytes | None:
     """`_steps(text)` by plain byte operations (no regular expression over the strings);
     None when the text has a backslash outside its strings, which only `_steps` reads as
     the decoder does. Escaped backslashes and quotes are masked first, so every `"` left
     opens or closes a string (a final unterminated string runs to the end, as in `_STRING`).
     Once all but quotes, backslashes and brackets are dropped, each `""` is a string with
     none of them, or two strings with nothing between them: both go without changing what
-    is outside, and few quotes are left to split on."""
-    data = text.encode("utf-8", "surrogatepass")
+    is outside, and few quotes are left to split on. `data`: the text encoded as UTF-8 with
+    surrogates passed, when the caller has it."""
+    if data is None:
+        data = text.encode("utf-8", "surrogatepass")
     if b"\\" in data:
         data = data.replace(b"\\\\", b"").replace(b'\\"', b"\\")
     structure = data.translate(None, _NOT_STRUCTURE).replace(b'""', b"")
@@ -82,10 +84,35 @@ def _quick_steps(text: str) -> bytes | None:
 def nesting_depth(text: str) -> int:
     """The deepest nesting of arrays and objects in `text`, brackets inside strings not
     counted: at least as deep as the C decoder recurses before it accepts or rejects it."""
-    steps = _quick_steps(text)
-    if steps is None:
-        steps = _steps(text)
+    return _depth(_text_steps(text))
+
+
+def _text_steps(text: str, data: bytes | None = None) -> bytes:
+    steps = _quick_steps(text, data)
+    return _steps(text) if steps is None else steps
+
+
+def _depth(steps: bytes) -> int:
     return max(0, max(accumulate(array("b", steps)), default=0))
+
+
+_SHORT = 16_384
+# An opening bracket's step then a closing one's: a nesting at its deepest.
+_INNERMOST = b"\x01\xff"
+_PEELS = 16
+
+
+def _nesting_within(steps: bytes, max_depth: int) -> bool:
+    """Whether the nesting `steps` spell is at most `max_depth` deep. Removing every
+    innermost pair (`_INNERMOST`) lowers the depth by at most one, so a few such passes
+    (each a C `bytes.replace` over what is left) bound a common document's depth with
+    little or nothing left to count step by step; only a document that bound does not
+    clear is counted in full."""
+    remainder, peeled = steps, 0
+    while peeled < _PEELS and _INNERMOST in remainder:
+        remainder = remainder.replace(_INNERMOST, b"")
+        peeled += 1
+    return peeled + _depth(remainder) <= max_depth or _depth(steps) <= max_depth
 
 
 def check_nesting(data: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> None:
@@ -100,9 +127,16 @@ def check_nesting(data: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> 
             return
     else:
         text = data
-    if text.count("[") + text.count("{") <= max_depth:
+    _check_text_nesting(text, text.encode("utf-8", "surrogatepass"), max_depth)
+
+
+def _check_text_nesting(text: str, encoded: bytes, max_depth: int) -> None:
+    """`check_nesting(text)`, given `encoded`: `text` in UTF-8 with surrogates passed."""
+    # Counting every bracket settles a short text; a long one is measured at once (the
+    # count would seldom settle it, and costs a fifth of the measure).
+    if len(encoded) <= _SHORT and encoded.count(b"[") + encoded.count(b"{") <= max_depth:
         return
-    if nesting_depth(text) > max_depth:
+    if not _nesting_within(_text_steps(text, encoded), max_depth):
         raise JsonTooDeep(f"nested deeper than {max_depth} levels")
 
 
@@ -129,11 +163,14 @@ def loads(data: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> Any:
             raise JsonError("not UTF-8 text") from None
     else:
         text = data
-    check_nesting(text, max_depth)
+    # Encoded once for the scans below (bytes are searched faster than text). Mending
+    # surrogates below only ever shortens a run of digits, so the digits are counted here.
+    encoded = text.encode("utf-8", "surrogatepass")
+    _check_text_nesting(text, encoded, max_depth)
     text = valid_text(text)
-    if _SURROGATE_ESCAPE.search(text) is not None:
+    if b"\\" in encoded and _SURROGATE_ESCAPE.search(text) is not None:
         text = _ESCAPE.sub(_escape, text)
-    if _LONG_DIGITS not in text.encode("utf-8").translate(_DIGITS):
+    if _LONG_DIGITS not in encoded.translate(_DIGITS):
         # orjson reads what is strictly JSON exactly as the standard decoder does, and
         # faster; it refuses the rest (NaN, a number beyond a double, a control character
         # in a string, ...), which the standard decoder then takes or refuses, naming the

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from oracle import safe_json
@@ -163,3 +163,14 @@ def test_values_are_those_of_the_standard_decoder(text: str) -> None:
 def test_the_fast_decoder_returns_the_standard_decoders_values(value: Any) -> None:
     text = json.dumps(value)
     assert repr(loads(text)) == repr(json.loads(text))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from([1, 255]), max_size=300).map(bytes), st.integers(0, 40))
+@example(bytes([1] * 30 + [255] * 30), 29)
+@example(bytes([1, 255, 255, 1, 1, 1]), 1)
+def test_the_depth_bound_decides_as_the_full_count(steps: bytes, max_depth: int) -> None:
+    """Peeling innermost pairs bounds the depth from above; whatever it cannot clear is
+    counted in full, so the answer is always the full count's."""
+    full = safe_json._depth(steps) <= max_depth
+    assert safe_json._nesting_within(steps, max_depth) == full

@@ -49,12 +49,16 @@ def run_consensus(
 ) -> tuple[ConsensusResult, dict[str, Any]]:
     """The verdict and proof of a consensus input document (decoded JSON): what
     `oracle consensus` computes; InputError naming the field for a malformed one."""
-    from oracle.core import build_proof, evaluate, parse_consensus_input
+    from oracle.core import build_proof, evaluate
+    from oracle.core.inputs import read_consensus_input
 
     with _collector_paused():
-        consensus_input = parse_consensus_input(document)
-        result = evaluate(consensus_input, params, thresholds)
-        return result, build_proof(consensus_input, result, params, thresholds)
+        # As `parse_consensus_input` then `evaluate`, with the sources read as fields, not
+        # models (`read_consensus_input`): the same verdict and proof, faster.
+        read = read_consensus_input(document)
+        answers = read["answers"]
+        result = evaluate(answers, params, thresholds, sources=read)
+        return result, build_proof(answers, result, params, thresholds)
 
 
 @click.command("consensus")

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -81,6 +82,13 @@ def es_number(value: float) -> str:
     return f"{head}e{sign}{abs(power)}"
 
 
+@lru_cache(maxsize=1024)
+def _es_token(token: bytes) -> bytes:
+    """A number orjson wrote, as ECMAScript writes it. The same few (`1.0`, `0.0`) recur
+    in every proof: each is worked out once."""
+    return es_number(float(token)).encode()
+
+
 def _astral_key(value: Any) -> bool:
     stack = [value]
     while stack:
@@ -117,7 +125,7 @@ def _mend(output: bytes) -> bytes:
         scanned = start
         if quotes % 2:
             continue  # inside a string
-        pieces += [output[copied:start], es_number(float(output[start:end])).encode()]
+        pieces += [output[copied:start], _es_token(output[start:end])]
         copied = end
     pieces.append(output[copied:])
     return b"".join(pieces)
@@ -135,3 +143,55 @@ def canonical_bytes(value: Any) -> bytes:
     if not output.isascii() and _ASTRAL_BYTES.search(output) is not None and _astral_key(value):
         return rfc8785.dumps(value)
     return _mend(output)
+
+
+# Stands for the records in `canonical_bytes_with_records`: text no caller's data holds
+# twice (checked: it must be found exactly once).
+_PLACEHOLDER = "\x00canonical records\x00"
+_PLACEHOLDER_BYTES = b'"\\u0000canonical records\\u0000"'
+
+
+def canonical_bytes_with_records(
+    value: dict[str, Any],
+    key: str,
+    records: list[dict[str, Any]],
+    numbers: tuple[str, ...],
+    floats: set[float],
+) -> bytes:
+    """`canonical_bytes({**value, key: records})`, for `records` (flat objects whose
+    numbers are all finite floats under the names `numbers`, the other values strings,
+    null or lists of strings) far larger than the rest of `value`; `floats`: every number
+    the records hold (a zero standing for both signs).
+
+    The records are written by orjson on their own and spliced in, so that the search for
+    numbers to mend covers only the rest: theirs are mended by value, each distinct float
+    orjson writes otherwise than ECMAScript (`1.0`, `1e-7`) replaced where it follows one
+    of the `numbers`' names (a name in quotes then a colon is never inside a string, whose
+    quotes are escaped). Whatever this cannot hold as it is (an astral character, a value
+    orjson refuses, ...) is written by `canonical_bytes` whole."""
+    whole = {**value, key: records}
+    try:
+        part = orjson.dumps(records, option=_OPTIONS)
+    except TypeError:
+        return canonical_bytes(whole)
+    if not part.isascii() and _ASTRAL_BYTES.search(part) is not None:
+        return canonical_bytes(whole)
+    outer = canonical_bytes({**value, key: _PLACEHOLDER})
+    marker = orjson.dumps(key) + b":" + _PLACEHOLDER_BYTES
+    if outer.count(marker) != 1:
+        return canonical_bytes(whole)
+    if any(type(number) is not float or not math.isfinite(number) for number in floats):
+        return canonical_bytes(whole)
+    distinct = [number for number in floats if number]
+    if len(distinct) < len(floats):  # a zero in the set stands for 0.0 and -0.0 alike
+        distinct += [0.0, -0.0]
+    for number in distinct:
+        written = orjson.dumps(number)
+        wanted = es_number(number).encode()
+        if written == wanted:
+            continue
+        for name in numbers:
+            named = orjson.dumps(name) + b":"
+            for end in (b",", b"}"):
+                part = part.replace(named + written + end, named + wanted + end)
+    return outer.replace(marker, orjson.dumps(key) + b":" + part)

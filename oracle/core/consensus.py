@@ -17,7 +17,8 @@ for want of it, and the market is researched again rather than sent to a person.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from oracle.core import decision
 from oracle.core.models import (
@@ -34,16 +35,21 @@ from oracle.core.models import (
     Vote,
 )
 from oracle.core.params import ConsensusParams, SourceThresholds
+
+if TYPE_CHECKING:
+    from oracle.core.inputs import ConsensusSources
 from oracle.core.sources import (
-    analyze_overlap,
-    distinct_sources,
-    merge_sources,
-    seen_not_read,
+    Evidence,
+    SourceFields,
+    evidence,
+    merged,
+    overlap,
     source_quality,
     vote_weight,
 )
 from oracle.core.strategies import Ballot, get_strategy
-from oracle.core.validation import evidence_shortfalls
+from oracle.core.urls import normalize_url
+from oracle.core.validation import category_shortfalls
 
 HIGH_SEVERITY_DISSENT = 0.7  # the proof document's blind-spot bar for a dissent
 LOW_AGREEMENT = 0.6
@@ -69,7 +75,13 @@ def model_families(results: Sequence[AgentResult]) -> int:
 
 def final_confidence(agreeing: Sequence[AgentResult]) -> float:
     """Agreeing agents' confidence averaged with weight source_quality x source count."""
-    weights = [source_quality(r.sources) * len(r.sources) for r in agreeing]
+    return _final_confidence(
+        agreeing, [source_quality(r.sources) * len(r.sources) for r in agreeing]
+    )
+
+
+def _final_confidence(agreeing: Sequence[AgentResult], weights: Sequence[float]) -> float:
+    """`final_confidence`, each agent's weight given."""
     total = math.fsum(weights)
     if total <= 0:
         return 0.0
@@ -81,33 +93,26 @@ def evaluate(
     params: ConsensusParams,
     thresholds: SourceThresholds,
     reputation: Mapping[str, float] | None = None,
+    *,
+    sources: ConsensusSources | None = None,
 ) -> ConsensusResult:
     """The verdict on one market; deterministic and independent of agent order.
 
     `reputation`: a weight multiplier per agent (`oracle.core.reputation`; an agent not
-    in it, 1.0); the votes' weights, and so the proof, carry it."""
+    in it, 1.0); the votes' weights, and so the proof, carry it. `sources`: the agents'
+    sources as `oracle.core.inputs.read_consensus_input` read them, with `consensus_input`
+    its `answers` (whose results hold none): the same verdict as from the input read by
+    `parse_consensus_input`."""
     reputation = reputation or {}
     market = consensus_input.market
-    # Only sources read count (`oracle.core.evidence`); those seen, not read, are listed
-    # on the vote for a person and count for nothing.
-    results = sorted(
-        (
-            r.model_copy(
-                update={"sources": tuple(distinct_sources(s for s in r.sources if s.read))}
-            )
-            for r in consensus_input.results
-        ),
-        key=lambda r: r.agent_id,
-    )
-    seen = {r.agent_id: seen_not_read(r.sources) for r in consensus_input.results}
+    held = _evidence(consensus_input, sources)
+    results = sorted(consensus_input.results, key=lambda r: r.agent_id)
     not_yet = len(results) >= params.min_agents and all(r.outcome == UNDETERMINED for r in results)
-    votes, valid, excluded = _votes(results, thresholds, reputation, need_evidence=not not_yet)
-    votes = [
-        v.model_copy(update={"seen_not_read": seen[v.agent_id]}) if seen[v.agent_id] else v
-        for v in votes
-    ]
+    votes, valid, excluded = _votes(
+        results, held, thresholds, reputation, need_evidence=not not_yet
+    )
     weight_of = {v.agent_id: v.weight for v in votes}
-    overlap = analyze_overlap(valid)
+    source_overlap = overlap((r.agent_id, held[r.agent_id].url_set) for r in valid)
     n = len(valid)
     required = params.required_agreement
     strategy = get_strategy(params.strategy)
@@ -149,11 +154,16 @@ def evaluate(
         outcome = INVALID
     else:
         outcome = leader if reached and leader is not None else UNDETERMINED
-    if not_yet and not any(r.sources for r in agreeing):
+    if not_yet and not any(held[r.agent_id].sources for r in agreeing):
         # Weighed by evidence where any is cited; with none, the agents' own confidence.
         confidence = math.fsum(r.confidence for r in agreeing) / n
+    elif reached:
+        confidence = _final_confidence(
+            agreeing,
+            [held[r.agent_id].quality * len(held[r.agent_id].sources) for r in agreeing],
+        )
     else:
-        confidence = final_confidence(agreeing) if reached else 0.0
+        confidence = 0.0
 
     tally = decision.Tally(
         reached=reached,
@@ -163,7 +173,7 @@ def evaluate(
         valid_agents=n,
         confidence=confidence,
         weighted_ratio=weighted_ratio,
-        average_overlap=overlap.average,
+        average_overlap=source_overlap.average,
         invalid_reason=invalid_reason,
         agreeing_families=model_families(agreeing),
     )
@@ -203,18 +213,40 @@ def evaluate(
             agreement_ratio=agreement_ratio,
             excluded=excluded,
             consensus_input=consensus_input,
-            overlap=overlap,
+            overlap=source_overlap,
             params=params,
             valid_agents=n,
         ),
-        overlap=overlap,
+        overlap=source_overlap,
         # Reviewers of a failed consensus need every side's evidence, not just the leader's.
-        sources=tuple(merge_sources(agreeing if reached else valid)),
+        sources=tuple(
+            merged(
+                (r.agent_id, held[r.agent_id].sources, held[r.agent_id].urls)
+                for r in (agreeing if reached else valid)
+            )
+        ),
     )
+
+
+def _evidence(
+    consensus_input: ConsensusInput, sources: ConsensusSources | None
+) -> dict[str, Evidence]:
+    """Each agent's evidence by its id: from its models, or as `sources` read it. Only
+    sources read count (`oracle.core.evidence`); those seen, not read, are listed on the
+    vote for a person and count for nothing."""
+    by_agent: Mapping[str, Sequence[SourceFields]]
+    if sources is None:
+        by_agent = {r.agent_id: [vars(s) for s in r.sources] for r in consensus_input.results}
+        normalized: Callable[[str], str] | None = normalize_url
+    else:
+        by_agent = sources["sources"]
+        normalized = None if sources["normalized"] is None else sources["normalized"].__getitem__
+    return {r.agent_id: evidence(by_agent[r.agent_id], normalized) for r in consensus_input.results}
 
 
 def _votes(
     results: Sequence[AgentResult],
+    held: Mapping[str, Evidence],
     thresholds: SourceThresholds,
     reputation: Mapping[str, float],
     *,
@@ -224,21 +256,23 @@ def _votes(
     (none when `need_evidence` is False)."""
     votes, valid, excluded = [], [], []
     for result in results:
-        shortfalls = evidence_shortfalls(result.sources, thresholds) if need_evidence else []
-        quality = source_quality(result.sources)
+        sources = held[result.agent_id]
+        shortfalls = category_shortfalls(sources.categories, thresholds) if need_evidence else []
+        quality = sources.quality
         votes.append(
             Vote(
                 agent_id=result.agent_id,
                 outcome=result.outcome,
                 confidence=result.confidence,
                 weight=vote_weight(
-                    result.confidence, result.sources, thresholds.min_total, quality=quality
+                    result.confidence, sources.sources, thresholds.min_total, quality=quality
                 )
                 * reputation.get(result.agent_id, 1.0),
                 source_quality=quality,
-                source_count=len(result.sources),
+                source_count=len(sources.sources),
                 counted=not shortfalls,
                 excluded_reasons=tuple(shortfalls),
+                seen_not_read=sources.seen_not_read,
             )
         )
         if shortfalls:

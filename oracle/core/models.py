@@ -16,9 +16,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetCoreSchemaHandler,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import core_schema
+from typing_extensions import TypedDict
 
 from oracle.core import outcomes as _outcomes
 from oracle.core.outcomes import InvalidPolicy
@@ -247,8 +256,12 @@ class ExcludedAgent(_Frozen):
     reasons: tuple[str, ...]
 
 
-class MergedSource(_Frozen):
-    """A source after de-duplication by normalized URL, with the agents that cited it."""
+class MergedSource(NamedTuple):
+    """A source after de-duplication by normalized URL, with the agents that cited it.
+
+    A named tuple, not a model: built only from sources already validated (a large input
+    merges thousands, and validating each again cost as much as the merge itself). In a
+    model it is taken as it is, and written as an object of its fields."""
 
     url: str
     title: str
@@ -256,7 +269,19 @@ class MergedSource(_Frozen):
     credibility_score: float
     relevance_score: float
     published_at: datetime | None = None
-    cited_by: tuple[str, ...]
+    cited_by: tuple[str, ...] = ()
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: type[Any], handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        fields: Any = TypedDict("MergedSourceFields", cls.__annotations__)  # type: ignore[misc]
+        return core_schema.is_instance_schema(
+            cls,
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                cls._asdict, return_schema=handler.generate_schema(fields)
+            ),
+        )
 
 
 class OverlapPair(_Frozen):

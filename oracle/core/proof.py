@@ -30,6 +30,7 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Iterable
 from datetime import datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -66,9 +67,33 @@ _REQUIRED_FIELDS: tuple[tuple[str, type, str], ...] = (
 # Values `_canonical_values` returns as they are: most of a proof's leaves, told apart by
 # their exact type before any isinstance check (a float's subclass is still rounded below).
 _KEPT_AS_THEY_ARE = frozenset({str, int, bool, type(None)})
+# The result's fields a proof's verdict holds.
+_VERDICT_FIELDS = frozenset(
+    {
+        "strategy",
+        "reached",
+        "outcome",
+        "leading_outcome",
+        "confidence",
+        "agreement_ratio",
+        "weighted_ratio",
+        "strategy_score",
+        "required_agreement_fraction",
+        "valid_agents",
+        "fault_tolerance",
+        "agreement_level",
+        "requires_human_review",
+        "review_reasons",
+        "review_codes",
+        "action",
+        "explanation",
+    }
+)
 
 
-def _canonical_values(value: Any) -> Any:
+def _canonical_values(value: Any, floats: list[float] | None = None) -> Any:
+    """`value` with its floats rounded to 6 decimals, tuples as lists and keys as text;
+    each float (rounded) appended to `floats` when given."""
     kind = type(value)
     if kind in _KEPT_AS_THEY_ARE:
         return value
@@ -76,17 +101,20 @@ def _canonical_values(value: Any) -> Any:
         return {
             k if type(k) is str else str(k): v
             if type(v) in _KEPT_AS_THEY_ARE
-            else _canonical_values(v)
+            else _canonical_values(v, floats)
             for k, v in value.items()
         }
     if kind is list or kind is tuple:
-        return [v if type(v) in _KEPT_AS_THEY_ARE else _canonical_values(v) for v in value]
+        return [v if type(v) in _KEPT_AS_THEY_ARE else _canonical_values(v, floats) for v in value]
     if isinstance(value, float):
-        return round(value, _FLOAT_DECIMALS)
+        rounded = round(value, _FLOAT_DECIMALS)
+        if floats is not None:
+            floats.append(rounded)
+        return rounded
     if isinstance(value, dict):
-        return {str(k): _canonical_values(v) for k, v in value.items()}
+        return {str(k): _canonical_values(v, floats) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_canonical_values(v) for v in value]
+        return [_canonical_values(v, floats) for v in value]
     return value
 
 
@@ -219,40 +247,18 @@ def build_proof(
     `majority`: the weighted plurality proposed for a conflict (`majority_record`);
     `timing`: how the market's answer window bore on the verdict
     (`oracle.core.decision.timing_record`)."""
-    verdict = result.model_dump(
-        mode="json",
-        include={
-            "strategy",
-            "reached",
-            "outcome",
-            "leading_outcome",
-            "confidence",
-            "agreement_ratio",
-            "weighted_ratio",
-            "strategy_score",
-            "required_agreement_fraction",
-            "valid_agents",
-            "fault_tolerance",
-            "agreement_level",
-            "requires_human_review",
-            "review_reasons",
-            "review_codes",
-            "action",
-            "explanation",
-        },
-    )
+    # The result dumped once (its sources apart, below), then taken apart.
+    dumped = result.model_dump(mode="json", exclude={"sources"})
+    verdict = {k: v for k, v in dumped.items() if k in _VERDICT_FIELDS}
     reasoning = {r.agent_id: r.reasoning for r in consensus_input.results}
-    votes = [
-        {
-            # `seen_not_read` appears when the agent cited sources it did not read (proofs
-            # before it keep their checksums).
-            **vote.model_dump(
-                mode="json", exclude=None if vote.seen_not_read else {"seen_not_read"}
-            ),
-            "reasoning": reasoning[vote.agent_id],
-        }
-        for vote in result.votes
-    ]
+    votes = []
+    for vote in dumped["votes"]:
+        # `seen_not_read` appears when the agent cited sources it did not read (proofs
+        # before it keep their checksums).
+        if not vote["seen_not_read"]:
+            del vote["seen_not_read"]
+        votes.append(vote | {"reasoning": reasoning[vote["agent_id"]]})
+    floats: list[float] = []
     body: dict[str, Any] = _canonical_values(
         {
             "version": PROOF_VERSION,
@@ -269,12 +275,12 @@ def build_proof(
             | ({"hidden_characters": hidden_characters} if hidden_characters else {}),
             "verdict": verdict,
             "votes": votes,
-            "excluded": [e.model_dump(mode="json") for e in result.excluded],
-            "failures": [f.model_dump(mode="json") for f in result.failures],
-            "dissent": [d.model_dump(mode="json") for d in result.dissent],
-            "tensions": [t.model_dump(mode="json") for t in result.tensions],
-            "blind_spots": list(result.blind_spots),
-            "overlap": result.overlap.model_dump(mode="json"),
+            "excluded": dumped["excluded"],
+            "failures": dumped["failures"],
+            "dissent": dumped["dissent"],
+            "tensions": dumped["tensions"],
+            "blind_spots": dumped["blind_spots"],
+            "overlap": dumped["overlap"],
             "sources": None,  # below: the one large part, rounded without a second walk
             "config": {
                 "consensus": params.model_dump(mode="json"),
@@ -283,23 +289,25 @@ def build_proof(
             **({} if debate is None else {"debate": debate}),
             **({} if majority is None else {"majority": majority}),
             **({} if timing is None else {"timing": timing}),
-        }
+        },
+        floats,
     )
-    # The rest is small: checked here for NaN and infinities (by the standard encoder, in C;
-    # whatever else RFC 8785 cannot hold the encoder refuses, naming the field), so the
-    # encoder need not walk the sources.
-    finite = _finite(body)
-    body["sources"], finite_sources = _source_records(result.sources)
-    return _sealed(body, finite=finite and finite_sources)
-
-
-def _finite(value: Any) -> bool:
-    """Whether `value` holds no NaN or infinity (False too when it is not plain JSON data)."""
+    # The rest is small: its floats, gathered as they were rounded, checked here for NaN
+    # and infinities (a sum holding either is not finite; nor is one that overflows, which
+    # then takes the full check), so the encoder need not walk the sources. Whatever else
+    # RFC 8785 cannot hold the encoder refuses, and the full check names the field.
+    finite = math.isfinite(sum(floats))
+    records, finite_sources, scores = _source_records(result.sources)
+    if not (finite and finite_sources):
+        return _sealed(body | {"sources": records})
     try:
-        json.dumps(value, allow_nan=False, check_circular=False)
-    except (ValueError, TypeError, RecursionError):
-        return False
-    return True
+        encoded = canonical.canonical_bytes_with_records(
+            body, "sources", records, ("credibility_score", "relevance_score"), scores
+        )
+    except (rfc8785.CanonicalizationError, ValueError, TypeError, AttributeError):
+        return _sealed(body | {"sources": records})  # which names the field
+    checksum = hashlib.sha256(encoded).hexdigest()
+    return {"proof_id": f"proof-{checksum[:16]}", **body, "sources": records, "checksum": checksum}
 
 
 @cache
@@ -311,32 +319,41 @@ def _datetime_adapter() -> TypeAdapter[datetime]:
     return TypeAdapter(datetime)
 
 
-def _source_records(sources: tuple[MergedSource, ...]) -> tuple[list[dict[str, Any]], bool]:
+def _source_records(
+    sources: tuple[MergedSource, ...],
+) -> tuple[list[dict[str, Any]], bool, set[float]]:
     """The merged sources as a proof holds them: each as `model_dump(mode="json")` gives it,
-    its floats rounded as `_canonical_values` rounds them; and whether every score is
-    finite. (Built here rather than dumped and walked: the one part of a proof that grows
-    with the evidence.)"""
+    its floats rounded as `_canonical_values` rounds them; whether every score is finite;
+    and the distinct scores the records hold (a zero standing for both signs). (Built here
+    rather than dumped and walked: the one part of a proof that grows with the evidence.)"""
     when = _datetime_adapter().dump_python
     credibility = [s.credibility_score for s in sources]
     relevance = [s.relevance_score for s in sources]
     # Sources share few distinct scores: each rounded once. Zero is left out, as -0.0 and
     # 0.0 would share an entry; `.get(v, v)` then gives round(v, 6) for every float.
-    rounded = {v: round(v, _FLOAT_DECIMALS) for v in {*credibility, *relevance} if v}
+    distinct = {*credibility, *relevance}
+    rounded = {v: round(v, _FLOAT_DECIMALS) for v in distinct if v}
+    rows: Iterable[tuple[Any, ...]] = sources
+    if any(rounded[v] != v for v in rounded):  # else each score is as rounded already
+        rows = [
+            (url, title, category, rounded.get(c, c), rounded.get(r, r), published, cited_by)
+            for url, title, category, c, r, published, cited_by in sources
+        ]
     records = [
         {
-            "url": s.url,
-            "title": s.title,
-            "category": s.category,
-            "credibility_score": rounded.get(c, c),
-            "relevance_score": rounded.get(r, r),
-            "published_at": None if s.published_at is None else when(s.published_at, mode="json"),
-            "cited_by": list(s.cited_by),
+            "url": url,
+            "title": title,
+            "category": category,
+            "credibility_score": c,
+            "relevance_score": r,
+            "published_at": None if published is None else when(published, mode="json"),
+            "cited_by": list(cited_by),
         }
-        for s, c, r in zip(sources, credibility, relevance, strict=True)
+        for url, title, category, c, r, published, cited_by in rows
     ]
     # A NaN or an infinity makes the sum one (so does an overflow, checked then in full).
     finite = math.isfinite(sum(credibility) + sum(relevance))
-    return records, finite
+    return records, finite, {rounded.get(v, v) for v in distinct}
 
 
 def reseal(proof: dict[str, Any]) -> dict[str, Any]:

@@ -3,21 +3,27 @@
 Every function here is linear in the number of sources (merging adds one sort of the
 de-duplicated list); the seed's merge was quadratic because it searched the merged
 list for every repeated URL.
+
+The verdict's own path (`oracle.core.consensus`) works on each source's fields as a plain
+mapping (`ResearchSource`'s fields: a model's `vars`, or a document's validated source as
+`oracle.core.inputs.read_consensus_input` gives it), with every URL's normalized form
+looked up once: a large input has thousands of sources, and reading them as models, or
+normalizing a URL once per use, cost more than the algorithm. The functions on
+`ResearchSource` and `AgentResult` below are the same rules for callers holding models.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from functools import cache
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
 from itertools import combinations
-
-from pydantic import TypeAdapter
+from typing import Any
 
 from oracle.core.models import (
     AgentResult,
     MergedSource,
     OverlapBand,
-    OverlapPair,
     ResearchSource,
     SourceOverlap,
 )
@@ -27,43 +33,69 @@ from oracle.core.urls import normalize_url
 _DIVERSITY_BONUS_PER_CATEGORY = 1 / 25
 _DIVERSITY_BONUS_CAP = 0.2
 
-
-def distinct_sources(sources: Iterable[ResearchSource]) -> list[ResearchSource]:
-    """An agent's sources with repeated URLs (after normalization) counted once."""
-    sources = list(sources)
-    urls = list(map(normalize_url, [s.url for s in sources]))
-    if len(dict.fromkeys(urls)) == len(urls):  # most agents repeat none
-        return sources
-    by_url: dict[str, ResearchSource] = {}
-    for url, source in zip(urls, sources, strict=True):
-        by_url.setdefault(url, source)
-    return list(by_url.values())
+# A source's fields by name, as `ResearchSource` has them; one left at its default may be
+# absent (`oracle.core.inputs.read_consensus_input` does not fill them in).
+SourceFields = Mapping[str, Any]
+_READ: bool = ResearchSource.model_fields["read"].default
+_TITLE: str = ResearchSource.model_fields["title"].default
 
 
-def seen_not_read(sources: Iterable[ResearchSource]) -> tuple[str, ...]:
-    """The normalized URLs among `sources` that were seen, not read (and not read under
-    another citation of the same URL), sorted: shown to a person, counted for nothing."""
-    sources = list(sources)
-    unread = [s.url for s in sources if not s.read]
-    if not unread:
-        return ()
-    read = set(map(normalize_url, [s.url for s in sources if s.read]))
-    return tuple(sorted(set(map(normalize_url, unread)) - read))
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What one agent's sources count for: those read, each normalized URL once (the first
+    citation kept), with their normalized URLs in the same order; and the normalized URLs
+    seen, not read (`seen_not_read`)."""
+
+    sources: list[SourceFields]
+    urls: list[str]
+    url_set: set[str]  # `urls`, as a set
+    categories: list[str]  # each source's, in order
+    seen_not_read: tuple[str, ...]
+    quality: float  # `source_quality` of `sources`
+
+
+def evidence(sources: Sequence[SourceFields], normalized: Callable[[str], str] | None) -> Evidence:
+    """`sources` (fields by name) as the verdict counts them; `normalized`: each URL's
+    normalized form (`normalize_url`, or a lookup of it; None: every URL is its own)."""
+    urls = [s["url"] for s in sources]
+    if normalized is not None:
+        urls = list(map(normalized, urls))
+    read = [s.get("read", _READ) for s in sources]
+    unread: tuple[str, ...] = ()
+    if all(read):
+        kept, kept_urls = list(sources), urls
+    else:
+        kept = [s for s, r in zip(sources, read, strict=True) if r]
+        kept_urls = [u for u, r in zip(urls, read, strict=True) if r]
+        unread = tuple(sorted({u for u, r in zip(urls, read, strict=True) if not r} - {*kept_urls}))
+    url_set = set(kept_urls)
+    if len(url_set) != len(kept_urls):  # most agents repeat none
+        first: dict[str, SourceFields] = {}
+        for url, source in zip(kept_urls, kept, strict=True):
+            first.setdefault(url, source)
+        kept, kept_urls = list(first.values()), list(first)
+    categories = [s["category"] for s in kept]
+    return Evidence(kept, kept_urls, url_set, categories, unread, _quality(kept, categories))
+
+
+def _quality(sources: Sequence[SourceFields], categories: Iterable[str] | None = None) -> float:
+    """`source_quality`; `categories`: the sources', when the caller has them."""
+    if not sources:
+        return 0.0
+    average_credibility: float = sum([s["credibility_score"] for s in sources]) / len(sources)
+    distinct = set(categories) if categories is not None else {s["category"] for s in sources}
+    bonus = min(len(distinct) * _DIVERSITY_BONUS_PER_CATEGORY, _DIVERSITY_BONUS_CAP)
+    return min(average_credibility + bonus, 1.0)
 
 
 def source_quality(sources: Sequence[ResearchSource]) -> float:
     """Average credibility plus a category-diversity bonus, capped at 1 (the seed's rule)."""
-    if not sources:
-        return 0.0
-    average_credibility = sum([s.credibility_score for s in sources]) / len(sources)
-    categories = {s.category for s in sources}
-    bonus = min(len(categories) * _DIVERSITY_BONUS_PER_CATEGORY, _DIVERSITY_BONUS_CAP)
-    return min(average_credibility + bonus, 1.0)
+    return _quality([vars(s) for s in sources])
 
 
 def vote_weight(
     confidence: float,
-    sources: Sequence[ResearchSource],
+    sources: Sequence[ResearchSource] | Sequence[SourceFields],
     min_total: int,
     *,
     quality: float | None = None,
@@ -72,7 +104,7 @@ def vote_weight(
     `source_quality`, when the caller has it already."""
     count_factor = min(len(sources) / min_total, 1.0)
     if quality is None:
-        quality = source_quality(sources)
+        quality = _quality([s if isinstance(s, Mapping) else vars(s) for s in sources])
     return confidence * quality * count_factor
 
 
@@ -82,50 +114,55 @@ def merge_sources(results: Sequence[AgentResult]) -> list[MergedSource]:
     Sorted by relevance x credibility (highest first), ties by URL, so the list is
     the same whatever order the agents arrived in.
     """
-    best_score: dict[str, float] = {}
-    best: dict[str, ResearchSource] = {}
-    cited_by: dict[str, list[str]] = {}
-    for result in sorted(results, key=lambda r: r.agent_id):
-        agent_id = result.agent_id
-        sources = result.sources
-        urls = map(normalize_url, [s.url for s in sources])
-        scores = [s.relevance_score * s.credibility_score for s in sources]
-        for url, score, source in zip(urls, scores, sources, strict=True):
-            current = best_score.get(url)
-            if current is None:
-                best_score[url] = score
-                best[url] = source
-                cited_by[url] = [agent_id]
-                continue
-            if score > current:
-                best_score[url] = score
-                best[url] = source
-            citing = cited_by[url]
-            if citing[-1] != agent_id:
-                citing.append(agent_id)
-    # URLs are distinct, so the pairs' order is the score's, then the URL's.
-    order = sorted([(-score, url) for url, score in best_score.items()])
-    # One validation of the whole list (the same as each MergedSource(...)), not one call each.
-    return _merged_sources_adapter().validate_python(
-        [
-            {
-                "url": url,
-                "title": source.title,
-                "category": source.category,
-                "credibility_score": source.credibility_score,
-                "relevance_score": source.relevance_score,
-                "published_at": source.published_at,
-                "cited_by": tuple(cited_by[url]),
-            }
-            for _, url in order
-            for source in (best[url],)
-        ]
+    return merged(
+        (
+            r.agent_id,
+            [vars(s) for s in r.sources],
+            list(map(normalize_url, [s.url for s in r.sources])),
+        )
+        for r in results
     )
 
 
-@cache
-def _merged_sources_adapter() -> TypeAdapter[list[MergedSource]]:
-    return TypeAdapter(list[MergedSource])
+def merged(
+    cited: Iterable[tuple[str, Sequence[SourceFields], Sequence[str]]],
+) -> list[MergedSource]:
+    """`merge_sources` of (agent id, its sources, their normalized URLs) triples."""
+    # By URL: [the best copy's score, that copy, the agents citing it].
+    merging: dict[str, list[Any]] = {}
+    for agent_id, sources, urls in sorted(cited, key=lambda triple: triple[0]):
+        for url, source in zip(urls, sources, strict=True):
+            score = source["relevance_score"] * source["credibility_score"]
+            held = merging.get(url)
+            if held is None:
+                merging[url] = [score, source, [agent_id]]
+                continue
+            if score > held[0]:
+                held[0], held[1] = score, source
+            citing = held[2]
+            if citing[-1] != agent_id:
+                citing.append(agent_id)
+    # URLs are distinct, so the pairs' order is the score's, then the URL's.
+    order = sorted([(-held[0], url) for url, held in merging.items()])
+    # Built from validated sources: the values are already what MergedSource holds.
+    return list(
+        map(
+            partial(tuple.__new__, MergedSource),
+            [
+                (
+                    url,
+                    source.get("title", _TITLE),
+                    source["category"],
+                    source["credibility_score"],
+                    source["relevance_score"],
+                    source.get("published_at"),
+                    tuple(citing),
+                )
+                for _, url in order
+                for _, source, citing in (merging[url],)
+            ],
+        )
+    )
 
 
 def overlap_band(average: float) -> OverlapBand:
@@ -141,22 +178,31 @@ def overlap_band(average: float) -> OverlapBand:
 
 def analyze_overlap(results: Sequence[AgentResult]) -> SourceOverlap:
     """Pairwise Jaccard similarity of the agents' normalized URL sets."""
-    url_sets = {
-        result.agent_id: set(map(normalize_url, [s.url for s in result.sources]))
-        for result in sorted(results, key=lambda r: r.agent_id)
-    }
-    pairs = []
-    for (agent_a, urls_a), (agent_b, urls_b) in combinations(url_sets.items(), 2):
+    return overlap(
+        (result.agent_id, set(map(normalize_url, [s.url for s in result.sources])))
+        for result in results
+    )
+
+
+def overlap(url_sets: Iterable[tuple[str, set[str]]]) -> SourceOverlap:
+    """`analyze_overlap` of (agent id, its normalized URLs) pairs."""
+    by_agent = dict(sorted(url_sets, key=lambda pair: pair[0]))
+    pairs: list[dict[str, Any]] = []
+    for (agent_a, urls_a), (agent_b, urls_b) in combinations(by_agent.items(), 2):
         common = len(urls_a & urls_b)
         union = len(urls_a) + len(urls_b) - common
         jaccard = common / union if union else 0.0
-        pairs.append(OverlapPair(agents=(agent_a, agent_b), jaccard=jaccard))
-    average = sum(p.jaccard for p in pairs) / len(pairs) if pairs else 0.0
-    unique: set[str] = set().union(*url_sets.values()) if url_sets else set()
-    return SourceOverlap(
-        average=average,
-        max=max((p.jaccard for p in pairs), default=0.0),
-        pairs=tuple(pairs),
-        total_unique_sources=len(unique),
-        band=overlap_band(average),
+        pairs.append({"agents": (agent_a, agent_b), "jaccard": jaccard})
+    jaccards: list[float] = [p["jaccard"] for p in pairs]
+    average = sum(jaccards) / len(pairs) if pairs else 0.0
+    unique: set[str] = set().union(*by_agent.values()) if by_agent else set()
+    # One validation for the whole, pairs included (21 for 7 agents), not one per pair.
+    return SourceOverlap.model_validate(
+        {
+            "average": average,
+            "max": max(jaccards, default=0.0),
+            "pairs": pairs,
+            "total_unique_sources": len(unique),
+            "band": overlap_band(average),
+        }
     )

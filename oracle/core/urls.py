@@ -24,6 +24,7 @@ segments.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -75,6 +76,16 @@ _PLAIN_URL = re.compile(
     rf"(https?)://((?:{_LABEL}\.)*+[a-z][a-z0-9]*+(?:-[a-z0-9]++)*+)"
     r"((?:/[A-Za-z0-9\-._~!$&'()*+,;=:@]*+)*+)"
 )
+
+# `_PLAIN_URL` already in its normal form (`normalize_url` returns it as it is): a path of
+# `/` alone, or of segments neither `.` nor `..` and not ending in `/`. Matched against many
+# URLs at once, one a line (`normalize_urls`): a URL ends at a newline or the end.
+_PLAIN_CHARS = r"[A-Za-z0-9\-._~!$&'()*+,;=:@]"
+_NORMAL_URL = (
+    rf"https?://(?:{_LABEL}\.)*+[a-z][a-z0-9]*+(?:-[a-z0-9]++)*+"
+    rf"(?:/(?=\n|\Z)|(?:/(?!\.\.?(?:/|\n|\Z)){_PLAIN_CHARS}*+)++(?<!/))"
+)
+_NORMAL_URL_LINES = re.compile(rf"(?:{_NORMAL_URL}\n)*+{_NORMAL_URL}")
 
 
 def _is_tracking(name: str) -> bool:
@@ -144,6 +155,29 @@ def normalize_url(url: str) -> str:
     if len(path) > 1:
         path = path.rstrip("/")
     return f"{scheme}://{host}{path or '/'}"
+
+
+def normalize_urls(urls: Collection[str]) -> dict[str, str]:
+    """`{url: normalize_url(url)}` for every URL in `urls`, raising as `normalize_url` does
+    for the first it refuses. Commonly every URL is already in its normal form, and one
+    match over all of them, one a line, says so (a fifth of the time of one `normalize_url`
+    each; the caches are then not used)."""
+    if in_normal_form(urls):
+        return dict(zip(urls, urls, strict=True))
+    return {url: normalize_url(url) for url in urls}
+
+
+def in_normal_form(urls: Collection[str]) -> bool:
+    """Whether every URL in `urls` (at least one) is valid and its own normal form
+    (`normalize_url(url) == url`), by one match over them all, one a line; False says
+    only that some may not be."""
+    lines = "\n".join(urls)
+    return bool(
+        urls
+        and lines.count("\n") == len(urls) - 1  # no URL holds a newline
+        and max(map(len, urls)) <= MAX_URL_CHARS
+        and _NORMAL_URL_LINES.fullmatch(lines) is not None
+    )
 
 
 def _has_dot_segment(path: str) -> bool:

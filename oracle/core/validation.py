@@ -13,11 +13,16 @@ def evidence_shortfalls(
     sources: Sequence[ResearchSource], thresholds: SourceThresholds
 ) -> list[str]:
     """Every way the agent's (already de-duplicated) sources fall short; empty when valid."""
+    return category_shortfalls([s.category for s in sources], thresholds)
+
+
+def category_shortfalls(categories: Sequence[str], thresholds: SourceThresholds) -> list[str]:
+    """`evidence_shortfalls` of sources with these categories, one per source."""
     reasons = []
-    total = len(sources)
+    total = len(categories)
     if total < thresholds.min_total:
         reasons.append(f"only {total} distinct sources, need {thresholds.min_total}")
-    per_category = Counter([s.category for s in sources])
+    per_category = Counter(categories)
     if len(per_category) < thresholds.min_categories:
         reasons.append(
             f"only {len(per_category)} source categories, need {thresholds.min_categories}"

@@ -12,7 +12,7 @@ import rfc8785
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from oracle.core.canonical import canonical_bytes, es_number
+from oracle.core.canonical import canonical_bytes, canonical_bytes_with_records, es_number
 
 MAX_SAFE = 2**53 - 1
 
@@ -104,3 +104,44 @@ def test_refuses_what_the_reference_refuses(value: Any) -> None:
         return  # the caller refuses NaN first (oracle.core.proof): orjson writes null
     with pytest.raises(refusals):
         canonical_bytes(value)
+
+
+# Records as a proof's merged sources are: scores (any finite float), text, null, lists of text;
+# and the rest of a document around them (which may hold the placeholder's own text).
+records = st.lists(
+    st.fixed_dictionaries(
+        {
+            "url": texts,
+            "title": texts,
+            "credibility_score": finite_floats,
+            "relevance_score": finite_floats,
+            "published_at": st.none() | texts,
+            "cited_by": st.lists(texts, max_size=3),
+        }
+    ),
+    max_size=6,
+)
+surroundings = st.dictionaries(
+    texts | st.just("sources"),
+    values | st.just("\x00canonical records\x00"),
+    max_size=5,
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(surroundings, records)
+@example({}, [{"credibility_score": 0.0, "relevance_score": -0.0}])
+@example({}, [{"credibility_score": -0.0, "relevance_score": 1.0}, {"credibility_score": 1e-7}])
+@example({"a": "\x00canonical records\x00"}, [{"credibility_score": 1.0}])
+@example({"\U0001f600": 1}, [{"title": "\U0001f601", "credibility_score": 0.5}])
+@example({}, [{"title": '","credibility_score":1.0,"', "credibility_score": 2.0}])
+def test_records_written_apart_are_the_whole_documents_bytes(
+    surrounding: dict[str, Any], part: list[dict[str, Any]]
+) -> None:
+    """Spliced in, the records' bytes are those of the whole document written at once."""
+    numbers = ("credibility_score", "relevance_score")
+    part = [dict.fromkeys(numbers, 0.5) | record for record in part]
+    whole = {**surrounding, "sources": part}
+    floats = {record[name] for record in part for name in numbers}
+    spliced = canonical_bytes_with_records(surrounding, "sources", part, numbers, floats)
+    assert spliced == rfc8785.dumps(whole)

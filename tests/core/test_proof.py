@@ -184,7 +184,10 @@ def test_merged_sources_scores_are_rounded_as_round_rounds_each(
         )
         for i, (credibility, relevance) in enumerate(scores)
     )
-    records, finite = proof_module._source_records(sources)
+    records, finite, held = proof_module._source_records(sources)
+    assert held == {
+        record[f] for record in records for f in ("credibility_score", "relevance_score")
+    }
     for record, (credibility, relevance) in zip(records, scores, strict=True):
         for field, score in (("credibility_score", credibility), ("relevance_score", relevance)):
             assert repr(record[field]) == repr(round(score, 6))

@@ -1,8 +1,13 @@
 from __future__ import annotations
 
-import pytest
+from typing import Any
 
-from oracle.core import AgentResult
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from oracle.core import AgentResult, ResearchSource, normalize_url
+from oracle.core.models import MergedSource
 from oracle.core.sources import analyze_overlap, merge_sources, overlap_band, source_quality
 from oracle.testing import result, source
 
@@ -92,3 +97,71 @@ def test_overlap_pairwise_jaccard() -> None:
 )
 def test_overlap_bands(average: float, band: str) -> None:
     assert overlap_band(average) == band
+
+
+def _merged_one_by_one(results: list[AgentResult]) -> list[MergedSource]:
+    """The merge as its rule reads, one citation at a time (the seed's, made linear)."""
+    best: dict[str, Any] = {}
+    cited_by: dict[str, list[str]] = {}
+    for result_ in sorted(results, key=lambda r: r.agent_id):
+        for cited in result_.sources:
+            url = normalize_url(cited.url)
+            score = cited.relevance_score * cited.credibility_score
+            if url not in best or score > best[url][0]:
+                best[url] = (score, cited)
+            citing = cited_by.setdefault(url, [])
+            if result_.agent_id not in citing:
+                citing.append(result_.agent_id)
+    order = sorted(best, key=lambda url: (-best[url][0], url))
+    return [
+        MergedSource(
+            url,
+            best[url][1].title,
+            best[url][1].category,
+            best[url][1].credibility_score,
+            best[url][1].relevance_score,
+            best[url][1].published_at,
+            tuple(cited_by[url]),
+        )
+        for url in order
+    ]
+
+
+_citations = st.lists(
+    st.tuples(
+        st.sampled_from(["https://a.example/1", "https://a.example/1/", "https://b.example/2"]),
+        st.sampled_from([0.0, -0.0, 0.25, 0.5, 1.0]),
+        st.sampled_from([0.0, 0.5, 1.0]),
+        st.sampled_from(["", "first", "second"]),
+    ),
+    max_size=6,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.dictionaries(st.sampled_from(["c", "a", "b"]), _citations, max_size=3))
+def test_merging_keeps_the_best_copy_and_every_citing_agent(
+    citations: dict[str, list[tuple[str, float, float, str]]],
+) -> None:
+    """Repeated URLs (within an agent too), equal scores (the first copy kept) and zeros of
+    both signs merge as one citation at a time would."""
+    results = [
+        AgentResult(
+            agent_id=agent_id,
+            outcome="YES",
+            confidence=0.9,
+            reasoning="",
+            sources=tuple(
+                ResearchSource(
+                    url=url,
+                    title=title,
+                    category="news",
+                    credibility_score=credibility,
+                    relevance_score=relevance,
+                )
+                for url, credibility, relevance, title in cited
+            ),
+        )
+        for agent_id, cited in citations.items()
+    ]
+    assert merge_sources(results) == _merged_one_by_one(results)

@@ -115,3 +115,25 @@ def test_the_parser_free_form_is_judged_in_linear_time() -> None:
     for near_miss in ("a" * 16_000 + "!", "a-" * 8_000 + "!", "a." * 8_000 + "-", "a1" * 8_000):
         assert urls._PLAIN_URL.fullmatch(f"https://{near_miss}/b?") is None
     assert time.perf_counter() - start < 2.0
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_urls | st.sampled_from(["https://a.example/x", "https://a.example/"]), max_size=6))
+@example(["https://a.example/x", "https://b.example/y/"])
+@example(["https://a.example/x\nhttps://b.example/y"])
+@example(["https://a.example/.", "https://a.example/x/.."])
+@example(["https://" + "a" * 16_400 + ".example/x"])
+def test_many_urls_are_normalized_as_each_alone(many: list[str]) -> None:
+    """`normalize_urls` (one match for all, when all are already normal) gives each URL's
+    `normalize_url`, or refuses as `normalize_url` refuses the first it cannot read."""
+    distinct = list(dict.fromkeys(many))
+    expected: dict[str, str] | str
+    try:
+        expected = {url: urls.normalize_url.__wrapped__(url) for url in distinct}
+    except ValueError as error:
+        expected = str(error)
+    try:
+        got: dict[str, str] | str = urls.normalize_urls(distinct)
+    except ValueError as error:
+        got = str(error)
+    assert got == expected
