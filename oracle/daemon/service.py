@@ -46,6 +46,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+import orjson
+
 from oracle.core import build_proof, evaluate, render_markdown
 from oracle.core.debate import (
     ConflictResolution,
@@ -1456,7 +1458,27 @@ def _challenge_offered(receipt: Receipt) -> dict[str, Any]:
 
 
 def _json(document: dict[str, Any]) -> str:
+    """A proof file's text: `json.dumps(document, indent=2, ensure_ascii=False)` and a
+    newline, byte for byte. json indents in pure Python; orjson writes the same text
+    several times faster, except for values it writes otherwise (a float below 1e-4 in
+    size: `0.00001` for `1e-05`; NaN and infinities: null) or refuses (keys that are not
+    strings, integers beyond 64 bits, lone surrogates). json's C encoder, which does not
+    indent, tells those apart first: a document holding any is written by json as before."""
+    try:
+        compact = json.dumps(document, ensure_ascii=False, allow_nan=False)
+    except (ValueError, TypeError, RecursionError):
+        compact = None  # NaN, an infinity, or not plain JSON data
+    if compact is not None and _EXPONENT_FLOAT.search(compact) is None:
+        try:
+            return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n"
+        except orjson.JSONEncodeError:
+            pass
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+# How json writes a float below 1e-4 in size ("1e-05"), which orjson writes otherwise; a
+# string holding such text only sends its document to json.
+_EXPONENT_FLOAT = re.compile(r"[0-9]e-")
 
 
 def proof_directory(market_id: str) -> str:
