@@ -580,8 +580,9 @@ class Daemon:
 
     async def _process(self, row: MarketRow) -> None:
         market_id = row.id
+        released = False
         try:
-            await self._drive(row)
+            released = (await self._drive(row)).lease_owner is None
         except LeaseLost:
             emit(logger, logging.WARNING, "market.lease_lost", market=market_id)
         except asyncio.CancelledError:
@@ -598,15 +599,17 @@ class Daemon:
             )
             await self._fail(market_id, f"{type(error).__name__}: {error}")
         finally:
-            await asyncio.shield(self._db(self.store.release_lease, market_id, self.replica))
+            if not released:  # else the move that ended its work released it (`_deliver`)
+                await asyncio.shield(self._db(self.store.release_lease, market_id, self.replica))
             self.metrics.inflight.set(len(self._tasks))
 
-    async def _drive(self, row: MarketRow) -> None:
+    async def _drive(self, row: MarketRow) -> MarketRow:
+        """Drive the market as far as it goes; returns it as it was left."""
         researched: Researched | None = None
         while True:
             state = MarketState(row.state)
             if state in (S.DUE, S.RESEARCHING) and self.draining:
-                return  # no research starts now; the lease is released, a later run resumes
+                return row  # no research starts now; the lease is released, a later run resumes
             if state is S.DUE:
                 attempt = row.attempts + 1
                 row, run_id = await self._db(
@@ -625,7 +628,7 @@ class Daemon:
             elif state is S.CHALLENGING:
                 row = await self._challenge(row)
             else:
-                return
+                return row
 
     async def _research(self, row: MarketRow, run_id: int) -> tuple[MarketRow, Researched | None]:
         """Research the market as its source shows it now (`Refreshing`; what it read is
@@ -896,6 +899,10 @@ class Daemon:
                 },
                 "window_ends_at": receipt.final_after,
                 "delivery_failures": 0,
+                # Its work here is done: the lease is released in this move's transaction,
+                # not in one of its own after it.
+                "lease_owner": None,
+                "lease_expires_at": 0.0,
             },
         )
         await self._disagreement(row, receipt)

@@ -319,7 +319,7 @@ class Markets(Transactions):
         )
         # Core, not the ORM: `promote` asks several times a second, mostly for nothing.
         with self._reader.connect() as connection:
-            return [market_row(row) for row in connection.execute(query).mappings()]
+            return [market_row(dict(row)) for row in connection.execute(query).mappings()]
 
     def markets_to_watch(
         self,
