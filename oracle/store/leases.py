@@ -92,13 +92,14 @@ class Leases(Transactions):
                     .select_from(_REPLICA)
                     .where(_REPLICA.c.seen_at >= now - share_within)
                 ).one()
-                claimable = connection.execute(
-                    core_select(func.count()).select_from(MARKET).where(*waiting)
-                ).scalar_one()
-                even = -(-(claimable + busy) // max(replicas, 1))
-                limit = min(limit, even - in_flight)
-                if limit <= 0:
-                    return []
+                if replicas > 1:  # alone, its share is all that is claimable: no count
+                    claimable = connection.execute(
+                        core_select(func.count()).select_from(MARKET).where(*waiting)
+                    ).scalar_one()
+                    even = -(-(claimable + busy) // replicas)
+                    limit = min(limit, even - in_flight)
+                    if limit <= 0:
+                        return []
             query = (
                 core_select(MARKET)
                 .where(*waiting)
