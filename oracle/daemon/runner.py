@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import gc
 import logging
 import signal
 import socket
@@ -228,6 +229,24 @@ def build_scheduler(daemon: Daemon) -> AsyncIOScheduler:
     return scheduler
 
 
+# Allocations (less deallocations) between two collections of the youngest objects:
+# Python's 700 makes one every few statements of a busy daemon, and one in every 100 a
+# full collection of whatever markets are in flight.
+YOUNG_OBJECTS_PER_COLLECTION = 10_000
+
+
+def _keep_start_up_from_collector() -> None:
+    """What start-up built (modules, settings, the agents and their recordings, the
+    venues) lives as long as the process: its garbage collected, the rest is moved out of
+    the cyclic collector's sight (`gc.freeze`), so each full collection walks only what
+    the work made since. It walked some 300,000 start-up objects each time: about a
+    second of CPU over bench/pipeline.py's 1,000 markets. What is freed by its reference
+    count is freed as before."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(YOUNG_OBJECTS_PER_COLLECTION, *gc.get_threshold()[1:])
+
+
 async def run_forever(daemon: Daemon, listeners: Sequence[socket.socket]) -> None:
     """Run until SIGTERM or SIGINT, then drain and return. `listeners`: see `listen`."""
     stop = asyncio.Event()
@@ -238,6 +257,7 @@ async def run_forever(daemon: Daemon, listeners: Sequence[socket.socket]) -> Non
         stop.set()
     scheduler = build_scheduler(daemon)
     web_runner = await start_web(daemon, scheduler, listeners)
+    _keep_start_up_from_collector()
     scheduler.start()
     emit(logger, logging.INFO, "daemon.started", replica=daemon.replica)
     try:

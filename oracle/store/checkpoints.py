@@ -7,26 +7,36 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from sqlalchemy import Table, bindparam, insert, update
+from sqlalchemy import select as core_select
+
 from oracle.chain.checkpoint import Checkpoint
 from oracle.store._transaction import Transactions
 from oracle.store.tables import CheckpointRow
 
+# Core statements: the chain scanner reads and writes its checkpoint at every poll.
+_CHECKPOINT: Table = CheckpointRow.__table__  # type: ignore[attr-defined]
+_READ = core_select(_CHECKPOINT.c.value).where(_CHECKPOINT.c.name == bindparam("checkpoint"))
+_UPDATE = (
+    update(_CHECKPOINT)
+    .where(_CHECKPOINT.c.name == bindparam("checkpoint"))
+    .values(value=bindparam("v_value"), updated_at=bindparam("v_updated_at"))
+)
+_INSERT = insert(_CHECKPOINT)
+
 
 class Checkpoints(Transactions):
     def get_checkpoint(self, name: str) -> dict[str, Any] | None:
-        with self.reading() as session:
-            row = session.get(CheckpointRow, name)
-            return dict(row.value) if row is not None else None
+        with self._reader.connect() as connection:
+            value = connection.execute(_READ, {"checkpoint": name}).scalar_one_or_none()
+        return dict(value) if value is not None else None
 
     def set_checkpoint(self, name: str, value: dict[str, Any]) -> None:
-        with self.session() as session:
-            row = session.get(CheckpointRow, name)
-            if row is None:
-                session.add(CheckpointRow(name=name, value=value, updated_at=self.clock()))
-            else:
-                row.value = value
-                row.updated_at = self.clock()
-                session.add(row)
+        now = self.clock()
+        with self._writing() as connection:
+            changed = {"v_value": value, "v_updated_at": now}
+            if connection.execute(_UPDATE, {"checkpoint": name, **changed}).rowcount == 0:
+                connection.execute(_INSERT, {"name": name, "value": value, "updated_at": now})
 
 
 class DatabaseCheckpointStore:

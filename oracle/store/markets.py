@@ -15,7 +15,7 @@ from oracle.core.lifecycle import MarketEvent, MarketState
 from oracle.core.markets import MarketSpec
 from oracle.core.timing import Plan
 from oracle.errors import StoreError
-from oracle.store._transaction import INSERT_AUDIT, MARKET, Transactions
+from oracle.store._transaction import INSERT_AUDIT, MARKET, Transactions, market_row
 from oracle.store.reviews import insert_review
 from oracle.store.tables import AuditRow, MarketRow
 
@@ -308,18 +308,18 @@ class Markets(Transactions):
     ) -> list[MarketRow]:
         """Failed or deferred markets whose wait has run out, each by its venue's clock
         (as in `promote_due`)."""
-        with self.reading() as session:
-            return list(
-                session.exec(
-                    select(MarketRow)
-                    .where(
-                        col(MarketRow.state).in_([MarketState.FAILED_RETRY, MarketState.DEFERRED]),
-                        _time_has_come(MARKET.c.next_attempt_at, now, venue_times),
-                    )
-                    .order_by(col(MarketRow.next_attempt_at))
-                    .limit(limit)
-                ).all()
+        query = (
+            core_select(MARKET)
+            .where(
+                MARKET.c.state.in_([MarketState.FAILED_RETRY, MarketState.DEFERRED]),
+                _time_has_come(MARKET.c.next_attempt_at, now, venue_times),
             )
+            .order_by(MARKET.c.next_attempt_at)
+            .limit(limit)
+        )
+        # Core, not the ORM: `promote` asks several times a second, mostly for nothing.
+        with self._reader.connect() as connection:
+            return [market_row(dict(row)) for row in connection.execute(query).mappings()]
 
     def markets_to_watch(
         self,

@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, Table, bindparam, insert, update
-from sqlalchemy import select as core_select
 from sqlmodel import col, select
 
 from oracle.core.lifecycle import MarketEvent
@@ -36,9 +35,9 @@ _CLOSE_RUN = (
     .where(_RUN.c.id == bindparam("run_id"))
     .values(status="done", finished_at=bindparam("v_finished_at"))
 )
-_RUN_EXISTS = core_select(_RUN.c.id).where(_RUN.c.id == bindparam("run_id"))
 _INSERT_RUN = insert(_RUN).returning(_RUN.c.id)
-_INSERT_RESULT = insert(_RESULT).returning(_RESULT.c.id)
+# Many rows in one statement, their ids returned in the order of the rows given.
+_INSERT_RESULTS = insert(_RESULT).returning(_RESULT.c.id, sort_by_parameter_order=True)
 _INSERT_SOURCE = insert(_SOURCE)
 
 
@@ -115,11 +114,13 @@ class ResearchRuns(Transactions):
         answers: Sequence[tuple[AgentResult | AgentFailure, float]],
         agents: Mapping[str, AgentIdentity],
     ) -> None:
-        """Every agent's answer (result with sources, or failure) and the run closed."""
-        if connection.execute(_RUN_EXISTS, {"run_id": run_id}).first() is None:
-            raise StoreError(f"research run {run_id} is not known")
+        """Every agent's answer (result with sources, or failure) and the run closed: the
+        run closed first (nothing is stored for a run not known), then the answers in one
+        multi-row insert and their sources in another."""
         now = self.clock()
-        sources: list[dict[str, Any]] = []
+        if connection.execute(_CLOSE_RUN, {"run_id": run_id, "v_finished_at": now}).rowcount == 0:
+            raise StoreError(f"research run {run_id} is not known")
+        rows: list[dict[str, Any]] = []
         for answer, latency_seconds in answers:
             row: dict[str, Any] = {
                 "run_id": run_id,
@@ -135,44 +136,37 @@ class ResearchRuns(Transactions):
             }
             if isinstance(answer, AgentFailure):
                 identity = agents.get(answer.agent_id, AgentIdentity(None, None))
-                connection.execute(
-                    _INSERT_RESULT,
-                    {
-                        **row,
-                        "error": scrub(answer.error),
-                        "provider": identity.provider,
-                        "model_family": identity.model_family,
-                    },
-                )
-                continue
-            result_id = connection.execute(
-                _INSERT_RESULT,
-                {
-                    **row,
-                    "outcome": answer.outcome,
-                    "confidence": answer.confidence,
-                    "reasoning": scrub(answer.reasoning),
-                    "provider": answer.provider,
-                    "model_family": answer.model_family,
-                },
-            ).scalar_one()
-            sources += [
-                {
-                    "agent_result_id": result_id,
-                    "url": scrub(s.url),
-                    "title": scrub(s.title),
-                    "category": s.category,
-                    "credibility_score": s.credibility_score,
-                    "relevance_score": s.relevance_score,
-                    "published_at": s.published_at.isoformat() if s.published_at else None,
-                    "quote": scrub(s.quote),
-                    "read": s.read,
-                }
-                for s in answer.sources
-            ]
+                row["error"] = scrub(answer.error)
+                row["provider"] = identity.provider
+                row["model_family"] = identity.model_family
+            else:
+                row["outcome"] = answer.outcome
+                row["confidence"] = answer.confidence
+                row["reasoning"] = scrub(answer.reasoning)
+                row["provider"] = answer.provider
+                row["model_family"] = answer.model_family
+            rows.append(row)
+        if not rows:
+            return
+        result_ids = connection.execute(_INSERT_RESULTS, rows).scalars().all()
+        sources = [
+            {
+                "agent_result_id": result_id,
+                "url": scrub(s.url),
+                "title": scrub(s.title),
+                "category": s.category,
+                "credibility_score": s.credibility_score,
+                "relevance_score": s.relevance_score,
+                "published_at": s.published_at.isoformat() if s.published_at else None,
+                "quote": scrub(s.quote),
+                "read": s.read,
+            }
+            for (answer, _), result_id in zip(answers, result_ids, strict=True)
+            if isinstance(answer, AgentResult)
+            for s in answer.sources
+        ]
         if sources:
             connection.execute(_INSERT_SOURCE, sources)  # one executemany
-        connection.execute(_CLOSE_RUN, {"run_id": run_id, "v_finished_at": now})
 
     def run_answers(self, run_id: int) -> tuple[list[AgentResult], list[AgentFailure]]:
         """The answers recorded for a run, rebuilt as core models."""

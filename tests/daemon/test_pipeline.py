@@ -166,6 +166,10 @@ def test_pass_submits_agreement_reviews_contest_and_waits_for_future(
     agreed = market(settings, "venue:agree")
     assert agreed.state == MarketState.FINAL
     assert agreed.proof_checksum == answer["proof_checksum"]
+    # Released by the move to submitted itself, and by the end of the work on the others.
+    for market_id in ("venue:agree", "venue:contest"):
+        released = market(settings, market_id)
+        assert (released.lease_owner, released.lease_expires_at) == (None, 0.0)
     proof_file = tmp_path / "proofs" / "venue_agree" / f"{answer['proof_checksum']}.json"
     proof = json.loads(proof_file.read_text())
     assert verify_proof(proof) == (True, answer["proof_checksum"])

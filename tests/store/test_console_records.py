@@ -9,11 +9,14 @@ import logging
 from collections.abc import Iterator
 
 import pytest
+from argon2 import extract_parameters
+from argon2.exceptions import VerifyMismatchError
 from sqlalchemy import Engine, text, update
 
 from oracle.core.audit import AuditHead, anchor_problems, export_differences
 from oracle.core.lifecycle import MarketEvent, MarketState
 from oracle.errors import AccessDenied, IllegalTransition, StaleDecision, StoreError
+from oracle.store import console
 from oracle.store.console import SignInLimits
 from oracle.store.engine import make_engine
 from oracle.store.migrate import upgrade
@@ -60,6 +63,17 @@ def store(engine: Engine, clock: FakeClock) -> Store:
     for name, role in (("rita", "reviewer"), ("ann", "approver"), ("val", "viewer")):
         store.add_user(name, role, PASSWORD)
     return store
+
+
+def test_an_unknown_name_is_verified_against_a_hash_that_costs_what_an_accounts_does() -> None:
+    """The stand-in hash is written out, not hashed: it must carry the hasher's own
+    parameters (so verifying against it takes as long as against an account's) and fail
+    as a wrong password does, never as a malformed hash (which fails at once)."""
+    account_hash = console._HASHER.hash(PASSWORD)
+    assert extract_parameters(console._DUMMY_HASH) == extract_parameters(account_hash)
+    for password in (PASSWORD, "not a password of anyone", ""):
+        with pytest.raises(VerifyMismatchError):
+            console._HASHER.verify(console._DUMMY_HASH, password)
 
 
 def seen(store: Store, review_id: int) -> Seen:
