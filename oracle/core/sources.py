@@ -142,8 +142,12 @@ def merged(
             citing = held[2]
             if citing[-1] != agent_id:
                 citing.append(agent_id)
-    # URLs are distinct, so the pairs' order is the score's, then the URL's.
-    order = sorted([(-held[0], url) for url, held in merging.items()])
+    # By score, highest first, then by URL: sorted by URL, then (stably) by score. Two sorts
+    # of plain strings then plain floats, each compared by a specialised routine, cost half
+    # of one sort of (score, URL) pairs. (Scores are finite: `Score` refuses NaN.)
+    negated = {url: -held[0] for url, held in merging.items()}
+    order = sorted(merging)
+    order.sort(key=negated.__getitem__)
     # Built from validated sources: the values are already what MergedSource holds.
     return list(
         map(
@@ -158,7 +162,7 @@ def merged(
                     source.get("published_at"),
                     tuple(citing),
                 )
-                for _, url in order
+                for url in order
                 for _, source, citing in (merging[url],)
             ],
         )
