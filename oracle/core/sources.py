@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import combinations
-from operator import itemgetter, methodcaller, mul
+from itertools import combinations, repeat
+from operator import itemgetter, mul
 from typing import Any
 
 from oracle.core.models import (
@@ -39,7 +39,6 @@ SourceFields = Mapping[str, Any]
 _READ: bool = ResearchSource.model_fields["read"].default
 _TITLE: str = ResearchSource.model_fields["title"].default
 _URL = itemgetter("url")
-_IS_READ = methodcaller("get", "read", _READ)
 _CATEGORY = itemgetter("category")
 _CREDIBILITY = itemgetter("credibility_score")
 _RELEVANCE = itemgetter("relevance_score")
@@ -67,10 +66,16 @@ def evidence(sources: Sequence[SourceFields], normalized: Callable[[str], str] |
     if normalized is not None:
         urls = list(map(normalized, urls))
     unread: tuple[str, ...] = ()
-    if all(map(_IS_READ, sources)):
+    # (Dicts: a validated source holds `read` only when the document gave it; a model's
+    # fields always do.)
+    read = (
+        [s.get("read", _READ) for s in sources]
+        if any(map(dict.__contains__, sources, repeat("read")))
+        else None
+    )
+    if read is None or all(read):
         kept, kept_urls = list(sources), urls
     else:
-        read = list(map(_IS_READ, sources))
         kept = [s for s, r in zip(sources, read, strict=True) if r]
         kept_urls = [u for u, r in zip(urls, read, strict=True) if r]
         unread = tuple(sorted({u for u, r in zip(urls, read, strict=True) if not r} - {*kept_urls}))
