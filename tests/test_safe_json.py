@@ -134,12 +134,17 @@ def test_importing_the_chain_stack_keeps_the_recursion_limit() -> None:
 
 
 @given(st.text(alphabet='[]{}"\\ ,:1aé\U0001f600\ud800', max_size=80))
+@example('["a", "[", "\\"", "]"]')
+@example('[""]]')
 def test_the_quick_measure_reads_strings_as_the_regular_expression_does(text: str) -> None:
     """Where the byte-level measure answers (no backslash outside a string), it is the
     regular expression's; the decoder's own reading is checked above."""
     quick = safe_json._quick_steps(text)
     if quick is not None:
         assert quick == safe_json._steps(text)
+    # As `loads` measures it: from the one scan that also marks the digits.
+    scanned = text.encode("utf-8", "surrogatepass").translate(safe_json._SCAN)
+    assert safe_json._quick_steps(text, structure=safe_json._structure(scanned)) == quick
 
 
 @pytest.mark.parametrize(

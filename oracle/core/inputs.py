@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import cache
+from operator import itemgetter
 from typing import Annotated, Any, NotRequired
 
 from pydantic import Field, TypeAdapter, ValidationError
@@ -73,6 +74,9 @@ def read_consensus_input(data: Any) -> ConsensusSources:
     )
 
 
+_URL = itemgetter("url")
+
+
 def _quick_read(data: Any) -> ConsensusSources | None:
     """`read_consensus_input(data)` when every part of it is plainly valid; else None."""
     if type(data) is not dict:
@@ -90,7 +94,7 @@ def _quick_read(data: Any) -> ConsensusSources | None:
         )
     except ValidationError:
         return None
-    urls = {s["url"] for sources in validated for s in sources}
+    urls: set[str] = set().union(*[map(_URL, sources) for sources in validated])
     normalized: dict[str, str] | None = None
     if not in_normal_form(urls):
         try:

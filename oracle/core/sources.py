@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
-from itertools import combinations
+from itertools import combinations, repeat
+from operator import itemgetter, mul
 from typing import Any
 
 from oracle.core.models import (
@@ -38,6 +38,10 @@ _DIVERSITY_BONUS_CAP = 0.2
 SourceFields = Mapping[str, Any]
 _READ: bool = ResearchSource.model_fields["read"].default
 _TITLE: str = ResearchSource.model_fields["title"].default
+_URL = itemgetter("url")
+_CATEGORY = itemgetter("category")
+_CREDIBILITY = itemgetter("credibility_score")
+_RELEVANCE = itemgetter("relevance_score")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,12 +61,19 @@ class Evidence:
 def evidence(sources: Sequence[SourceFields], normalized: Callable[[str], str] | None) -> Evidence:
     """`sources` (fields by name) as the verdict counts them; `normalized`: each URL's
     normalized form (`normalize_url`, or a lookup of it; None: every URL is its own)."""
-    urls = [s["url"] for s in sources]
+    # By C calls over each list (`map` of an item getter) rather than a loop of lookups.
+    urls = list(map(_URL, sources))
     if normalized is not None:
         urls = list(map(normalized, urls))
-    read = [s.get("read", _READ) for s in sources]
     unread: tuple[str, ...] = ()
-    if all(read):
+    # (Dicts: a validated source holds `read` only when the document gave it; a model's
+    # fields always do.)
+    read = (
+        [s.get("read", _READ) for s in sources]
+        if any(map(dict.__contains__, sources, repeat("read")))
+        else None
+    )
+    if read is None or all(read):
         kept, kept_urls = list(sources), urls
     else:
         kept = [s for s, r in zip(sources, read, strict=True) if r]
@@ -74,7 +85,7 @@ def evidence(sources: Sequence[SourceFields], normalized: Callable[[str], str] |
         for url, source in zip(kept_urls, kept, strict=True):
             first.setdefault(url, source)
         kept, kept_urls = list(first.values()), list(first)
-    categories = [s["category"] for s in kept]
+    categories = list(map(_CATEGORY, kept))
     return Evidence(kept, kept_urls, url_set, categories, unread, _quality(kept, categories))
 
 
@@ -82,7 +93,7 @@ def _quality(sources: Sequence[SourceFields], categories: Iterable[str] | None =
     """`source_quality`; `categories`: the sources', when the caller has them."""
     if not sources:
         return 0.0
-    average_credibility: float = sum([s["credibility_score"] for s in sources]) / len(sources)
+    average_credibility: float = sum(map(_CREDIBILITY, sources)) / len(sources)
     distinct = set(categories) if categories is not None else {s["category"] for s in sources}
     bonus = min(len(distinct) * _DIVERSITY_BONUS_PER_CATEGORY, _DIVERSITY_BONUS_CAP)
     return min(average_credibility + bonus, 1.0)
@@ -131,8 +142,9 @@ def merged(
     # By URL: [the best copy's score, that copy, the agents citing it].
     merging: dict[str, list[Any]] = {}
     for agent_id, sources, urls in sorted(cited, key=lambda triple: triple[0]):
-        for url, source in zip(urls, sources, strict=True):
-            score = source["relevance_score"] * source["credibility_score"]
+        # Each source's score worked out by C calls for the whole list (a third of the loop).
+        scores = map(mul, map(_RELEVANCE, sources), map(_CREDIBILITY, sources))
+        for url, source, score in zip(urls, sources, scores, strict=True):
             held = merging.get(url)
             if held is None:
                 merging[url] = [score, source, [agent_id]]
@@ -149,24 +161,23 @@ def merged(
     order = sorted(merging)
     order.sort(key=negated.__getitem__)
     # Built from validated sources: the values are already what MergedSource holds.
-    return list(
-        map(
-            partial(tuple.__new__, MergedSource),
-            [
-                (
-                    url,
-                    source.get("title", _TITLE),
-                    source["category"],
-                    source["credibility_score"],
-                    source["relevance_score"],
-                    source.get("published_at"),
-                    tuple(citing),
-                )
-                for url in order
-                for _, source, citing in (merging[url],)
-            ],
+    new = tuple.__new__
+    return [
+        new(
+            MergedSource,
+            (
+                url,
+                source.get("title", _TITLE),
+                source["category"],
+                source["credibility_score"],
+                source["relevance_score"],
+                source.get("published_at"),
+                tuple(citing),
+            ),
         )
-    )
+        for url in order
+        for _, source, citing in (merging[url],)
+    ]
 
 
 def overlap_band(average: float) -> OverlapBand:

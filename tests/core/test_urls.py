@@ -137,3 +137,24 @@ def test_many_urls_are_normalized_as_each_alone(many: list[str]) -> None:
     except ValueError as error:
         got = str(error)
     assert got == expected
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(_urls | st.sampled_from(["https://a.example/x", "https://a.example/"]), max_size=4))
+@example(["https://a.example/.a", "https://a.example/..a/...", "https://a.example//x"])
+@example(["https://a.example/x/./y", "https://a.example/x/../y", "https://a.example/x/.."])
+@example(["https://a.example/.", "https://a.example/x/", "https://a.example", "https://a.1/x"])
+@example(["https://a.example/x\ud800"])
+def test_urls_are_in_their_normal_form_exactly_when_each_is(many: list[str]) -> None:
+    """The one match over all the URLs (its own engine, no look-around) says yes exactly
+    when each URL is read without the parser and is its own normalized form."""
+    distinct = list(dict.fromkeys(many))
+
+    def normal(url: str) -> bool:
+        if "\n" in url or urls._PLAIN_URL.fullmatch(url) is None:
+            return False
+        return urls.normalize_url.__wrapped__(url) == url
+
+    assert urls.in_normal_form(distinct) == (bool(distinct) and all(map(normal, distinct)))
+    for url in distinct:
+        assert urls.in_normal_form([url]) == normal(url), url
