@@ -29,7 +29,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 RECIPIENT = "0x000000000000000000000000000000000000bEEF"
 
 FAST_RPC = RpcSettings(
-    request_timeout=2,
+    # Generous: on a loaded 2-CPU machine anvil can stall a request for seconds (a world's
+    # read timed out at 2 s in CI). Tests of timeouts set their own (tests/chain/test_rpc.py).
+    request_timeout=10,
     retry_backoff=0.1,
     retry_backoff_max=0.5,
     call_deadline=20,
