@@ -108,8 +108,8 @@ def nesting_depth(text: str) -> int:
     return _depth(_text_steps(text))
 
 
-def _text_steps(text: str, data: bytes | None = None) -> bytes:
-    steps = _quick_steps(text, data)
+def _text_steps(text: str, data: bytes | None = None, structure: bytes | None = None) -> bytes:
+    steps = _quick_steps(text, data, structure)
     return _steps(text) if steps is None else steps
 
 
@@ -160,10 +160,8 @@ def _check_text_nesting(
     # count would seldom settle it, and costs a fifth of the measure).
     if len(encoded) <= _SHORT and encoded.count(b"[") + encoded.count(b"{") <= max_depth:
         return
-    steps = _quick_steps(text, encoded, None if scanned is None else _structure(scanned))
-    if steps is None:
-        steps = _steps(text)
-    if not _nesting_within(steps, max_depth):
+    structure = None if scanned is None else _structure(scanned)
+    if not _nesting_within(_text_steps(text, encoded, structure), max_depth):
         raise JsonTooDeep(f"nested deeper than {max_depth} levels")
 
 
