@@ -234,8 +234,25 @@ class ConsensusInput(_Frozen):
         return self
 
 
-class Vote(_Frozen):
-    """How one agent's answer entered the verdict."""
+def _built_by_the_core(cls: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+    """The schema of a named tuple the engine builds from values it has validated already
+    (a verdict's votes, overlap pairs and merged sources): in a model it is taken as it is,
+    not validated again (each model built costs a verdict more than its arithmetic), and
+    it is written as an object of its fields, as a model would be."""
+    fields: Any = TypedDict(f"{cls.__name__}Fields", cls.__annotations__)  # type: ignore[misc]
+    return core_schema.is_instance_schema(
+        cls,
+        serialization=core_schema.plain_serializer_function_ser_schema(
+            cls._asdict, return_schema=handler.generate_schema(fields)
+        ),
+    )
+
+
+class Vote(NamedTuple):
+    """How one agent's answer entered the verdict.
+
+    A named tuple, as `MergedSource`: built only by the engine, from values already
+    validated, one per agent of every verdict (`_built_by_the_core`)."""
 
     agent_id: str
     outcome: str
@@ -247,6 +264,12 @@ class Vote(_Frozen):
     excluded_reasons: tuple[str, ...] = ()
     # Normalized URLs the agent cited but did not read (seen, not read): shown, not counted.
     seen_not_read: tuple[str, ...] = ()
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: type[Any], handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return _built_by_the_core(cls, handler)
 
 
 class ExcludedAgent(_Frozen):
@@ -260,8 +283,7 @@ class MergedSource(NamedTuple):
     """A source after de-duplication by normalized URL, with the agents that cited it.
 
     A named tuple, not a model: built only from sources already validated (a large input
-    merges thousands, and validating each again cost as much as the merge itself). In a
-    model it is taken as it is, and written as an object of its fields."""
+    merges thousands, and validating each again cost as much as the merge itself)."""
 
     url: str
     title: str
@@ -275,18 +297,20 @@ class MergedSource(NamedTuple):
     def __get_pydantic_core_schema__(
         cls, source: type[Any], handler: GetCoreSchemaHandler
     ) -> core_schema.CoreSchema:
-        fields: Any = TypedDict("MergedSourceFields", cls.__annotations__)  # type: ignore[misc]
-        return core_schema.is_instance_schema(
-            cls,
-            serialization=core_schema.plain_serializer_function_ser_schema(
-                cls._asdict, return_schema=handler.generate_schema(fields)
-            ),
-        )
+        return _built_by_the_core(cls, handler)
 
 
-class OverlapPair(_Frozen):
+class OverlapPair(NamedTuple):
+    """Two agents' overlap: a named tuple, as `MergedSource` (21 in every 7-agent verdict)."""
+
     agents: tuple[str, str]
     jaccard: float
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: type[Any], handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return _built_by_the_core(cls, handler)
 
 
 OverlapBand = Literal["low", "moderate", "high", "very high"]

@@ -24,6 +24,7 @@ from oracle.core.models import (
     AgentResult,
     MergedSource,
     OverlapBand,
+    OverlapPair,
     ResearchSource,
     SourceOverlap,
 )
@@ -202,22 +203,18 @@ def analyze_overlap(results: Sequence[AgentResult]) -> SourceOverlap:
 def overlap(url_sets: Iterable[tuple[str, set[str]]]) -> SourceOverlap:
     """`analyze_overlap` of (agent id, its normalized URLs) pairs."""
     by_agent = dict(sorted(url_sets, key=lambda pair: pair[0]))
-    pairs: list[dict[str, Any]] = []
+    pairs = []
     for (agent_a, urls_a), (agent_b, urls_b) in combinations(by_agent.items(), 2):
         common = len(urls_a & urls_b)
         union = len(urls_a) + len(urls_b) - common
-        jaccard = common / union if union else 0.0
-        pairs.append({"agents": (agent_a, agent_b), "jaccard": jaccard})
-    jaccards: list[float] = [p["jaccard"] for p in pairs]
+        pairs.append(OverlapPair((agent_a, agent_b), common / union if union else 0.0))
+    jaccards = [pair.jaccard for pair in pairs]
     average = sum(jaccards) / len(pairs) if pairs else 0.0
     unique: set[str] = set().union(*by_agent.values()) if by_agent else set()
-    # One validation for the whole, pairs included (21 for 7 agents), not one per pair.
-    return SourceOverlap.model_validate(
-        {
-            "average": average,
-            "max": max(jaccards, default=0.0),
-            "pairs": pairs,
-            "total_unique_sources": len(unique),
-            "band": overlap_band(average),
-        }
+    return SourceOverlap(
+        average=average,
+        max=max(jaccards, default=0.0),
+        pairs=tuple(pairs),
+        total_unique_sources=len(unique),
+        band=overlap_band(average),
     )
