@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from oracle.core.models import INVALID, UNDETERMINED, Action, ConsensusResult
@@ -157,14 +158,21 @@ def outcome_reasons(outcomes: Sequence[str]) -> list[ReviewReason]:
     labels a reader cannot tell apart (equal once cleaned and case-folded,
     `oracle.core.text.confusable`: `Yes` and `Ye\\u200bs`), since a verdict naming one
     could be read as the other, by the venue or by whoever checks it."""
-    return [
+    return list(_label_reasons(tuple(outcomes)))
+
+
+@lru_cache(maxsize=256)
+def _label_reasons(outcomes: tuple[str, ...]) -> tuple[ReviewReason, ...]:
+    # Worked out once per set of labels: every verdict on a market asks again, and most
+    # markets share `YES`/`NO`.
+    return tuple(
         ReviewReason(
             "confusable_outcomes",
             "outcome labels a reader cannot tell apart: "
             + " and ".join(f'"{visible(label)}"' for label in group),
         )
         for group in confusable(outcomes)
-    ]
+    )
 
 
 def with_venue_reasons(result: ConsensusResult, reasons: Sequence[ReviewReason]) -> ConsensusResult:

@@ -236,9 +236,10 @@ class ConsensusInput(_Frozen):
 
 def _built_by_the_core(cls: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
     """The schema of a named tuple the engine builds from values it has validated already
-    (a verdict's votes, overlap pairs and merged sources): in a model it is taken as it is,
-    not validated again (each model built costs a verdict more than its arithmetic), and
-    it is written as an object of its fields, as a model would be."""
+    (a verdict's votes, exclusions, dissents, tensions, overlap pairs and merged sources):
+    in a model it is taken as it is, not validated again (building a model for each cost a
+    small verdict more than its arithmetic), and it is written as an object of its fields,
+    as a model would be."""
     fields: Any = TypedDict(f"{cls.__name__}Fields", cls.__annotations__)  # type: ignore[misc]
     return core_schema.is_instance_schema(
         cls,
@@ -272,11 +273,17 @@ class Vote(NamedTuple):
         return _built_by_the_core(cls, handler)
 
 
-class ExcludedAgent(_Frozen):
-    """An agent whose answer did not count, with every reason."""
+class ExcludedAgent(NamedTuple):
+    """An agent whose answer did not count, with every reason (built by the engine)."""
 
     agent_id: str
     reasons: tuple[str, ...]
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: type[Any], handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return _built_by_the_core(cls, handler)
 
 
 class MergedSource(NamedTuple):
@@ -330,8 +337,9 @@ AgreementLevel = Literal["unanimous", "majority", "contested"]
 Action = Literal["submit", "review", "research_again"]
 
 
-class Dissent(_Frozen):
-    """An agent that voted against the consensus, kept with its reasoning."""
+class Dissent(NamedTuple):
+    """An agent that voted against the consensus, kept with its reasoning (built by the
+    engine)."""
 
     agent_id: str
     outcome: str
@@ -339,15 +347,27 @@ class Dissent(_Frozen):
     kind: Literal["full", "partial"]
     reasoning: str
 
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: type[Any], handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return _built_by_the_core(cls, handler)
 
-class Tension(_Frozen):
-    """An unresolved disagreement a reviewer should know about."""
+
+class Tension(NamedTuple):
+    """An unresolved disagreement a reviewer should know about (built by the engine)."""
 
     description: str
     agents_involved: tuple[str, ...]
     options: tuple[str, ...]
     impact: str
     suggested_followup: str
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: type[Any], handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        return _built_by_the_core(cls, handler)
 
 
 class ConsensusResult(_Frozen):
