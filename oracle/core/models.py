@@ -223,7 +223,7 @@ class ConsensusInput(_Frozen):
                 seen.add(agent_id)
         allowed = self.market.answerable
         for index, result in enumerate(self.results):
-            if not self.market.admits(result.outcome):
+            if result.outcome not in allowed and not self.market.admits(result.outcome):
                 expected = f"one of {', '.join(allowed)}"
                 if self.market.values is not None:
                     expected += f", or a {self.market.values.kind} in its canonical spelling"
