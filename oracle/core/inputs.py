@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
-from itertools import chain, islice, repeat
+from itertools import accumulate, chain, pairwise, repeat
 from operator import itemgetter
 from types import NoneType
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 from annotated_types import MaxLen
 from pydantic import TypeAdapter, ValidationError
@@ -38,6 +38,9 @@ def parse_consensus_input(data: Any) -> ConsensusInput:
         raise InputError(first + more) from None
 
 
+SourceColumns = tuple[list[str], list[str], list[float]]
+
+
 class ConsensusSources(TypedDict):
     """A consensus input read for its verdict (`read_consensus_input`)."""
 
@@ -48,6 +51,9 @@ class ConsensusSources(TypedDict):
     sources: Mapping[str, Sequence[SourceFields]]
     # Each URL cited, normalized (`normalize_url`); None when each is its own normal form.
     normalized: dict[str, str] | None
+    # Each agent's sources' URLs, categories and credibility scores by its id, in order,
+    # when the read has them (read by column) and no source is unread; else None.
+    columns: Mapping[str, SourceColumns] | None
 
 
 def read_consensus_input(data: Any) -> ConsensusSources:
@@ -77,6 +83,7 @@ def read_consensus_input(data: Any) -> ConsensusSources:
         ),
         sources=sources,
         normalized=normalize_urls({s["url"] for agent in sources.values() for s in agent}),
+        columns=None,
     )
 
 
@@ -93,7 +100,7 @@ def _quick_read(data: Any) -> ConsensusSources | None:
     plain = _plain_sources(cited)
     if plain is None:
         return None
-    sources, urls = plain
+    sources, urls, columns = plain
     try:
         answers = ConsensusInput.model_validate(
             {**data, "results": [{**r, "sources": ()} for r in results]}
@@ -109,10 +116,12 @@ def _quick_read(data: Any) -> ConsensusSources | None:
             normalized = normalize_urls(urls)
         except ValueError:
             return None
+    agents = [r.agent_id for r in answers.results]
     return ConsensusSources(
         answers=answers,
-        sources={r.agent_id: s for r, s in zip(answers.results, sources, strict=True)},
+        sources=dict(zip(agents, sources, strict=True)),
         normalized=normalized,
+        columns=None if columns is None else dict(zip(agents, columns, strict=True)),
     )
 
 
@@ -173,11 +182,16 @@ _VALIDATED = frozenset({"url", "category"})
 _REQUIRED = frozenset(n for n, f in ResearchSource.model_fields.items() if f.is_required())
 
 
-def _plain_sources(
-    cited: list[list[Any]],
-) -> tuple[list[list[SourceFields]], set[str]] | None:
+class _PlainSources(NamedTuple):
+    sources: list[list[SourceFields]]  # each agent's
+    urls: set[str]  # every URL cited
+    columns: list[SourceColumns] | None  # each agent's; None when a source is unread
+
+
+def _plain_sources(cited: list[list[Any]]) -> _PlainSources | None:
     """Each agent's sources (`cited`) as `ResearchSource`'s fields (those left out absent),
-    and every URL they cite, when each source is a dict the model reads plainly; else None.
+    with every URL they cite and their columns (`ConsensusSources`), when each source is a
+    dict the model reads plainly; else None.
 
     By column over all the sources (C calls over each: a loop over the sources costs more):
     every value's type, then each distinct value checked once (`_KEPT`). The document's own
@@ -186,7 +200,7 @@ def _plain_sources(
     converted as the model converts it, by the field's own type (`_field_values`), once per
     distinct value, and only the sources holding one are copied. (Validating every source
     with pydantic-core instead, as `ResearchSource`'s fields in a TypedDict, copied every
-    one: twice the time of this read at 7 x 50, and no faster on a document with dates.)"""
+    one: slower, on a plain document or one with its dates as text alike.)"""
     flat: list[Any] = list(chain.from_iterable(cited))
     if not set(map(type, flat)) <= {dict}:
         return None
@@ -194,6 +208,7 @@ def _plain_sources(
     keys: int | None = sum(map(len, flat))
     read_keys = 0
     urls: set[str] = set()
+    held: dict[str, list[Any]] = {}  # the columns handed on, as the model reads them
     copied = False
     for name, (kind, kept) in _KEPT.items():
         if name in _REQUIRED:
@@ -209,6 +224,7 @@ def _plain_sources(
         if _Absent in types:  # in some sources only: how many keys are left is not known
             keys = None
         read_keys += len(column)
+        held[name] = column
         if types <= {kind, _Absent}:
             distinct = set(column)
             distinct.discard(_ABSENT)
@@ -222,11 +238,18 @@ def _plain_sources(
         if converted is None:
             return None
         flat = list(map(_with_value, flat, repeat(name), converted))
+        held[name] = [
+            v if new is _ABSENT else new for v, new in zip(column, converted, strict=True)
+        ]
         copied = True
+    spans = list(pairwise(accumulate(map(len, cited), initial=0)))  # each agent's in `flat`
+    columns = None
+    if False not in held.get("read", ()):
+        url, category, credibility = held["url"], held["category"], held["credibility_score"]
+        columns = [(url[a:b], category[a:b], credibility[a:b]) for a, b in spans]
     if not copied:
-        return cited, urls
-    held = iter(flat)
-    return [list(islice(held, len(sources))) for sources in cited], urls
+        return _PlainSources(cited, urls, columns)
+    return _PlainSources([flat[a:b] for a, b in spans], urls, columns)
 
 
 def _with_value(source: dict[str, Any], name: str, value: Any) -> dict[str, Any]:
