@@ -154,32 +154,31 @@ def _kept_quotes(quotes: set[str]) -> bool:
     return max(map(len, quotes), default=0) <= _QUOTE_CHARS and _is_unicode("".join(quotes))
 
 
-def _any(_: set[Any]) -> bool:
-    return True
-
-
 # The model's limit on a quote's length (`MaxLen`).
 _QUOTE_CHARS: int = next(
     c.max_length for c in ResearchSource.model_fields["quote"].metadata if isinstance(c, MaxLen)
 )
 # By `ResearchSource` field: the type of a value the model keeps as it is, and whether it
-# keeps each of a set of distinct values of that type. (URLs are then checked as a set:
-# `_quick_read`. A title is any string: the model does not read it, a lone surrogate
-# included.)
-_KEPT: dict[str, tuple[type, Callable[[set[Any]], bool]]] = {
+# keeps each of a set of distinct values of that type (None: every one). (URLs are checked
+# as a set: `_quick_read`. A title is any string: the model does not read it, a lone
+# surrogate included.)
+_Kept = Callable[[set[Any]], bool] | None
+_KEPT: dict[str, tuple[type, _Kept]] = {
     # Those every source holds first (`_REQUIRED`).
-    "url": (str, _any),
+    "url": (str, None),
     "category": (str, _kept_categories),
     "credibility_score": (float, _kept_scores),
     "relevance_score": (float, _kept_scores),
-    "title": (str, _any),
-    "published_at": (NoneType, _any),
+    "title": (str, None),
+    "published_at": (NoneType, None),
     "quote": (str, _kept_quotes),
-    "read": (bool, _any),
+    "read": (bool, None),
 }
 # Fields with a Python validator of their own: a value not kept as it is goes to the model.
 _VALIDATED = frozenset({"url", "category"})
 _REQUIRED = frozenset(n for n, f in ResearchSource.model_fields.items() if f.is_required())
+# The columns the read hands on (`ConsensusSources.columns`), and `read`, which says when.
+_HANDED_ON = frozenset({"url", "category", "credibility_score", "read"})
 
 
 class _PlainSources(NamedTuple):
@@ -224,13 +223,16 @@ def _plain_sources(cited: list[list[Any]]) -> _PlainSources | None:
         if _Absent in types:  # in some sources only: how many keys are left is not known
             keys = None
         read_keys += len(column)
-        held[name] = column
+        if name in _HANDED_ON:
+            held[name] = column
         if types <= {kind, _Absent}:
+            if name == "url":
+                urls = set(column)
+            if kept is None:
+                continue
             distinct = set(column)
             distinct.discard(_ABSENT)
             if kept(distinct):
-                if name == "url":
-                    urls = distinct
                 continue
         if name in _VALIDATED:
             return None
@@ -238,9 +240,8 @@ def _plain_sources(cited: list[list[Any]]) -> _PlainSources | None:
         if converted is None:
             return None
         flat = list(map(_with_value, flat, repeat(name), converted))
-        held[name] = [
-            v if new is _ABSENT else new for v, new in zip(column, converted, strict=True)
-        ]
+        if name in held:  # handed on: as the model reads it
+            held[name] = list(map(_value_or, converted, column))
         copied = True
     spans = list(pairwise(accumulate(map(len, cited), initial=0)))  # each agent's in `flat`
     columns = None
@@ -256,9 +257,13 @@ def _with_value(source: dict[str, Any], name: str, value: Any) -> dict[str, Any]
     """`source`, or a copy with field `name` set to `value` (`_ABSENT`: as it is)."""
     if value is _ABSENT:
         return source
-    copy = source.copy()  # (a dict's copy is one block copied: twice as fast as `{**source}`)
-    copy[name] = value
+    copy = source.copy()  # (faster than `{**source, name: value}`, and than C calls of
+    copy[name] = value  # `dict.copy` and `dict.__setitem__` mapped over the sources)
     return copy
+
+
+def _value_or(value: Any, given: Any) -> Any:
+    return given if value is _ABSENT else value
 
 
 # Types of values a document holds (`_ABSENT` aside) that equal no value of another
@@ -268,7 +273,7 @@ _NUMBERS = frozenset({bool, int, float})
 
 
 def _converted(
-    name: str, column: list[Any], types: set[type], kind: type, kept: Callable[[set[Any]], bool]
+    name: str, column: list[Any], types: set[type], kind: type, kept: _Kept
 ) -> list[Any] | None:
     """Each value in `column` (field `name`, of `types`) as the model converts it,
     `_ABSENT` for those it keeps as they are; None when one is invalid."""
@@ -284,7 +289,7 @@ def _converted(
         key
         for key in distinct
         if (value := key if keys is column else key[1]) is not _ABSENT
-        and not (type(value) is kind and kept({value}))
+        and not (type(value) is kind and (kept is None or kept({value})))
     ]
     try:
         values = _field_values(name).validate_python(
