@@ -235,13 +235,19 @@ def _evidence(
     sources read count (`oracle.core.evidence`); those seen, not read, are listed on the
     vote for a person and count for nothing."""
     by_agent: Mapping[str, Sequence[SourceFields]]
+    columns = None
     if sources is None:
         by_agent = {r.agent_id: [vars(s) for s in r.sources] for r in consensus_input.results}
         normalized: Callable[[str], str] | None = normalize_url
     else:
-        by_agent = sources["sources"]
+        by_agent, columns = sources["sources"], sources["columns"]
         normalized = None if sources["normalized"] is None else sources["normalized"].__getitem__
-    return {r.agent_id: evidence(by_agent[r.agent_id], normalized) for r in consensus_input.results}
+    return {
+        r.agent_id: evidence(
+            by_agent[r.agent_id], normalized, None if columns is None else columns[r.agent_id]
+        )
+        for r in consensus_input.results
+    }
 
 
 def _votes(

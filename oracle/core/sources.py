@@ -59,11 +59,18 @@ class Evidence:
     quality: float  # `source_quality` of `sources`
 
 
-def evidence(sources: Sequence[SourceFields], normalized: Callable[[str], str] | None) -> Evidence:
+def evidence(
+    sources: Sequence[SourceFields],
+    normalized: Callable[[str], str] | None,
+    columns: tuple[list[str], list[str], list[float]] | None = None,
+) -> Evidence:
     """`sources` (fields by name) as the verdict counts them; `normalized`: each URL's
-    normalized form (`normalize_url`, or a lookup of it; None: every URL is its own)."""
+    normalized form (`normalize_url`, or a lookup of it; None: every URL is its own);
+    `columns`: the sources' URLs, categories and credibility scores, in order, when the
+    caller has them and no source is unread (`read_consensus_input` gives them: three
+    passes over the sources fewer)."""
     # By C calls over each list (`map` of an item getter) rather than a loop of lookups.
-    urls = list(map(_URL, sources))
+    urls = list(map(_URL, sources)) if columns is None else columns[0]
     if normalized is not None:
         urls = list(map(normalized, urls))
     unread: tuple[str, ...] = ()
@@ -71,30 +78,42 @@ def evidence(sources: Sequence[SourceFields], normalized: Callable[[str], str] |
     # fields always do.)
     read = (
         [s.get("read", _READ) for s in sources]
-        if any(map(dict.__contains__, sources, repeat("read")))
+        if columns is None and any(map(dict.__contains__, sources, repeat("read")))
         else None
     )
-    if read is None or all(read):
-        kept, kept_urls = list(sources), urls
-    else:
+    kept, kept_urls, all_kept = list(sources), urls, True
+    if read is not None and not all(read):
+        all_kept = False
         kept = [s for s, r in zip(sources, read, strict=True) if r]
         kept_urls = [u for u, r in zip(urls, read, strict=True) if r]
         unread = tuple(sorted({u for u, r in zip(urls, read, strict=True) if not r} - {*kept_urls}))
     url_set = set(kept_urls)
     if len(url_set) != len(kept_urls):  # most agents repeat none
+        all_kept = False
         first: dict[str, SourceFields] = {}
         for url, source in zip(kept_urls, kept, strict=True):
             first.setdefault(url, source)
         kept, kept_urls = list(first.values()), list(first)
-    categories = list(map(_CATEGORY, kept))
-    return Evidence(kept, kept_urls, url_set, categories, unread, _quality(kept, categories))
+    if all_kept and columns is not None:  # the columns are the kept sources'
+        categories, credibility = columns[1], columns[2]
+        quality = _quality(kept, categories, credibility)
+    else:
+        categories = list(map(_CATEGORY, kept))
+        quality = _quality(kept, categories)
+    return Evidence(kept, kept_urls, url_set, categories, unread, quality)
 
 
-def _quality(sources: Sequence[SourceFields], categories: Iterable[str] | None = None) -> float:
-    """`source_quality`; `categories`: the sources', when the caller has them."""
+def _quality(
+    sources: Sequence[SourceFields],
+    categories: Iterable[str] | None = None,
+    credibility: Iterable[float] | None = None,
+) -> float:
+    """`source_quality`; `categories`, `credibility`: the sources', when the caller has
+    them."""
     if not sources:
         return 0.0
-    average_credibility: float = sum(map(_CREDIBILITY, sources)) / len(sources)
+    scores = map(_CREDIBILITY, sources) if credibility is None else credibility
+    average_credibility: float = sum(scores) / len(sources)
     distinct = set(categories) if categories is not None else {s["category"] for s in sources}
     bonus = min(len(distinct) * _DIVERSITY_BONUS_PER_CATEGORY, _DIVERSITY_BONUS_CAP)
     return min(average_credibility + bonus, 1.0)

@@ -1,5 +1,5 @@
-"""`oracle consensus` reads its input with `read_consensus_input` (sources as fields, one
-pydantic-core call) and evaluates that; the daemon evaluates the models
+"""`oracle consensus` reads its input with `read_consensus_input` (sources as fields, checked
+column by column) and evaluates that; the daemon evaluates the models
 `parse_consensus_input` builds. Both must give the same verdict and the same proof, byte for
 byte, or the same error, for any document: valid, slightly wrong, or hostile."""
 
@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import math
+from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -22,7 +24,7 @@ from oracle.core import (
     parse_consensus_input,
     verify_proof,
 )
-from oracle.errors import InputError
+from oracle.errors import InputError, ProofError
 from oracle.testing import consensus_document, result_dict, source_dicts
 
 LENIENT = SourceThresholds(min_total=1, min_categories=1, min_official=0, min_news=0)
@@ -162,21 +164,26 @@ def _documents(draw: st.DrawFn) -> Any:
     return document
 
 
+# The errors either reading may raise: the input refused, or a proof it cannot hold (a
+# title with a lone surrogate: pydantic-core keeps it, RFC 8785 refuses it).
+_REFUSALS = (InputError, ProofError)
+
+
 def _by_models(document: Any, thresholds: SourceThresholds) -> Any:
     try:
         consensus_input = parse_consensus_input(document)
-    except InputError as error:
-        return str(error)
-    params = ConsensusParams()
-    result = evaluate(consensus_input, params, thresholds)
-    return result, build_proof(consensus_input, result, params, thresholds)
+        params = ConsensusParams()
+        result = evaluate(consensus_input, params, thresholds)
+        return result, build_proof(consensus_input, result, params, thresholds)
+    except _REFUSALS as error:
+        return f"{type(error).__name__}: {error}"
 
 
 def _as_the_command_reads_it(document: Any, thresholds: SourceThresholds) -> Any:
     try:
         return run_consensus(document, ConsensusParams(), thresholds)
-    except InputError as error:
-        return str(error)
+    except _REFUSALS as error:
+        return f"{type(error).__name__}: {error}"
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -206,6 +213,10 @@ def _as_the_command_reads_it(document: Any, thresholds: SourceThresholds) -> Any
 def test_the_command_reads_every_document_as_the_models_do(
     document: Any, thresholds: SourceThresholds
 ) -> None:
+    _assert_read_alike(document, thresholds)
+
+
+def _assert_read_alike(document: Any, thresholds: SourceThresholds) -> None:
     expected = _by_models(document, thresholds)
     got = _as_the_command_reads_it(document, thresholds)
     if isinstance(expected, str):
@@ -219,11 +230,81 @@ def test_the_command_reads_every_document_as_the_models_do(
     assert verify_proof(got[1]) == (True, got[1]["checksum"])
 
 
+def _with_sources(change: Any, count: int = 6) -> Any:
+    """Two agents citing the same `count` sources, each source as `change(index, source)`
+    gives it (a new dict)."""
+    sources = [change(index, dict(s)) for index, s in enumerate(source_dicts("s", count))]
+    return consensus_document(
+        [result_dict(agent, "YES", 0.8, 0) | {"sources": sources} for agent in ("a", "b")]
+    )
+
+
+def _set(**fields: Any) -> Any:
+    return lambda index, source: source | fields
+
+
+def _on_some(**fields: Any) -> Any:  # every other source only
+    return lambda index, source: source | fields if index % 2 else source
+
+
+# Each way the column reading can meet a source: kept as it is, converted, or refused.
+_EDGES = {
+    "unknown keys": _set(extra={"a": [1]}, notes="x"),
+    "int scores": _set(credibility_score=1, relevance_score=0),
+    "int and float scores": lambda i, s: s | {"credibility_score": [1, 1.0, True, 0][i % 4]},
+    "bool scores": _set(credibility_score=True, relevance_score=False),
+    "a text score": _set(relevance_score="0.5"),
+    "an int score beyond": _on_some(credibility_score=2),
+    "NaN": _on_some(credibility_score=math.nan),
+    "negative zero": _set(credibility_score=-0.0),
+    "dates as text": lambda i, s: s | {"published_at": f"2024-01-0{1 + i % 3}T00:00:00Z"},
+    "dates in some": _on_some(published_at="2024-01-01T12:00:00+02:00"),
+    "dates and None": lambda i, s: s | {"published_at": [None, "2024-01-01"][i % 2]},
+    "a date as a number": _on_some(published_at=1_700_000_000),
+    "a bad date": _on_some(published_at="2024-02-30T00:00:00Z"),
+    "read in some": _on_some(read=False),
+    "read as an int": _set(read=1),
+    "read as None": _on_some(read=None),
+    "title in some": lambda i, s: s if i % 2 else {k: v for k, v in s.items() if k != "title"},
+    "title None": _on_some(title=None),
+    "quote at the limit": _set(quote="q" * 2000),
+    "quote beyond": _on_some(quote="q" * 2001),
+    "quote not text": _on_some(quote=5),
+    "category missing": lambda i, s: {k: v for k, v in s.items() if k != "category"},
+    "category to lower-case": _on_some(category="News"),
+    "surrogate in a title": _on_some(title="t\ud800"),
+    "surrogate in a quote": _on_some(quote="q\ud800"),
+    "surrogate in a category": _on_some(category="news\udfff"),
+    "surrogate in a URL": lambda i, s: s | {"url": s["url"] + "\ud800"},
+    "an empty URL": _on_some(url=""),
+    "a list for a score": _on_some(credibility_score=[0.5]),
+    "a source not a dict": lambda i, s: [s] if i == 3 else s,
+}
+
+
+@pytest.mark.parametrize("edge", sorted(_EDGES))
+def test_the_command_reads_each_edge_as_the_models_do(edge: str) -> None:
+    _assert_read_alike(_with_sources(_EDGES[edge]), LENIENT)
+
+
 def test_a_plain_document_is_read_without_building_a_source_model() -> None:
-    """The quick reading applies to ordinary input (else it is only the slow one renamed)."""
+    """The quick reading applies to ordinary input (else it is only the slow one renamed),
+    and keeps the document's own sources: nothing is copied."""
     document = consensus_document([result_dict(f"agent-{i}", "YES", 0.8) for i in range(3)])
     read = inputs._quick_read(document)
     assert read is not None
     assert all(r.sources == () for r in read["answers"].results)
-    assert read["sources"]["agent-0"][0] == document["results"][0]["sources"][0]
+    assert all(read["sources"][r["agent_id"]] is r["sources"] for r in document["results"])
     assert read["normalized"] is None  # every URL already in its normal form
+
+
+def test_only_sources_with_a_value_to_convert_are_copied() -> None:
+    document = _with_sources(_on_some(published_at="2024-01-01T00:00:00Z", credibility_score=1))
+    given = json.dumps(document)
+    read = inputs._quick_read(document)
+    assert read is not None
+    sources, cited = read["sources"]["a"], document["results"][0]["sources"]
+    assert [s is c for s, c in zip(sources, cited, strict=True)] == [True, False] * 3
+    assert sources[1]["published_at"] == datetime(2024, 1, 1, tzinfo=UTC)
+    assert type(sources[1]["credibility_score"]) is float
+    assert json.dumps(document) == given  # the document as it was
