@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -145,53 +146,68 @@ def canonical_bytes(value: Any) -> bytes:
     return _mend(output)
 
 
-# Stands for the records in `canonical_bytes_with_records`: text no caller's data holds
-# twice (checked: it must be found exactly once).
-_PLACEHOLDER = "\x00canonical records\x00"
-_PLACEHOLDER_BYTES = b'"\\u0000canonical records\\u0000"'
+# orjson writes a float in plain notation from 1e-5 (inclusive) to 1e16 (exclusive), and
+# then one that is not an integer as ECMAScript does (`tests/core/test_canonical.py`).
+_PLAIN_FROM, _PLAIN_TO = 1e-5, 1e16
 
 
-def canonical_bytes_with_records(
-    value: dict[str, Any],
-    key: str,
-    records: list[dict[str, Any]],
-    numbers: tuple[str, ...],
-    floats: set[float],
-) -> bytes:
-    """`canonical_bytes({**value, key: records})`, for `records` (flat objects whose
-    numbers are all finite floats under the names `numbers`, the other values strings,
-    null or lists of strings) far larger than the rest of `value`; `floats`: every number
-    the records hold (a zero standing for both signs).
+def written_alike(floats: Iterable[float]) -> bool:
+    """Whether orjson writes each of `floats` (finite) as ECMAScript does: none is integral
+    (`1.0`) or written with an exponent (`1e-7`). A value whose floats all are, and whose
+    object keys are all below U+10000, orjson writes as RFC 8785 does."""
+    for number in floats:
+        if type(number) is float and (
+            number.is_integer() or not _PLAIN_FROM <= abs(number) < _PLAIN_TO
+        ):
+            written = orjson.dumps(number)
+            if written.endswith(b".0") or b"e" in written:
+                return False
+    return True
 
-    The records are written by orjson on their own and spliced in, so that the search for
-    numbers to mend covers only the rest: theirs are mended by value, each distinct float
-    orjson writes otherwise than ECMAScript (`1.0`, `1e-7`) replaced where it follows one
-    of the `numbers`' names (a name in quotes then a colon is never inside a string, whose
+
+def fragment(value: Any) -> orjson.Fragment:
+    """`canonical_bytes(value)`, for `object_bytes` to write as they are."""
+    return orjson.Fragment(canonical_bytes(value))
+
+
+def records_fragment(
+    records: list[dict[str, Any]], numbers: tuple[str, ...], floats: set[float]
+) -> orjson.Fragment:
+    """`fragment(records)`, for `records` (flat objects whose numbers are all finite floats
+    under the names `numbers`, the other values strings, null or lists of strings; many);
+    `floats`: every number the records hold (a zero standing for both signs).
+
+    Their numbers are mended by value rather than searched for: each distinct float orjson
+    writes otherwise than ECMAScript (`1.0`, `1e-7`) is replaced where it follows one of
+    the `numbers`' names (a name in quotes then a colon is never inside a string, whose
     quotes are escaped). Whatever this cannot hold as it is (an astral character, a value
-    orjson refuses, ...) is written by `canonical_bytes` whole."""
-    whole = {**value, key: records}
+    orjson refuses, ...) is written by `canonical_bytes`."""
     try:
         part = orjson.dumps(records, option=_OPTIONS)
     except TypeError:
-        return canonical_bytes(whole)
+        return fragment(records)
     if not part.isascii() and _ASTRAL_BYTES.search(part) is not None:
-        return canonical_bytes(whole)
-    outer = canonical_bytes({**value, key: _PLACEHOLDER})
-    marker = orjson.dumps(key) + b":" + _PLACEHOLDER_BYTES
-    if outer.count(marker) != 1:
-        return canonical_bytes(whole)
+        return fragment(records)
     if any(type(number) is not float or not math.isfinite(number) for number in floats):
-        return canonical_bytes(whole)
+        return fragment(records)
     distinct = [number for number in floats if number]
     if len(distinct) < len(floats):  # a zero in the set stands for 0.0 and -0.0 alike
         distinct += [0.0, -0.0]
     for number in distinct:
-        written = orjson.dumps(number)
-        wanted = es_number(number).encode()
-        if written == wanted:
+        if written_alike((number,)):
             continue
+        written = orjson.dumps(number)
+        wanted = _es_token(written)
         for name in numbers:
             named = orjson.dumps(name) + b":"
             for end in (b",", b"}"):
                 part = part.replace(named + written + end, named + wanted + end)
-    return outer.replace(marker, orjson.dumps(key) + b":" + part)
+    return orjson.Fragment(part)
+
+
+def object_bytes(members: dict[str, Any]) -> bytes:
+    """The RFC 8785 bytes of an object (`canonical_bytes`) whose keys are all below U+10000
+    and whose values are each a fragment (`fragment`, `records_fragment`: written as they
+    are) or a value orjson writes as RFC 8785 does (`written_alike`); TypeError for what
+    orjson refuses (an integer beyond +-(2**53 - 1), ...)."""
+    return orjson.dumps(members, option=_OPTIONS)

@@ -35,6 +35,7 @@ from datetime import datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+import orjson
 import rfc8785
 
 from oracle.core import canonical
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
         AgentResult,
         ConsensusInput,
         ConsensusResult,
+        Dissent,
         MergedSource,
         SourceOverlap,
         Vote,
@@ -74,28 +76,8 @@ _REQUIRED_FIELDS: tuple[tuple[str, type, str], ...] = (
 # Values `_canonical_values` returns as they are: most of a proof's leaves, told apart by
 # their exact type before any isinstance check (a float's subclass is still rounded below).
 _KEPT_AS_THEY_ARE = frozenset({str, int, bool, type(None)})
-# The result's fields a proof's verdict holds.
-_VERDICT_FIELDS = frozenset(
-    {
-        "strategy",
-        "reached",
-        "outcome",
-        "leading_outcome",
-        "confidence",
-        "agreement_ratio",
-        "weighted_ratio",
-        "strategy_score",
-        "required_agreement_fraction",
-        "valid_agents",
-        "fault_tolerance",
-        "agreement_level",
-        "requires_human_review",
-        "review_reasons",
-        "review_codes",
-        "action",
-        "explanation",
-    }
-)
+# The merged sources' numbers (`_source_records`).
+_SCORE_NAMES = ("credibility_score", "relevance_score")
 
 
 def _canonical_values(value: Any, floats: list[float] | None = None) -> Any:
@@ -253,70 +235,126 @@ def build_proof(
     the record of the debate that led to `consensus_input` (`oracle.daemon.debate`);
     `majority`: the weighted plurality proposed for a conflict (`majority_record`);
     `timing`: how the market's answer window bore on the verdict
-    (`oracle.core.decision.timing_record`)."""
-    # The result dumped once (its sources, votes and overlap apart, below), then taken apart.
-    dumped = result.model_dump(mode="json", exclude={"sources", "votes", "overlap"})
-    verdict = {k: v for k, v in dumped.items() if k in _VERDICT_FIELDS}
-    floats: list[float] = []
-    body: dict[str, Any] = _canonical_values(
-        {
-            "version": PROOF_VERSION,
-            # A market's window, research time and INVALID policy appear when it has them
-            # (proofs before them keep their checksums).
-            "market": consensus_input.market.model_dump(
+    (`oracle.core.decision.timing_record`).
+
+    Each part is what `model_dump(mode="json")` of its model gives, floats rounded: the
+    result's parts built from its fields (dumping then walking them cost a third of a small
+    proof; `tests/core/test_proof.py` holds them equal), the market and the extras dumped
+    and walked, the configuration kept from the proof before (`_config_record`)."""
+    market = consensus_input.market
+    # Each part's floats, as rounded: checked for NaN and infinities below, and telling
+    # which parts orjson writes as RFC 8785 does as they are.
+    floats: dict[str, list[float]] = {
+        "market": [],
+        "verdict": [],
+        "votes": [],
+        "dissent": [],
+        "overlap": [],
+    }
+    body: dict[str, Any] = {
+        "version": PROOF_VERSION,
+        # A market's window, research time and INVALID policy appear when it has them
+        # (proofs before them keep their checksums).
+        "market": _canonical_values(
+            market.model_dump(
                 mode="json",
                 exclude={
-                    k
-                    for k in ("window", "now", "invalid", "values")
-                    if getattr(consensus_input.market, k) is None
+                    k for k in ("window", "now", "invalid", "values") if getattr(market, k) is None
                 },
             )
             | ({"hidden_characters": hidden_characters} if hidden_characters else {}),
-            "verdict": verdict,
-            "votes": None,  # below, with the overlap: built from the models, already rounded
-            "excluded": dumped["excluded"],
-            "failures": dumped["failures"],
-            "dissent": dumped["dissent"],
-            "tensions": dumped["tensions"],
-            "blind_spots": dumped["blind_spots"],
-            "overlap": None,
-            "sources": None,  # below: the one large part, rounded without a second walk
-            "config": {
-                "consensus": params.model_dump(mode="json"),
-                "sources": thresholds.model_dump(mode="json"),
-            },
-            **({} if debate is None else {"debate": debate}),
-            **({} if majority is None else {"majority": majority}),
-            **({} if timing is None else {"timing": timing}),
-        },
-        floats,
-    )
-    body["votes"] = _vote_records(result.votes, consensus_input.results, floats)
-    body["overlap"] = _overlap_record(result.overlap, floats)
-    # The rest is small: its floats, gathered as they were rounded, checked here for NaN
-    # and infinities (a sum holding either is not finite; nor is one that overflows, which
-    # then takes the full check), so the encoder need not walk the sources. Whatever else
-    # RFC 8785 cannot hold the encoder refuses, and the full check names the field.
-    finite = math.isfinite(sum(floats))
+            floats["market"],
+        ),
+        "verdict": _verdict_record(result, floats["verdict"]),
+        "votes": _vote_records(result.votes, consensus_input.results, floats["votes"]),
+        "excluded": [{"agent_id": e.agent_id, "reasons": list(e.reasons)} for e in result.excluded],
+        "failures": [{"agent_id": f.agent_id, "error": f.error} for f in result.failures],
+        "dissent": _dissent_records(result.dissent, floats["dissent"]),
+        "tensions": [
+            {
+                "description": t.description,
+                "agents_involved": list(t.agents_involved),
+                "options": list(t.options),
+                "impact": t.impact,
+                "suggested_followup": t.suggested_followup,
+            }
+            for t in result.tensions
+        ],
+        "blind_spots": list(result.blind_spots),
+        "overlap": _overlap_record(result.overlap, floats["overlap"]),
+        "sources": None,  # below: the one large part, written apart
+        "config": None,  # below
+    }
+    for name, extra in (("debate", debate), ("majority", majority), ("timing", timing)):
+        if extra is not None:
+            floats[name] = []
+            body[name] = _canonical_values(extra, floats[name])
+    body["config"], config_written = _config_record(params, thresholds)
     records, finite_sources, scores = _source_records(result.sources)
-    if not (finite and finite_sources):
-        return _sealed(body | {"sources": records})
+    body["sources"] = records
+    # NaN or an infinity makes a sum one (so does an overflow, which then takes the full
+    # check, as does a configuration RFC 8785 cannot hold): the full check names the field.
+    finite = math.isfinite(sum(sum(part) for part in floats.values()))
+    if not (finite and finite_sources) or config_written is None:
+        return _sealed(body)
+    # Written part by part, so that only the parts that need it are searched for numbers
+    # to mend: those with a float orjson writes otherwise than RFC 8785, and those whose
+    # keys are not the models' own (which might sort otherwise).
+    parts = {
+        **body,
+        "config": config_written,
+        "sources": canonical.records_fragment(records, _SCORE_NAMES, scores),
+    }
     try:
-        encoded = canonical.canonical_bytes_with_records(
-            body, "sources", records, ("credibility_score", "relevance_score"), scores
-        )
+        for name, held in floats.items():
+            if name not in _KNOWN_KEYS or not canonical.written_alike(held):
+                parts[name] = canonical.fragment(body[name])
+        encoded = canonical.object_bytes(parts)
     except (rfc8785.CanonicalizationError, ValueError, TypeError, AttributeError):
-        return _sealed(body | {"sources": records})  # which names the field
+        return _sealed(body)  # which names the field
     checksum = hashlib.sha256(encoded).hexdigest()
-    return {"proof_id": f"proof-{checksum[:16]}", **body, "sources": records, "checksum": checksum}
+    return {"proof_id": f"proof-{checksum[:16]}", **body, "checksum": checksum}
+
+
+# The parts built here from the models, whose object keys are the models' field names.
+_KNOWN_KEYS = frozenset({"verdict", "votes", "dissent", "overlap"})
+
+
+def _verdict_record(result: ConsensusResult, floats: list[float]) -> dict[str, Any]:
+    """The verdict as a proof holds it: the result's fields but its parts (votes, sources,
+    ...), `market_id` and the float `required_agreement` (shown as a fraction); floats
+    rounded (and added to `floats`)."""
+    confidence = round(result.confidence, _FLOAT_DECIMALS)
+    agreement = round(result.agreement_ratio, _FLOAT_DECIMALS)
+    weighted = round(result.weighted_ratio, _FLOAT_DECIMALS)
+    score = round(result.strategy_score, _FLOAT_DECIMALS)
+    floats += (confidence, agreement, weighted, score)
+    return {
+        "strategy": result.strategy,
+        "reached": result.reached,
+        "outcome": result.outcome,
+        "leading_outcome": result.leading_outcome,
+        "confidence": confidence,
+        "agreement_ratio": agreement,
+        "weighted_ratio": weighted,
+        "strategy_score": score,
+        "required_agreement_fraction": result.required_agreement_fraction,
+        "valid_agents": result.valid_agents,
+        "fault_tolerance": result.fault_tolerance,
+        "agreement_level": result.agreement_level,
+        "requires_human_review": result.requires_human_review,
+        "review_reasons": list(result.review_reasons),
+        "review_codes": list(result.review_codes),
+        "action": result.action,
+        "explanation": result.explanation,
+    }
 
 
 def _vote_records(
     votes: Iterable[Vote], results: Iterable[AgentResult], floats: list[float]
 ) -> list[dict[str, Any]]:
-    """The votes as a proof holds them: as `model_dump(mode="json")` gives them, floats
-    rounded (and added to `floats`), with each agent's reasoning. (Built from the models'
-    fields: dumping then walking them cost a tenth of a small proof.)"""
+    """The votes as a proof holds them, floats rounded (and added to `floats`), with each
+    agent's reasoning."""
     reasoning = {r.agent_id: r.reasoning for r in results}
     records = []
     for vote in votes:
@@ -343,24 +381,80 @@ def _vote_records(
     return records
 
 
+def _dissent_records(dissent: Iterable[Dissent], floats: list[float]) -> list[dict[str, Any]]:
+    """The dissent as a proof holds it, confidences rounded (and added to `floats`)."""
+    records = []
+    for d in dissent:
+        confidence = round(d.confidence, _FLOAT_DECIMALS)
+        floats.append(confidence)
+        records.append(
+            {
+                "agent_id": d.agent_id,
+                "outcome": d.outcome,
+                "confidence": confidence,
+                "kind": d.kind,
+                "reasoning": d.reasoning,
+            }
+        )
+    return records
+
+
 def _overlap_record(overlap: SourceOverlap, floats: list[float]) -> dict[str, Any]:
-    """The overlap as a proof holds it: as `model_dump(mode="json")` gives it, floats
-    rounded (and added to `floats`)."""
-    jaccards = [round(pair.jaccard, _FLOAT_DECIMALS) for pair in overlap.pairs]
-    pairs = [
-        {"agents": list(pair.agents), "jaccard": jaccard}
-        for pair, jaccard in zip(overlap.pairs, jaccards, strict=True)
-    ]
+    """The overlap as a proof holds it, floats rounded (and added to `floats`)."""
+    # Pairs share few distinct values: each rounded once (a zero as it is, keeping its sign;
+    # `.get(v, v)` then gives round(v, 6) for every float).
+    rounded = {v: round(v, _FLOAT_DECIMALS) for v in {pair.jaccard for pair in overlap.pairs} if v}
+    jaccards = [rounded.get(pair.jaccard, pair.jaccard) for pair in overlap.pairs]
     average = round(overlap.average, _FLOAT_DECIMALS)
     highest = round(overlap.max, _FLOAT_DECIMALS)
     floats += (average, highest, *jaccards)
     return {
         "average": average,
         "max": highest,
-        "pairs": pairs,
+        "pairs": [
+            {"agents": list(pair.agents), "jaccard": jaccard}
+            for pair, jaccard in zip(overlap.pairs, jaccards, strict=True)
+        ],
         "total_unique_sources": overlap.total_unique_sources,
         "band": overlap.band,
     }
+
+
+# The configuration's record, as orjson writes it (read back as a new copy each time) and
+# as RFC 8785 does, by the ids of the models it was built from, which the entry holds (so
+# that their ids are not reused): the same models serve every verdict of a daemon or a
+# command, and they are immutable (frozen).
+_CONFIG_RECORDS: dict[
+    tuple[int, int], tuple[ConsensusParams, SourceThresholds, bytes, orjson.Fragment]
+] = {}
+_CONFIG_RECORDS_KEPT = 8
+
+
+def _config_record(
+    params: ConsensusParams, thresholds: SourceThresholds
+) -> tuple[dict[str, Any], orjson.Fragment | None]:
+    """The effective configuration as a proof holds it, floats rounded (a new copy each
+    time, which its caller may change: `reseal`), and its RFC 8785 bytes (None when it
+    holds what RFC 8785 cannot)."""
+    key = (id(params), id(thresholds))
+    entry = _CONFIG_RECORDS.get(key)
+    if entry is not None and entry[0] is params and entry[1] is thresholds:
+        # Read back exactly: orjson writes each float's shortest round-trip form.
+        copy: dict[str, Any] = orjson.loads(entry[2])
+        return copy, entry[3]
+    record: dict[str, Any] = _canonical_values(
+        {
+            "consensus": params.model_dump(mode="json"),
+            "sources": thresholds.model_dump(mode="json"),
+        }
+    )
+    if _unrepresentable(record) is not None:
+        return record, None
+    if len(_CONFIG_RECORDS) >= _CONFIG_RECORDS_KEPT:
+        _CONFIG_RECORDS.clear()
+    written = canonical.fragment(record)
+    _CONFIG_RECORDS[key] = (params, thresholds, orjson.dumps(record), written)
+    return record, written
 
 
 @cache
