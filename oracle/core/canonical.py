@@ -170,28 +170,29 @@ def fragment(value: Any) -> orjson.Fragment:
     return orjson.Fragment(canonical_bytes(value))
 
 
-def records_fragment(
-    records: list[dict[str, Any]], numbers: tuple[str, ...], floats: set[float]
+def named_fragment(
+    value: Any, numbers: tuple[str, ...], floats: Iterable[float]
 ) -> orjson.Fragment:
-    """`fragment(records)`, for `records` (flat objects whose numbers are all finite floats
-    under the names `numbers`, the other values strings, null or lists of strings; many);
-    `floats`: every number the records hold (a zero standing for both signs).
+    """`fragment(value)`, for a `value` (a proof's records, which may be many) whose every
+    float is finite and the value of an object member named in `numbers`; `floats`: every
+    float it holds (a zero standing for both signs).
 
-    Their numbers are mended by value rather than searched for: each distinct float orjson
+    Its numbers are mended by value rather than searched for: each distinct float orjson
     writes otherwise than ECMAScript (`1.0`, `1e-7`) is replaced where it follows one of
     the `numbers`' names (a name in quotes then a colon is never inside a string, whose
     quotes are escaped). Whatever this cannot hold as it is (an astral character, a value
     orjson refuses, ...) is written by `canonical_bytes`."""
     try:
-        part = orjson.dumps(records, option=_OPTIONS)
+        part = orjson.dumps(value, option=_OPTIONS)
     except TypeError:
-        return fragment(records)
+        return fragment(value)
     if not part.isascii() and _ASTRAL_BYTES.search(part) is not None:
-        return fragment(records)
-    if any(type(number) is not float or not math.isfinite(number) for number in floats):
-        return fragment(records)
-    distinct = [number for number in floats if number]
-    if len(distinct) < len(floats):  # a zero in the set stands for 0.0 and -0.0 alike
+        return fragment(value)
+    held = set(floats)
+    if any(type(number) is not float or not math.isfinite(number) for number in held):
+        return fragment(value)
+    distinct = [number for number in held if number]
+    if len(distinct) < len(held):  # a zero in the set stands for 0.0 and -0.0 alike
         distinct += [0.0, -0.0]
     for number in distinct:
         if written_alike((number,)):
@@ -207,7 +208,7 @@ def records_fragment(
 
 def object_bytes(members: dict[str, Any]) -> bytes:
     """The RFC 8785 bytes of an object (`canonical_bytes`) whose keys are all below U+10000
-    and whose values are each a fragment (`fragment`, `records_fragment`: written as they
+    and whose values are each a fragment (`fragment`, `named_fragment`: written as they
     are) or a value orjson writes as RFC 8785 does (`written_alike`); TypeError for what
     orjson refuses (an integer beyond +-(2**53 - 1), ...)."""
     return orjson.dumps(members, option=_OPTIONS)

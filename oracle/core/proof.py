@@ -76,8 +76,6 @@ _REQUIRED_FIELDS: tuple[tuple[str, type, str], ...] = (
 # Values `_canonical_values` returns as they are: most of a proof's leaves, told apart by
 # their exact type before any isinstance check (a float's subclass is still rounded below).
 _KEPT_AS_THEY_ARE = frozenset({str, int, bool, type(None)})
-# The merged sources' numbers (`_source_records`).
-_SCORE_NAMES = ("credibility_score", "relevance_score")
 
 
 def _canonical_values(value: Any, floats: list[float] | None = None) -> Any:
@@ -297,18 +295,18 @@ def build_proof(
     finite = math.isfinite(sum(sum(part) for part in floats.values()))
     if not (finite and finite_sources) or config_written is None:
         return _sealed(body)
-    # Written part by part, so that only the parts that need it are searched for numbers
-    # to mend: those with a float orjson writes otherwise than RFC 8785, and those whose
-    # keys are not the models' own (which might sort otherwise).
-    parts = {
-        **body,
-        "config": config_written,
-        "sources": canonical.records_fragment(records, _SCORE_NAMES, scores),
-    }
+    # Written part by part: the parts built here as they are, unless orjson writes one of
+    # their floats otherwise than RFC 8785 (then mended where their names are), the others
+    # (whose keys might sort otherwise, whose floats might be anywhere) searched whole.
+    parts = {**body, "config": config_written}
     try:
         for name, held in floats.items():
-            if name not in _KNOWN_KEYS or not canonical.written_alike(held):
+            if name in _NUMBERS:
+                if not canonical.written_alike(held):
+                    parts[name] = canonical.named_fragment(body[name], _NUMBERS[name], held)
+            else:
                 parts[name] = canonical.fragment(body[name])
+        parts["sources"] = canonical.named_fragment(records, _NUMBERS["sources"], scores)
         encoded = canonical.object_bytes(parts)
     except (rfc8785.CanonicalizationError, ValueError, TypeError, AttributeError):
         return _sealed(body)  # which names the field
@@ -316,8 +314,15 @@ def build_proof(
     return {"proof_id": f"proof-{checksum[:16]}", **body, "checksum": checksum}
 
 
-# The parts built here from the models, whose object keys are the models' field names.
-_KNOWN_KEYS = frozenset({"verdict", "votes", "dissent", "overlap"})
+# The parts built here from the models' fields (their keys are the fields' names), and the
+# names of the members their floats are the values of.
+_NUMBERS = {
+    "verdict": ("confidence", "agreement_ratio", "weighted_ratio", "strategy_score"),
+    "votes": ("confidence", "weight", "source_quality"),
+    "dissent": ("confidence",),
+    "overlap": ("average", "max", "jaccard"),
+    "sources": ("credibility_score", "relevance_score"),
+}
 
 
 def _verdict_record(result: ConsensusResult, floats: list[float]) -> dict[str, Any]:

@@ -17,8 +17,8 @@ from oracle.core.canonical import (
     canonical_bytes,
     es_number,
     fragment,
+    named_fragment,
     object_bytes,
-    records_fragment,
     written_alike,
 )
 
@@ -164,7 +164,7 @@ def _floats(value: Any) -> list[float]:
 def test_parts_written_apart_are_the_whole_documents_bytes(
     surrounding: dict[str, Any], as_they_are: dict[str, Any], part: list[dict[str, Any]]
 ) -> None:
-    """An object written part by part (records as `records_fragment` writes them, other
+    """An object written part by part (records as `named_fragment` writes them, other
     members as `fragment` writes them or, floats written alike, as they are) has the bytes
     of the whole document written at once."""
     numbers = ("credibility_score", "relevance_score")
@@ -176,7 +176,7 @@ def test_parts_written_apart_are_the_whole_documents_bytes(
         key: value if written_alike(_floats(value)) else fragment(value)
         for key, value in as_they_are.items()
     }
-    parts["sources"] = records_fragment(part, numbers, floats)
+    parts["sources"] = named_fragment(part, numbers, floats)
     assert object_bytes(parts) == rfc8785.dumps(whole)
 
 
@@ -196,3 +196,17 @@ def test_floats_written_alike_are_those_orjson_writes_neither_integral_nor_with_
     assert written_alike([number]) == (not written.endswith(b".0") and b"e" not in written)
     if written_alike([number]):
         assert written == es_number(number).encode()
+
+
+@given(st.lists(finite_floats, min_size=3, max_size=3), texts)
+@example([1.0, 0.0, -0.0], "")
+@example([1e-7, 1e21, 2.0], '"jaccard":1.0,')
+def test_named_floats_are_mended_at_any_depth(numbers: list[float], text: str) -> None:
+    average, jaccard, other = numbers
+    value = {
+        "average": average,
+        "band": text,
+        "pairs": [{"agents": [text, "b"], "jaccard": jaccard}, {"jaccard": other}],
+    }
+    written = named_fragment(value, ("average", "jaccard"), numbers)
+    assert object_bytes({"overlap": written}) == rfc8785.dumps({"overlap": value})
