@@ -33,6 +33,7 @@ import re
 from collections.abc import Iterable
 from datetime import datetime
 from functools import cache
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -462,6 +463,10 @@ def _config_record(
     return record, written
 
 
+_CREDIBILITY = attrgetter("credibility_score")
+_RELEVANCE = attrgetter("relevance_score")
+
+
 @cache
 def _datetime_adapter() -> TypeAdapter[datetime]:
     # pydantic's own JSON form of a datetime, as `model_dump(mode="json")` writes it; built
@@ -479,11 +484,9 @@ def _source_records(
     and the distinct scores the records hold (a zero standing for both signs). (Built here
     rather than dumped and walked: the one part of a proof that grows with the evidence.)"""
     when = _datetime_adapter().dump_python
-    credibility = [s.credibility_score for s in sources]
-    relevance = [s.relevance_score for s in sources]
     # Sources share few distinct scores: each rounded once. Zero is left out, as -0.0 and
     # 0.0 would share an entry; `.get(v, v)` then gives round(v, 6) for every float.
-    distinct = {*credibility, *relevance}
+    distinct = {*map(_CREDIBILITY, sources), *map(_RELEVANCE, sources)}
     rounded = {v: round(v, _FLOAT_DECIMALS) for v in distinct if v}
     rows: Iterable[tuple[Any, ...]] = sources
     if any(rounded[v] != v for v in rounded):  # else each score is as rounded already
@@ -499,12 +502,12 @@ def _source_records(
             "credibility_score": c,
             "relevance_score": r,
             "published_at": None if published is None else when(published, mode="json"),
-            "cited_by": list(cited_by),
+            "cited_by": [*cited_by],
         }
         for url, title, category, c, r, published, cited_by in rows
     ]
     # A NaN or an infinity makes the sum one (so does an overflow, checked then in full).
-    finite = math.isfinite(sum(credibility) + sum(relevance))
+    finite = math.isfinite(sum(distinct))
     return records, finite, {rounded.get(v, v) for v in distinct}
 
 
