@@ -406,20 +406,21 @@ def _dissent_records(dissent: Iterable[Dissent], floats: list[float]) -> list[di
 
 
 def _overlap_record(overlap: SourceOverlap, floats: list[float]) -> dict[str, Any]:
-    """The overlap as a proof holds it, floats rounded (and added to `floats`)."""
+    """The overlap as a proof holds it, floats rounded (and added to `floats`, each
+    distinct jaccard once)."""
     # Pairs share few distinct values: each rounded once (a zero as it is, keeping its sign;
     # `.get(v, v)` then gives round(v, 6) for every float).
-    rounded = {v: round(v, _FLOAT_DECIMALS) for v in {pair.jaccard for pair in overlap.pairs} if v}
-    jaccards = [rounded.get(pair.jaccard, pair.jaccard) for pair in overlap.pairs]
+    distinct = {pair.jaccard for pair in overlap.pairs}
+    rounded = {v: round(v, _FLOAT_DECIMALS) for v in distinct if v}
     average = round(overlap.average, _FLOAT_DECIMALS)
     highest = round(overlap.max, _FLOAT_DECIMALS)
-    floats += (average, highest, *jaccards)
+    floats += (average, highest, *(rounded.get(v, v) for v in distinct))
     return {
         "average": average,
         "max": highest,
         "pairs": [
-            {"agents": list(pair.agents), "jaccard": jaccard}
-            for pair, jaccard in zip(overlap.pairs, jaccards, strict=True)
+            {"agents": [*pair.agents], "jaccard": rounded.get(pair.jaccard, pair.jaccard)}
+            for pair in overlap.pairs
         ],
         "total_unique_sources": overlap.total_unique_sources,
         "band": overlap.band,
