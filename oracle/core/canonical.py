@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -170,37 +170,30 @@ def fragment(value: Any) -> orjson.Fragment:
     return orjson.Fragment(canonical_bytes(value))
 
 
-def named_fragment(
-    value: Any, numbers: tuple[str, ...], floats: Iterable[float]
-) -> orjson.Fragment:
+def named_fragment(value: Any, numbers: Mapping[str, Collection[float]]) -> orjson.Fragment:
     """`fragment(value)`, for a `value` (a proof's records, which may be many) whose every
-    float is finite and the value of an object member named in `numbers`; `floats`: every
-    float it holds (a zero standing for both signs).
+    float is finite and the value of an object member named in `numbers`, which lists them
+    under that name (a zero standing for both signs).
 
     Its numbers are mended by value rather than searched for: each distinct float orjson
-    writes otherwise than ECMAScript (`1.0`, `1e-7`) is replaced where it follows one of
-    the `numbers`' names (a name in quotes then a colon is never inside a string, whose
-    quotes are escaped). Whatever this cannot hold as it is (an astral character, a value
-    orjson refuses, ...) is written by `canonical_bytes`."""
+    writes otherwise than ECMAScript (`1.0`, `1e-7`) is replaced where it follows its name
+    (a name in quotes then a colon is never inside a string, whose quotes are escaped).
+    Whatever this cannot hold as it is (an astral character, a value orjson refuses, ...)
+    is written by `canonical_bytes`."""
     try:
         part = orjson.dumps(value, option=_OPTIONS)
     except TypeError:
         return fragment(value)
     if not part.isascii() and _ASTRAL_BYTES.search(part) is not None:
         return fragment(value)
-    held = set(floats)
-    if any(type(number) is not float or not math.isfinite(number) for number in held):
-        return fragment(value)
-    distinct = [number for number in held if number]
-    if len(distinct) < len(held):  # a zero in the set stands for 0.0 and -0.0 alike
-        distinct += [0.0, -0.0]
-    for number in distinct:
-        if written_alike((number,)):
-            continue
-        written = orjson.dumps(number)
-        wanted = _es_token(written)
-        for name in numbers:
-            named = orjson.dumps(name) + b":"
+    for name, held in numbers.items():
+        unlike = {number for number in held if not written_alike((number,))}
+        forms = {orjson.dumps(number) for number in unlike}
+        if 0.0 in unlike:  # a zero stands for 0.0 and -0.0 alike
+            forms |= {b"0.0", b"-0.0"}
+        named = orjson.dumps(name) + b":"
+        for written in forms:
+            wanted = _es_token(written)
             for end in (b",", b"}"):
                 part = part.replace(named + written + end, named + wanted + end)
     return orjson.Fragment(part)

@@ -30,7 +30,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import datetime
 from functools import cache
 from operator import attrgetter
@@ -77,6 +77,11 @@ _REQUIRED_FIELDS: tuple[tuple[str, type, str], ...] = (
 # Values `_canonical_values` returns as they are: most of a proof's leaves, told apart by
 # their exact type before any isinstance check (a float's subclass is still rounded below).
 _KEPT_AS_THEY_ARE = frozenset({str, int, bool, type(None)})
+
+
+# The floats of a part of a proof, by the name of the object member each is the value of
+# (a zero standing for both signs).
+Numbers = dict[str, Collection[float]]
 
 
 def _canonical_values(value: Any, floats: list[float] | None = None) -> Any:
@@ -240,16 +245,17 @@ def build_proof(
     result's parts built from its fields (dumping then walking them cost a third of a small
     proof; `tests/core/test_proof.py` holds them equal), the market and the extras dumped
     and walked, the configuration kept from the proof before (`_config_record`)."""
+    # The floats of the parts built from the models, by the name of the member each is the
+    # value of; those of the market and the extras. Checked for NaN and infinities below,
+    # they tell which parts orjson writes as RFC 8785 does as they are.
+    numbers: dict[str, Numbers] = {}
+    verdict, numbers["verdict"] = _verdict_record(result)
+    votes, numbers["votes"] = _vote_records(result.votes, consensus_input.results)
+    dissent, numbers["dissent"] = _dissent_records(result.dissent)
+    overlap, numbers["overlap"] = _overlap_record(result.overlap)
+    records, numbers["sources"] = _source_records(result.sources)
+    floats: dict[str, list[float]] = {"market": []}
     market = consensus_input.market
-    # Each part's floats, as rounded: checked for NaN and infinities below, and telling
-    # which parts orjson writes as RFC 8785 does as they are.
-    floats: dict[str, list[float]] = {
-        "market": [],
-        "verdict": [],
-        "votes": [],
-        "dissent": [],
-        "overlap": [],
-    }
     body: dict[str, Any] = {
         "version": PROOF_VERSION,
         # A market's window, research time and INVALID policy appear when it has them
@@ -264,11 +270,11 @@ def build_proof(
             | ({"hidden_characters": hidden_characters} if hidden_characters else {}),
             floats["market"],
         ),
-        "verdict": _verdict_record(result, floats["verdict"]),
-        "votes": _vote_records(result.votes, consensus_input.results, floats["votes"]),
+        "verdict": verdict,
+        "votes": votes,
         "excluded": [{"agent_id": e.agent_id, "reasons": list(e.reasons)} for e in result.excluded],
         "failures": [{"agent_id": f.agent_id, "error": f.error} for f in result.failures],
-        "dissent": _dissent_records(result.dissent, floats["dissent"]),
+        "dissent": dissent,
         "tensions": [
             {
                 "description": t.description,
@@ -280,8 +286,8 @@ def build_proof(
             for t in result.tensions
         ],
         "blind_spots": list(result.blind_spots),
-        "overlap": _overlap_record(result.overlap, floats["overlap"]),
-        "sources": None,  # below: the one large part, written apart
+        "overlap": overlap,
+        "sources": records,
         "config": None,  # below
     }
     for name, extra in (("debate", debate), ("majority", majority), ("timing", timing)):
@@ -289,25 +295,24 @@ def build_proof(
             floats[name] = []
             body[name] = _canonical_values(extra, floats[name])
     body["config"], config_written = _config_record(params, thresholds)
-    records, finite_sources, scores = _source_records(result.sources)
-    body["sources"] = records
     # NaN or an infinity makes a sum one (so does an overflow, which then takes the full
     # check, as does a configuration RFC 8785 cannot hold): the full check names the field.
-    finite = math.isfinite(sum(sum(part) for part in floats.values()))
-    if not (finite and finite_sources) or config_written is None:
+    total = sum(map(sum, floats.values())) + sum(
+        sum(held) for part in numbers.values() for held in part.values()
+    )
+    if not math.isfinite(total) or config_written is None:
         return _sealed(body)
-    # Written part by part: the parts built here as they are, unless orjson writes one of
-    # their floats otherwise than RFC 8785 (then mended where their names are), the others
-    # (whose keys might sort otherwise, whose floats might be anywhere) searched whole.
+    # Written part by part: the parts built from the models as they are, unless orjson
+    # writes one of their floats otherwise than RFC 8785 (then mended where their names
+    # are); the others (whose keys might sort otherwise, whose floats might be anywhere)
+    # searched whole.
     parts = {**body, "config": config_written}
     try:
-        for name, held in floats.items():
-            if name in _NUMBERS:
-                if not canonical.written_alike(held):
-                    parts[name] = canonical.named_fragment(body[name], _NUMBERS[name], held)
-            else:
-                parts[name] = canonical.fragment(body[name])
-        parts["sources"] = canonical.named_fragment(records, _NUMBERS["sources"], scores)
+        for name, held in numbers.items():
+            if not all(map(canonical.written_alike, held.values())):
+                parts[name] = canonical.named_fragment(body[name], held)
+        for name in floats:
+            parts[name] = canonical.fragment(body[name])
         encoded = canonical.object_bytes(parts)
     except (rfc8785.CanonicalizationError, ValueError, TypeError, AttributeError):
         return _sealed(body)  # which names the field
@@ -315,27 +320,21 @@ def build_proof(
     return {"proof_id": f"proof-{checksum[:16]}", **body, "checksum": checksum}
 
 
-# The parts built here from the models' fields (their keys are the fields' names), and the
-# names of the members their floats are the values of.
-_NUMBERS = {
-    "verdict": ("confidence", "agreement_ratio", "weighted_ratio", "strategy_score"),
-    "votes": ("confidence", "weight", "source_quality"),
-    "dissent": ("confidence",),
-    "overlap": ("average", "max", "jaccard"),
-    "sources": ("credibility_score", "relevance_score"),
-}
-
-
-def _verdict_record(result: ConsensusResult, floats: list[float]) -> dict[str, Any]:
+def _verdict_record(result: ConsensusResult) -> tuple[dict[str, Any], Numbers]:
     """The verdict as a proof holds it: the result's fields but its parts (votes, sources,
     ...), `market_id` and the float `required_agreement` (shown as a fraction); floats
-    rounded (and added to `floats`)."""
+    rounded."""
     confidence = round(result.confidence, _FLOAT_DECIMALS)
     agreement = round(result.agreement_ratio, _FLOAT_DECIMALS)
     weighted = round(result.weighted_ratio, _FLOAT_DECIMALS)
     score = round(result.strategy_score, _FLOAT_DECIMALS)
-    floats += (confidence, agreement, weighted, score)
-    return {
+    numbers = {
+        "confidence": (confidence,),
+        "agreement_ratio": (agreement,),
+        "weighted_ratio": (weighted,),
+        "strategy_score": (score,),
+    }
+    record = {
         "strategy": result.strategy,
         "reached": result.reached,
         "outcome": result.outcome,
@@ -354,20 +353,23 @@ def _verdict_record(result: ConsensusResult, floats: list[float]) -> dict[str, A
         "action": result.action,
         "explanation": result.explanation,
     }
+    return record, numbers
 
 
 def _vote_records(
-    votes: Iterable[Vote], results: Iterable[AgentResult], floats: list[float]
-) -> list[dict[str, Any]]:
-    """The votes as a proof holds them, floats rounded (and added to `floats`), with each
-    agent's reasoning."""
+    votes: Iterable[Vote], results: Iterable[AgentResult]
+) -> tuple[list[dict[str, Any]], Numbers]:
+    """The votes as a proof holds them, floats rounded, with each agent's reasoning."""
     reasoning = {r.agent_id: r.reasoning for r in results}
+    confidences, weights, qualities = [], [], []
     records = []
     for vote in votes:
         confidence = round(vote.confidence, _FLOAT_DECIMALS)
         weight = round(vote.weight, _FLOAT_DECIMALS)
         quality = round(vote.source_quality, _FLOAT_DECIMALS)
-        floats += (confidence, weight, quality)
+        confidences.append(confidence)
+        weights.append(weight)
+        qualities.append(quality)
         record: dict[str, Any] = {
             "agent_id": vote.agent_id,
             "outcome": vote.outcome,
@@ -384,38 +386,33 @@ def _vote_records(
             record["seen_not_read"] = list(vote.seen_not_read)
         record["reasoning"] = reasoning[vote.agent_id]
         records.append(record)
-    return records
+    return records, {"confidence": confidences, "weight": weights, "source_quality": qualities}
 
 
-def _dissent_records(dissent: Iterable[Dissent], floats: list[float]) -> list[dict[str, Any]]:
-    """The dissent as a proof holds it, confidences rounded (and added to `floats`)."""
-    records = []
-    for d in dissent:
-        confidence = round(d.confidence, _FLOAT_DECIMALS)
-        floats.append(confidence)
-        records.append(
-            {
-                "agent_id": d.agent_id,
-                "outcome": d.outcome,
-                "confidence": confidence,
-                "kind": d.kind,
-                "reasoning": d.reasoning,
-            }
-        )
-    return records
+def _dissent_records(dissent: Iterable[Dissent]) -> tuple[list[dict[str, Any]], Numbers]:
+    """The dissent as a proof holds it, confidences rounded."""
+    records = [
+        {
+            "agent_id": d.agent_id,
+            "outcome": d.outcome,
+            "confidence": round(d.confidence, _FLOAT_DECIMALS),
+            "kind": d.kind,
+            "reasoning": d.reasoning,
+        }
+        for d in dissent
+    ]
+    return records, {"confidence": [record["confidence"] for record in records]}
 
 
-def _overlap_record(overlap: SourceOverlap, floats: list[float]) -> dict[str, Any]:
-    """The overlap as a proof holds it, floats rounded (and added to `floats`, each
-    distinct jaccard once)."""
+def _overlap_record(overlap: SourceOverlap) -> tuple[dict[str, Any], Numbers]:
+    """The overlap as a proof holds it, floats rounded."""
     # Pairs share few distinct values: each rounded once (a zero as it is, keeping its sign;
     # `.get(v, v)` then gives round(v, 6) for every float).
     distinct = {pair.jaccard for pair in overlap.pairs}
     rounded = {v: round(v, _FLOAT_DECIMALS) for v in distinct if v}
     average = round(overlap.average, _FLOAT_DECIMALS)
     highest = round(overlap.max, _FLOAT_DECIMALS)
-    floats += (average, highest, *(rounded.get(v, v) for v in distinct))
-    return {
+    record = {
         "average": average,
         "max": highest,
         "pairs": [
@@ -425,6 +422,8 @@ def _overlap_record(overlap: SourceOverlap, floats: list[float]) -> dict[str, An
         "total_unique_sources": overlap.total_unique_sources,
         "band": overlap.band,
     }
+    jaccards = {rounded.get(v, v) for v in distinct}
+    return record, {"average": (average,), "max": (highest,), "jaccard": jaccards}
 
 
 # The configuration's record, as orjson writes it (read back as a new copy each time) and
@@ -479,16 +478,17 @@ def _datetime_adapter() -> TypeAdapter[datetime]:
 
 def _source_records(
     sources: tuple[MergedSource, ...],
-) -> tuple[list[dict[str, Any]], bool, set[float]]:
+) -> tuple[list[dict[str, Any]], Numbers]:
     """The merged sources as a proof holds them: each as `model_dump(mode="json")` gives it,
-    its floats rounded as `_canonical_values` rounds them; whether every score is finite;
-    and the distinct scores the records hold (a zero standing for both signs). (Built here
-    rather than dumped and walked: the one part of a proof that grows with the evidence.)"""
+    its floats rounded as `_canonical_values` rounds them; and the distinct scores the
+    records hold, by name. (Built here rather than dumped and walked: the one part of a
+    proof that grows with the evidence.)"""
     when = _datetime_adapter().dump_python
+    credibility = {*map(_CREDIBILITY, sources)}
+    relevance = {*map(_RELEVANCE, sources)}
     # Sources share few distinct scores: each rounded once. Zero is left out, as -0.0 and
     # 0.0 would share an entry; `.get(v, v)` then gives round(v, 6) for every float.
-    distinct = {*map(_CREDIBILITY, sources), *map(_RELEVANCE, sources)}
-    rounded = {v: round(v, _FLOAT_DECIMALS) for v in distinct if v}
+    rounded = {v: round(v, _FLOAT_DECIMALS) for v in credibility | relevance if v}
     rows: Iterable[tuple[Any, ...]] = sources
     if any(rounded[v] != v for v in rounded):  # else each score is as rounded already
         rows = [
@@ -507,9 +507,10 @@ def _source_records(
         }
         for url, title, category, c, r, published, cited_by in rows
     ]
-    # A NaN or an infinity makes the sum one (so does an overflow, checked then in full).
-    finite = math.isfinite(sum(distinct))
-    return records, finite, {rounded.get(v, v) for v in distinct}
+    return records, {
+        "credibility_score": {rounded.get(v, v) for v in credibility},
+        "relevance_score": {rounded.get(v, v) for v in relevance},
+    }
 
 
 def reseal(proof: dict[str, Any]) -> dict[str, Any]:

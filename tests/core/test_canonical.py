@@ -170,13 +170,13 @@ def test_parts_written_apart_are_the_whole_documents_bytes(
     numbers = ("credibility_score", "relevance_score")
     part = [dict.fromkeys(numbers, 0.5) | record for record in part]
     whole = {**surrounding, **as_they_are, "sources": part}
-    floats = {record[name] for record in part for name in numbers}
+    floats = {name: {record[name] for record in part} for name in numbers}
     parts = {key: fragment(value) for key, value in surrounding.items()}
     parts |= {
         key: value if written_alike(_floats(value)) else fragment(value)
         for key, value in as_they_are.items()
     }
-    parts["sources"] = named_fragment(part, numbers, floats)
+    parts["sources"] = named_fragment(part, floats)
     assert object_bytes(parts) == rfc8785.dumps(whole)
 
 
@@ -208,5 +208,5 @@ def test_named_floats_are_mended_at_any_depth(numbers: list[float], text: str) -
         "band": text,
         "pairs": [{"agents": [text, "b"], "jaccard": jaccard}, {"jaccard": other}],
     }
-    written = named_fragment(value, ("average", "jaccard"), numbers)
+    written = named_fragment(value, {"average": [average], "jaccard": [jaccard, other]})
     assert object_bytes({"overlap": written}) == rfc8785.dumps({"overlap": value})
