@@ -30,7 +30,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 from functools import cache
 from operator import attrgetter
@@ -328,13 +328,13 @@ def _verdict_record(result: ConsensusResult) -> tuple[dict[str, Any], Numbers]:
     agreement = round(result.agreement_ratio, _FLOAT_DECIMALS)
     weighted = round(result.weighted_ratio, _FLOAT_DECIMALS)
     score = round(result.strategy_score, _FLOAT_DECIMALS)
-    numbers = {
+    numbers: Numbers = {
         "confidence": (confidence,),
         "agreement_ratio": (agreement,),
         "weighted_ratio": (weighted,),
         "strategy_score": (score,),
     }
-    record = {
+    record: dict[str, Any] = {
         "strategy": result.strategy,
         "reached": result.reached,
         "outcome": result.outcome,
@@ -389,19 +389,20 @@ def _vote_records(
     return records, {"confidence": confidences, "weight": weights, "source_quality": qualities}
 
 
-def _dissent_records(dissent: Iterable[Dissent]) -> tuple[list[dict[str, Any]], Numbers]:
+def _dissent_records(dissent: Sequence[Dissent]) -> tuple[list[dict[str, Any]], Numbers]:
     """The dissent as a proof holds it, confidences rounded."""
+    confidences = [round(d.confidence, _FLOAT_DECIMALS) for d in dissent]
     records = [
         {
             "agent_id": d.agent_id,
             "outcome": d.outcome,
-            "confidence": round(d.confidence, _FLOAT_DECIMALS),
+            "confidence": confidence,
             "kind": d.kind,
             "reasoning": d.reasoning,
         }
-        for d in dissent
+        for d, confidence in zip(dissent, confidences, strict=True)
     ]
-    return records, {"confidence": [record["confidence"] for record in records]}
+    return records, {"confidence": confidences}
 
 
 def _overlap_record(overlap: SourceOverlap) -> tuple[dict[str, Any], Numbers]:
