@@ -17,6 +17,10 @@ what RFC 8785 asks for, except:
   caller before: `canonical_bytes` takes values already checked (`oracle.core.proof`
   checks every value it hashes).
 
+A large document may be written part by part (`object_bytes`): a part holding a float
+orjson writes otherwise written apart (`fragment`; `named_fragment` mends by value, where
+the names its floats are under are known), the others as they are (`written_alike`).
+
 `tests/core/test_canonical.py` holds the result equal to the reference byte for byte on
 arbitrary JSON values (astral-plane strings and keys, -0.0, huge and tiny floats,
 integers up to 2**53 - 1).
@@ -202,6 +206,6 @@ def named_fragment(value: Any, numbers: Mapping[str, Collection[float]]) -> orjs
 def object_bytes(members: dict[str, Any]) -> bytes:
     """The RFC 8785 bytes of an object (`canonical_bytes`) whose keys are all below U+10000
     and whose values are each a fragment (`fragment`, `named_fragment`: written as they
-    are) or a value orjson writes as RFC 8785 does (`written_alike`); TypeError for what
-    orjson refuses (an integer beyond +-(2**53 - 1), ...)."""
+    are) or a value orjson writes as RFC 8785 does (its floats `written_alike`, its keys
+    below U+10000); TypeError for what orjson refuses (an integer beyond +-(2**53 - 1))."""
     return orjson.dumps(members, option=_OPTIONS)

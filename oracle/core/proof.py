@@ -246,8 +246,8 @@ def build_proof(
     proof; `tests/core/test_proof.py` holds them equal), the market and the extras dumped
     and walked, the configuration kept from the proof before (`_config_record`)."""
     # The floats of the parts built from the models, by the name of the member each is the
-    # value of; those of the market and the extras. Checked for NaN and infinities below,
-    # they tell which parts orjson writes as RFC 8785 does as they are.
+    # value of (telling which parts orjson writes as RFC 8785 does as they are); those of
+    # the market and the extras. All are checked for NaN and infinities below.
     numbers: dict[str, Numbers] = {}
     verdict, numbers["verdict"] = _verdict_record(result)
     votes, numbers["votes"] = _vote_records(result.votes, consensus_input.results)
