@@ -297,10 +297,8 @@ def build_proof(
     body["config"], config_written = _config_record(params, thresholds)
     # NaN or an infinity makes a sum one (so does an overflow, which then takes the full
     # check, as does a configuration RFC 8785 cannot hold): the full check names the field.
-    total = sum(map(sum, floats.values())) + sum(
-        sum(held) for part in numbers.values() for held in part.values()
-    )
-    if not math.isfinite(total) or config_written is None:
+    named = [number for part in numbers.values() for held in part.values() for number in held]
+    if not math.isfinite(sum(named) + sum(map(sum, floats.values()))) or config_written is None:
         return _sealed(body)
     # Written part by part: the parts built from the models as they are, unless orjson
     # writes one of their floats otherwise than RFC 8785 (then mended where their names
@@ -308,9 +306,10 @@ def build_proof(
     # searched whole.
     parts = {**body, "config": config_written}
     try:
-        for name, held in numbers.items():
-            if not all(map(canonical.written_alike, held.values())):
-                parts[name] = canonical.named_fragment(body[name], held)
+        if not canonical.written_alike(named):  # else all are written as they are
+            for name, held in numbers.items():
+                if not all(map(canonical.written_alike, held.values())):
+                    parts[name] = canonical.named_fragment(body[name], held)
         for name in floats:
             parts[name] = canonical.fragment(body[name])
         encoded = canonical.object_bytes(parts)
