@@ -17,6 +17,10 @@ what RFC 8785 asks for, except:
   caller before: `canonical_bytes` takes values already checked (`oracle.core.proof`
   checks every value it hashes).
 
+A large document may be written part by part (`object_bytes`): a part holding a float
+orjson writes otherwise written apart (`fragment`; `named_fragment` mends by value, where
+the names its floats are under are known), the others as they are (`written_alike`).
+
 `tests/core/test_canonical.py` holds the result equal to the reference byte for byte on
 arbitrary JSON values (astral-plane strings and keys, -0.0, huge and tiny floats,
 integers up to 2**53 - 1).
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Collection, Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -145,53 +150,62 @@ def canonical_bytes(value: Any) -> bytes:
     return _mend(output)
 
 
-# Stands for the records in `canonical_bytes_with_records`: text no caller's data holds
-# twice (checked: it must be found exactly once).
-_PLACEHOLDER = "\x00canonical records\x00"
-_PLACEHOLDER_BYTES = b'"\\u0000canonical records\\u0000"'
+# orjson writes a float in plain notation from 1e-5 (inclusive) to 1e16 (exclusive), and
+# then one that is not an integer as ECMAScript does (`tests/core/test_canonical.py`).
+_PLAIN_FROM, _PLAIN_TO = 1e-5, 1e16
 
 
-def canonical_bytes_with_records(
-    value: dict[str, Any],
-    key: str,
-    records: list[dict[str, Any]],
-    numbers: tuple[str, ...],
-    floats: set[float],
-) -> bytes:
-    """`canonical_bytes({**value, key: records})`, for `records` (flat objects whose
-    numbers are all finite floats under the names `numbers`, the other values strings,
-    null or lists of strings) far larger than the rest of `value`; `floats`: every number
-    the records hold (a zero standing for both signs).
+def written_alike(floats: Iterable[float]) -> bool:
+    """Whether orjson writes each of `floats` (finite) as ECMAScript does: none is integral
+    (`1.0`) or written with an exponent (`1e-7`). A value whose floats all are, and whose
+    object keys are all below U+10000, orjson writes as RFC 8785 does."""
+    for number in floats:
+        if type(number) is float and (
+            number.is_integer() or not _PLAIN_FROM <= abs(number) < _PLAIN_TO
+        ):
+            written = orjson.dumps(number)
+            if written.endswith(b".0") or b"e" in written:
+                return False
+    return True
 
-    The records are written by orjson on their own and spliced in, so that the search for
-    numbers to mend covers only the rest: theirs are mended by value, each distinct float
-    orjson writes otherwise than ECMAScript (`1.0`, `1e-7`) replaced where it follows one
-    of the `numbers`' names (a name in quotes then a colon is never inside a string, whose
-    quotes are escaped). Whatever this cannot hold as it is (an astral character, a value
-    orjson refuses, ...) is written by `canonical_bytes` whole."""
-    whole = {**value, key: records}
+
+def fragment(value: Any) -> orjson.Fragment:
+    """`canonical_bytes(value)`, for `object_bytes` to write as they are."""
+    return orjson.Fragment(canonical_bytes(value))
+
+
+def named_fragment(value: Any, numbers: Mapping[str, Collection[float]]) -> orjson.Fragment:
+    """`fragment(value)`, for a `value` (a proof's records, which may be many) whose every
+    float is finite and the value of an object member named in `numbers`, which lists them
+    under that name (a zero standing for both signs).
+
+    Its numbers are mended by value rather than searched for: each distinct float orjson
+    writes otherwise than ECMAScript (`1.0`, `1e-7`) is replaced where it follows its name
+    (a name in quotes then a colon is never inside a string, whose quotes are escaped).
+    Whatever this cannot hold as it is (an astral character, a value orjson refuses, ...)
+    is written by `canonical_bytes`."""
     try:
-        part = orjson.dumps(records, option=_OPTIONS)
+        part = orjson.dumps(value, option=_OPTIONS)
     except TypeError:
-        return canonical_bytes(whole)
+        return fragment(value)
     if not part.isascii() and _ASTRAL_BYTES.search(part) is not None:
-        return canonical_bytes(whole)
-    outer = canonical_bytes({**value, key: _PLACEHOLDER})
-    marker = orjson.dumps(key) + b":" + _PLACEHOLDER_BYTES
-    if outer.count(marker) != 1:
-        return canonical_bytes(whole)
-    if any(type(number) is not float or not math.isfinite(number) for number in floats):
-        return canonical_bytes(whole)
-    distinct = [number for number in floats if number]
-    if len(distinct) < len(floats):  # a zero in the set stands for 0.0 and -0.0 alike
-        distinct += [0.0, -0.0]
-    for number in distinct:
-        written = orjson.dumps(number)
-        wanted = es_number(number).encode()
-        if written == wanted:
-            continue
-        for name in numbers:
-            named = orjson.dumps(name) + b":"
+        return fragment(value)
+    for name, held in numbers.items():
+        unlike = {number for number in held if not written_alike((number,))}
+        forms = {orjson.dumps(number) for number in unlike}
+        if 0.0 in unlike:  # a zero stands for 0.0 and -0.0 alike
+            forms |= {b"0.0", b"-0.0"}
+        named = orjson.dumps(name) + b":"
+        for written in forms:
+            wanted = _es_token(written)
             for end in (b",", b"}"):
                 part = part.replace(named + written + end, named + wanted + end)
-    return outer.replace(marker, orjson.dumps(key) + b":" + part)
+    return orjson.Fragment(part)
+
+
+def object_bytes(members: dict[str, Any]) -> bytes:
+    """The RFC 8785 bytes of an object (`canonical_bytes`) whose keys are all below U+10000
+    and whose values are each a fragment (`fragment`, `named_fragment`: written as they
+    are) or a value orjson writes as RFC 8785 does (its floats `written_alike`, its keys
+    below U+10000); TypeError for what orjson refuses (an integer beyond +-(2**53 - 1))."""
+    return orjson.dumps(members, option=_OPTIONS)

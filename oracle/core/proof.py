@@ -30,11 +30,13 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 from functools import cache
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+import orjson
 import rfc8785
 
 from oracle.core import canonical
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
         AgentResult,
         ConsensusInput,
         ConsensusResult,
+        Dissent,
         MergedSource,
         SourceOverlap,
         Vote,
@@ -74,28 +77,11 @@ _REQUIRED_FIELDS: tuple[tuple[str, type, str], ...] = (
 # Values `_canonical_values` returns as they are: most of a proof's leaves, told apart by
 # their exact type before any isinstance check (a float's subclass is still rounded below).
 _KEPT_AS_THEY_ARE = frozenset({str, int, bool, type(None)})
-# The result's fields a proof's verdict holds.
-_VERDICT_FIELDS = frozenset(
-    {
-        "strategy",
-        "reached",
-        "outcome",
-        "leading_outcome",
-        "confidence",
-        "agreement_ratio",
-        "weighted_ratio",
-        "strategy_score",
-        "required_agreement_fraction",
-        "valid_agents",
-        "fault_tolerance",
-        "agreement_level",
-        "requires_human_review",
-        "review_reasons",
-        "review_codes",
-        "action",
-        "explanation",
-    }
-)
+
+
+# The floats of a part of a proof, by the name of the object member each is the value of
+# (a zero standing for both signs).
+Numbers = dict[str, Collection[float]]
 
 
 def _canonical_values(value: Any, floats: list[float] | None = None) -> Any:
@@ -253,77 +239,136 @@ def build_proof(
     the record of the debate that led to `consensus_input` (`oracle.daemon.debate`);
     `majority`: the weighted plurality proposed for a conflict (`majority_record`);
     `timing`: how the market's answer window bore on the verdict
-    (`oracle.core.decision.timing_record`)."""
-    # The result dumped once (its sources, votes and overlap apart, below), then taken apart.
-    dumped = result.model_dump(mode="json", exclude={"sources", "votes", "overlap"})
-    verdict = {k: v for k, v in dumped.items() if k in _VERDICT_FIELDS}
-    floats: list[float] = []
-    body: dict[str, Any] = _canonical_values(
-        {
-            "version": PROOF_VERSION,
-            # A market's window, research time and INVALID policy appear when it has them
-            # (proofs before them keep their checksums).
-            "market": consensus_input.market.model_dump(
+    (`oracle.core.decision.timing_record`).
+
+    Each part is what `model_dump(mode="json")` of its model gives, floats rounded: the
+    result's parts built from its fields (dumping then walking them cost a third of a small
+    proof; `tests/core/test_proof.py` holds them equal), the market and the extras dumped
+    and walked, the configuration kept from the proof before (`_config_record`)."""
+    # The floats of the parts built from the models, by the name of the member each is the
+    # value of (telling which parts orjson writes as RFC 8785 does as they are); those of
+    # the market and the extras. All are checked for NaN and infinities below.
+    numbers: dict[str, Numbers] = {}
+    verdict, numbers["verdict"] = _verdict_record(result)
+    votes, numbers["votes"] = _vote_records(result.votes, consensus_input.results)
+    dissent, numbers["dissent"] = _dissent_records(result.dissent)
+    overlap, numbers["overlap"] = _overlap_record(result.overlap)
+    records, numbers["sources"] = _source_records(result.sources)
+    floats: dict[str, list[float]] = {"market": []}
+    market = consensus_input.market
+    body: dict[str, Any] = {
+        "version": PROOF_VERSION,
+        # A market's window, research time and INVALID policy appear when it has them
+        # (proofs before them keep their checksums).
+        "market": _canonical_values(
+            market.model_dump(
                 mode="json",
                 exclude={
-                    k
-                    for k in ("window", "now", "invalid", "values")
-                    if getattr(consensus_input.market, k) is None
+                    k for k in ("window", "now", "invalid", "values") if getattr(market, k) is None
                 },
             )
             | ({"hidden_characters": hidden_characters} if hidden_characters else {}),
-            "verdict": verdict,
-            "votes": None,  # below, with the overlap: built from the models, already rounded
-            "excluded": dumped["excluded"],
-            "failures": dumped["failures"],
-            "dissent": dumped["dissent"],
-            "tensions": dumped["tensions"],
-            "blind_spots": dumped["blind_spots"],
-            "overlap": None,
-            "sources": None,  # below: the one large part, rounded without a second walk
-            "config": {
-                "consensus": params.model_dump(mode="json"),
-                "sources": thresholds.model_dump(mode="json"),
-            },
-            **({} if debate is None else {"debate": debate}),
-            **({} if majority is None else {"majority": majority}),
-            **({} if timing is None else {"timing": timing}),
-        },
-        floats,
-    )
-    body["votes"] = _vote_records(result.votes, consensus_input.results, floats)
-    body["overlap"] = _overlap_record(result.overlap, floats)
-    # The rest is small: its floats, gathered as they were rounded, checked here for NaN
-    # and infinities (a sum holding either is not finite; nor is one that overflows, which
-    # then takes the full check), so the encoder need not walk the sources. Whatever else
-    # RFC 8785 cannot hold the encoder refuses, and the full check names the field.
-    finite = math.isfinite(sum(floats))
-    records, finite_sources, scores = _source_records(result.sources)
-    if not (finite and finite_sources):
-        return _sealed(body | {"sources": records})
+            floats["market"],
+        ),
+        "verdict": verdict,
+        "votes": votes,
+        "excluded": [{"agent_id": e.agent_id, "reasons": list(e.reasons)} for e in result.excluded],
+        "failures": [{"agent_id": f.agent_id, "error": f.error} for f in result.failures],
+        "dissent": dissent,
+        "tensions": [
+            {
+                "description": t.description,
+                "agents_involved": list(t.agents_involved),
+                "options": list(t.options),
+                "impact": t.impact,
+                "suggested_followup": t.suggested_followup,
+            }
+            for t in result.tensions
+        ],
+        "blind_spots": list(result.blind_spots),
+        "overlap": overlap,
+        "sources": records,
+        "config": None,  # below
+    }
+    for name, extra in (("debate", debate), ("majority", majority), ("timing", timing)):
+        if extra is not None:
+            floats[name] = []
+            body[name] = _canonical_values(extra, floats[name])
+    body["config"], config_written = _config_record(params, thresholds)
+    # NaN or an infinity makes a sum one (so does an overflow, which then takes the full
+    # check, as does a configuration RFC 8785 cannot hold): the full check names the field.
+    named = [number for part in numbers.values() for held in part.values() for number in held]
+    if not math.isfinite(sum(named) + sum(map(sum, floats.values()))) or config_written is None:
+        return _sealed(body)
+    # Written part by part: the parts built from the models as they are, unless orjson
+    # writes one of their floats otherwise than RFC 8785 (then mended where their names
+    # are); the others (whose keys might sort otherwise, whose floats might be anywhere)
+    # searched whole.
+    parts = {**body, "config": config_written}
     try:
-        encoded = canonical.canonical_bytes_with_records(
-            body, "sources", records, ("credibility_score", "relevance_score"), scores
-        )
+        if not canonical.written_alike(named):  # else all are written as they are
+            for name, held in numbers.items():
+                if not all(map(canonical.written_alike, held.values())):
+                    parts[name] = canonical.named_fragment(body[name], held)
+        for name in floats:
+            parts[name] = canonical.fragment(body[name])
+        encoded = canonical.object_bytes(parts)
     except (rfc8785.CanonicalizationError, ValueError, TypeError, AttributeError):
-        return _sealed(body | {"sources": records})  # which names the field
+        return _sealed(body)  # which names the field
     checksum = hashlib.sha256(encoded).hexdigest()
-    return {"proof_id": f"proof-{checksum[:16]}", **body, "sources": records, "checksum": checksum}
+    return {"proof_id": f"proof-{checksum[:16]}", **body, "checksum": checksum}
+
+
+def _verdict_record(result: ConsensusResult) -> tuple[dict[str, Any], Numbers]:
+    """The verdict as a proof holds it: the result's fields but its parts (votes, sources,
+    ...), `market_id` and the float `required_agreement` (shown as a fraction); floats
+    rounded."""
+    confidence = round(result.confidence, _FLOAT_DECIMALS)
+    agreement = round(result.agreement_ratio, _FLOAT_DECIMALS)
+    weighted = round(result.weighted_ratio, _FLOAT_DECIMALS)
+    score = round(result.strategy_score, _FLOAT_DECIMALS)
+    numbers: Numbers = {
+        "confidence": (confidence,),
+        "agreement_ratio": (agreement,),
+        "weighted_ratio": (weighted,),
+        "strategy_score": (score,),
+    }
+    record: dict[str, Any] = {
+        "strategy": result.strategy,
+        "reached": result.reached,
+        "outcome": result.outcome,
+        "leading_outcome": result.leading_outcome,
+        "confidence": confidence,
+        "agreement_ratio": agreement,
+        "weighted_ratio": weighted,
+        "strategy_score": score,
+        "required_agreement_fraction": result.required_agreement_fraction,
+        "valid_agents": result.valid_agents,
+        "fault_tolerance": result.fault_tolerance,
+        "agreement_level": result.agreement_level,
+        "requires_human_review": result.requires_human_review,
+        "review_reasons": list(result.review_reasons),
+        "review_codes": list(result.review_codes),
+        "action": result.action,
+        "explanation": result.explanation,
+    }
+    return record, numbers
 
 
 def _vote_records(
-    votes: Iterable[Vote], results: Iterable[AgentResult], floats: list[float]
-) -> list[dict[str, Any]]:
-    """The votes as a proof holds them: as `model_dump(mode="json")` gives them, floats
-    rounded (and added to `floats`), with each agent's reasoning. (Built from the models'
-    fields: dumping then walking them cost a tenth of a small proof.)"""
+    votes: Iterable[Vote], results: Iterable[AgentResult]
+) -> tuple[list[dict[str, Any]], Numbers]:
+    """The votes as a proof holds them, floats rounded, with each agent's reasoning."""
     reasoning = {r.agent_id: r.reasoning for r in results}
+    confidences, weights, qualities = [], [], []
     records = []
     for vote in votes:
         confidence = round(vote.confidence, _FLOAT_DECIMALS)
         weight = round(vote.weight, _FLOAT_DECIMALS)
         quality = round(vote.source_quality, _FLOAT_DECIMALS)
-        floats += (confidence, weight, quality)
+        confidences.append(confidence)
+        weights.append(weight)
+        qualities.append(quality)
         record: dict[str, Any] = {
             "agent_id": vote.agent_id,
             "outcome": vote.outcome,
@@ -340,27 +385,86 @@ def _vote_records(
             record["seen_not_read"] = list(vote.seen_not_read)
         record["reasoning"] = reasoning[vote.agent_id]
         records.append(record)
-    return records
+    return records, {"confidence": confidences, "weight": weights, "source_quality": qualities}
 
 
-def _overlap_record(overlap: SourceOverlap, floats: list[float]) -> dict[str, Any]:
-    """The overlap as a proof holds it: as `model_dump(mode="json")` gives it, floats
-    rounded (and added to `floats`)."""
-    jaccards = [round(pair.jaccard, _FLOAT_DECIMALS) for pair in overlap.pairs]
-    pairs = [
-        {"agents": list(pair.agents), "jaccard": jaccard}
-        for pair, jaccard in zip(overlap.pairs, jaccards, strict=True)
+def _dissent_records(dissent: Sequence[Dissent]) -> tuple[list[dict[str, Any]], Numbers]:
+    """The dissent as a proof holds it, confidences rounded."""
+    confidences = [round(d.confidence, _FLOAT_DECIMALS) for d in dissent]
+    records = [
+        {
+            "agent_id": d.agent_id,
+            "outcome": d.outcome,
+            "confidence": confidence,
+            "kind": d.kind,
+            "reasoning": d.reasoning,
+        }
+        for d, confidence in zip(dissent, confidences, strict=True)
     ]
+    return records, {"confidence": confidences}
+
+
+def _overlap_record(overlap: SourceOverlap) -> tuple[dict[str, Any], Numbers]:
+    """The overlap as a proof holds it, floats rounded."""
+    # Pairs share few distinct values: each rounded once (a zero as it is, keeping its sign;
+    # `.get(v, v)` then gives round(v, 6) for every float).
+    distinct = {pair.jaccard for pair in overlap.pairs}
+    rounded = {v: round(v, _FLOAT_DECIMALS) for v in distinct if v}
     average = round(overlap.average, _FLOAT_DECIMALS)
     highest = round(overlap.max, _FLOAT_DECIMALS)
-    floats += (average, highest, *jaccards)
-    return {
+    record = {
         "average": average,
         "max": highest,
-        "pairs": pairs,
+        "pairs": [
+            {"agents": [*pair.agents], "jaccard": rounded.get(pair.jaccard, pair.jaccard)}
+            for pair in overlap.pairs
+        ],
         "total_unique_sources": overlap.total_unique_sources,
         "band": overlap.band,
     }
+    jaccards = {rounded.get(v, v) for v in distinct}
+    return record, {"average": (average,), "max": (highest,), "jaccard": jaccards}
+
+
+# The configuration's record, as orjson writes it (read back as a new copy each time) and
+# as RFC 8785 does, by the ids of the models it was built from, which the entry holds (so
+# that their ids are not reused): the same models serve every verdict of a daemon or a
+# command, and they are immutable (frozen).
+_CONFIG_RECORDS: dict[
+    tuple[int, int], tuple[ConsensusParams, SourceThresholds, bytes, orjson.Fragment]
+] = {}
+_CONFIG_RECORDS_KEPT = 8
+
+
+def _config_record(
+    params: ConsensusParams, thresholds: SourceThresholds
+) -> tuple[dict[str, Any], orjson.Fragment | None]:
+    """The effective configuration as a proof holds it, floats rounded (a new copy each
+    time, which its caller may change: `reseal`), and its RFC 8785 bytes (None when it
+    holds what RFC 8785 cannot)."""
+    key = (id(params), id(thresholds))
+    entry = _CONFIG_RECORDS.get(key)
+    if entry is not None and entry[0] is params and entry[1] is thresholds:
+        # Read back exactly: orjson writes each float's shortest round-trip form.
+        copy: dict[str, Any] = orjson.loads(entry[2])
+        return copy, entry[3]
+    record: dict[str, Any] = _canonical_values(
+        {
+            "consensus": params.model_dump(mode="json"),
+            "sources": thresholds.model_dump(mode="json"),
+        }
+    )
+    if _unrepresentable(record) is not None:
+        return record, None
+    if len(_CONFIG_RECORDS) >= _CONFIG_RECORDS_KEPT:
+        _CONFIG_RECORDS.clear()
+    written = canonical.fragment(record)
+    _CONFIG_RECORDS[key] = (params, thresholds, orjson.dumps(record), written)
+    return record, written
+
+
+_CREDIBILITY = attrgetter("credibility_score")
+_RELEVANCE = attrgetter("relevance_score")
 
 
 @cache
@@ -374,18 +478,17 @@ def _datetime_adapter() -> TypeAdapter[datetime]:
 
 def _source_records(
     sources: tuple[MergedSource, ...],
-) -> tuple[list[dict[str, Any]], bool, set[float]]:
+) -> tuple[list[dict[str, Any]], Numbers]:
     """The merged sources as a proof holds them: each as `model_dump(mode="json")` gives it,
-    its floats rounded as `_canonical_values` rounds them; whether every score is finite;
-    and the distinct scores the records hold (a zero standing for both signs). (Built here
-    rather than dumped and walked: the one part of a proof that grows with the evidence.)"""
+    its floats rounded as `_canonical_values` rounds them; and the distinct scores the
+    records hold, by name. (Built here rather than dumped and walked: the one part of a
+    proof that grows with the evidence.)"""
     when = _datetime_adapter().dump_python
-    credibility = [s.credibility_score for s in sources]
-    relevance = [s.relevance_score for s in sources]
+    credibility = {*map(_CREDIBILITY, sources)}
+    relevance = {*map(_RELEVANCE, sources)}
     # Sources share few distinct scores: each rounded once. Zero is left out, as -0.0 and
     # 0.0 would share an entry; `.get(v, v)` then gives round(v, 6) for every float.
-    distinct = {*credibility, *relevance}
-    rounded = {v: round(v, _FLOAT_DECIMALS) for v in distinct if v}
+    rounded = {v: round(v, _FLOAT_DECIMALS) for v in credibility | relevance if v}
     rows: Iterable[tuple[Any, ...]] = sources
     if any(rounded[v] != v for v in rounded):  # else each score is as rounded already
         rows = [
@@ -400,13 +503,14 @@ def _source_records(
             "credibility_score": c,
             "relevance_score": r,
             "published_at": None if published is None else when(published, mode="json"),
-            "cited_by": list(cited_by),
+            "cited_by": [*cited_by],
         }
         for url, title, category, c, r, published, cited_by in rows
     ]
-    # A NaN or an infinity makes the sum one (so does an overflow, checked then in full).
-    finite = math.isfinite(sum(credibility) + sum(relevance))
-    return records, finite, {rounded.get(v, v) for v in distinct}
+    return records, {
+        "credibility_score": {rounded.get(v, v) for v in credibility},
+        "relevance_score": {rounded.get(v, v) for v in relevance},
+    }
 
 
 def reseal(proof: dict[str, Any]) -> dict[str, Any]:

@@ -7,12 +7,20 @@ import math
 import struct
 from typing import Any
 
+import orjson
 import pytest
 import rfc8785
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from oracle.core.canonical import canonical_bytes, canonical_bytes_with_records, es_number
+from oracle.core.canonical import (
+    canonical_bytes,
+    es_number,
+    fragment,
+    named_fragment,
+    object_bytes,
+    written_alike,
+)
 
 MAX_SAFE = 2**53 - 1
 
@@ -121,27 +129,84 @@ records = st.lists(
     ),
     max_size=6,
 )
-surroundings = st.dictionaries(
-    texts | st.just("sources"),
-    values | st.just("\x00canonical records\x00"),
-    max_size=5,
+# The rest of a document around them: members written apart (`fragment`) or as they are,
+# when orjson writes them as RFC 8785 does (`written_alike`: one such float, text, lists
+# and objects of them), under keys below U+10000 (as `object_bytes` takes them).
+keys = texts.filter(lambda key: max(key, default="a") < "\U00010000")
+alike = st.recursive(
+    st.one_of(st.none(), texts, st.integers(-MAX_SAFE, MAX_SAFE), finite_floats),
+    lambda children: st.one_of(
+        st.lists(children, max_size=3), st.dictionaries(keys, children, max_size=3)
+    ),
+    max_leaves=8,
 )
+surroundings = st.dictionaries(keys | st.just("sources"), values, max_size=5)
+plain = st.dictionaries(keys, alike, max_size=3)
+
+
+def _floats(value: Any) -> list[float]:
+    if isinstance(value, float):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return [number for item in value for number in _floats(item)]
+    return []
 
 
 @settings(max_examples=600, deadline=None)
-@given(surroundings, records)
-@example({}, [{"credibility_score": 0.0, "relevance_score": -0.0}])
-@example({}, [{"credibility_score": -0.0, "relevance_score": 1.0}, {"credibility_score": 1e-7}])
-@example({"a": "\x00canonical records\x00"}, [{"credibility_score": 1.0}])
-@example({"\U0001f600": 1}, [{"title": "\U0001f601", "credibility_score": 0.5}])
-@example({}, [{"title": '","credibility_score":1.0,"', "credibility_score": 2.0}])
-def test_records_written_apart_are_the_whole_documents_bytes(
-    surrounding: dict[str, Any], part: list[dict[str, Any]]
+@given(surroundings, plain, records)
+@example({}, {}, [{"credibility_score": 0.0, "relevance_score": -0.0}])
+@example({}, {}, [{"credibility_score": -0.0, "relevance_score": 1.0}, {"credibility_score": 1e-7}])
+@example({"\U0001f600": 1}, {}, [{"title": "\U0001f601", "credibility_score": 0.5}])
+@example({}, {}, [{"title": '","credibility_score":1.0,"', "credibility_score": 2.0}])
+@example({}, {"a": [0.5, {"b": 1e-5}]}, [])
+def test_parts_written_apart_are_the_whole_documents_bytes(
+    surrounding: dict[str, Any], as_they_are: dict[str, Any], part: list[dict[str, Any]]
 ) -> None:
-    """Spliced in, the records' bytes are those of the whole document written at once."""
+    """An object written part by part (records as `named_fragment` writes them, other
+    members as `fragment` writes them or, floats written alike, as they are) has the bytes
+    of the whole document written at once."""
     numbers = ("credibility_score", "relevance_score")
     part = [dict.fromkeys(numbers, 0.5) | record for record in part]
-    whole = {**surrounding, "sources": part}
-    floats = {record[name] for record in part for name in numbers}
-    spliced = canonical_bytes_with_records(surrounding, "sources", part, numbers, floats)
-    assert spliced == rfc8785.dumps(whole)
+    whole = {**surrounding, **as_they_are, "sources": part}
+    floats = {name: {record[name] for record in part} for name in numbers}
+    parts = {key: fragment(value) for key, value in surrounding.items()}
+    parts |= {
+        key: value if written_alike(_floats(value)) else fragment(value)
+        for key, value in as_they_are.items()
+    }
+    parts["sources"] = named_fragment(part, floats)
+    assert object_bytes(parts) == rfc8785.dumps(whole)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(finite_floats)
+@example(1e-5)
+@example(9.999999999999999e-6)
+@example(1e16)
+@example(9999999999999998.0)
+@example(1e16 - 1.5)
+def test_floats_written_alike_are_those_orjson_writes_neither_integral_nor_with_an_exponent(
+    number: float,
+) -> None:
+    """The numbers `_mend` finds in orjson's output are those not written alike; the
+    others orjson writes as ECMAScript does."""
+    written = orjson.dumps(number)
+    assert written_alike([number]) == (not written.endswith(b".0") and b"e" not in written)
+    if written_alike([number]):
+        assert written == es_number(number).encode()
+
+
+@given(st.lists(finite_floats, min_size=3, max_size=3), texts)
+@example([1.0, 0.0, -0.0], "")
+@example([1e-7, 1e21, 2.0], '"jaccard":1.0,')
+def test_named_floats_are_mended_at_any_depth(numbers: list[float], text: str) -> None:
+    average, jaccard, other = numbers
+    value = {
+        "average": average,
+        "band": text,
+        "pairs": [{"agents": [text, "b"], "jaccard": jaccard}, {"jaccard": other}],
+    }
+    written = named_fragment(value, {"average": [average], "jaccard": [jaccard, other]})
+    assert object_bytes({"overlap": written}) == rfc8785.dumps({"overlap": value})

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import copy
-import math
+import hashlib
+import json
+from datetime import UTC
 from typing import Any
 
 import pytest
-from hypothesis import example, given
+import rfc8785
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from oracle.core import (
@@ -20,8 +23,21 @@ from oracle.core import (
     verify_proof,
 )
 from oracle.core import proof as proof_module
-from oracle.core.models import MergedSource
+from oracle.core.models import (
+    AgentFailure,
+    AgentResult,
+    ConsensusInput,
+    Dissent,
+    ExcludedAgent,
+    Market,
+    MergedSource,
+    OverlapPair,
+    SourceOverlap,
+    Tension,
+    Vote,
+)
 from oracle.core.proof import build_decision_proof
+from oracle.core.timing import AnswerWindow
 from oracle.errors import ProofError
 from oracle.testing import consensus_document, result_dict
 
@@ -172,7 +188,7 @@ def test_merged_sources_scores_are_rounded_as_round_rounds_each(
     scores: list[tuple[float, float]],
 ) -> None:
     """Rounded once per distinct value, yet each as `round(score, 6)` (-0.0 stays -0.0);
-    `finite` is claimed only when every score is, and always for scores from 0 to 1."""
+    the distinct scores are told by name."""
     sources = tuple(
         MergedSource(
             url=f"https://news.example/{i}",
@@ -184,15 +200,220 @@ def test_merged_sources_scores_are_rounded_as_round_rounds_each(
         )
         for i, (credibility, relevance) in enumerate(scores)
     )
-    records, finite, held = proof_module._source_records(sources)
-    assert held == {
-        record[f] for record in records for f in ("credibility_score", "relevance_score")
-    }
+    records, held = proof_module._source_records(sources)
+    for field in ("credibility_score", "relevance_score"):
+        assert held[field] == {record[field] for record in records}
     for record, (credibility, relevance) in zip(records, scores, strict=True):
         for field, score in (("credibility_score", credibility), ("relevance_score", relevance)):
             assert repr(record[field]) == repr(round(score, 6))
-    values = [score for pair in scores for score in pair]
-    every_finite = all(math.isfinite(score) for score in values)
-    assert finite <= every_finite  # never claimed wrongly
-    if every_finite and all(abs(score) <= 1 for score in values):
-        assert finite  # scores as validated (0 to 1) never need the full check
+
+
+# -- built from the models' fields as their dumps are -----------------------------------
+
+_texts = st.text(
+    st.characters(blacklist_categories=("Cs",)) | st.sampled_from(['"', "\\", "\U0001f600"]),
+    max_size=6,
+)
+_floats = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([0.0, -0.0, 1.0, 300.0, 0.1234565, 1e-7, 2.5e-6, 1e-5, 1e16, 1e21]),
+    st.floats(0, 1),
+)
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53) + 1, 2**53 - 1) | _floats | _texts,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(_texts, children, max_size=3),
+    max_leaves=8,
+)
+_agent_ids = st.lists(_texts.filter(bool), min_size=1, max_size=4, unique=True)
+
+
+@st.composite
+def _results(draw: st.DrawFn) -> tuple[Any, Any]:
+    """A consensus input and a result holding any values their fields' types allow."""
+    agents = draw(_agent_ids)
+    texts = st.tuples(_texts, _texts) | st.tuples()
+    votes = tuple(
+        Vote(
+            agent_id=agent,
+            outcome=draw(_texts),
+            confidence=draw(_floats),
+            weight=draw(_floats),
+            source_quality=draw(_floats),
+            source_count=draw(st.integers(0, 2**53 - 1)),
+            counted=draw(st.booleans()),
+            excluded_reasons=draw(texts),
+            seen_not_read=draw(texts),
+        )
+        for agent in agents
+    )
+    market = Market(
+        id="m",
+        question=draw(_texts.filter(bool)),
+        resolve_after=draw(st.none() | _floats),
+        now=draw(st.none() | _floats),
+        window=draw(
+            st.none()
+            | st.builds(
+                AnswerWindow,
+                closes_at=st.floats(0, 2e9),
+                early_outcomes=st.sampled_from([(), ("YES",)]),
+                origin=st.sampled_from(["venue", "question"]),
+            )
+        ),
+    )
+    consensus_input = ConsensusInput(
+        market=market,
+        results=tuple(
+            AgentResult(
+                agent_id=agent, outcome="YES", confidence=0.5, reasoning=draw(_texts), sources=()
+            )
+            for agent in agents
+        ),
+    )
+    base = evaluate(consensus_input, ConsensusParams(), SourceThresholds())
+    result = base.model_copy(
+        update={
+            "strategy": draw(_texts),
+            "reached": draw(st.booleans()),
+            "leading_outcome": draw(st.none() | _texts),
+            "confidence": draw(_floats),
+            "agreement_ratio": draw(_floats),
+            "weighted_ratio": draw(_floats),
+            "strategy_score": draw(_floats),
+            "required_agreement": draw(_floats),
+            "valid_agents": draw(st.integers(0, 2**53 - 1)),
+            "review_reasons": draw(texts),
+            "review_codes": draw(texts),
+            "explanation": draw(_texts),
+            "votes": votes,
+            "excluded": tuple(ExcludedAgent(agent_id=a, reasons=draw(texts)) for a in agents),
+            "failures": (AgentFailure(agent_id=draw(_texts.filter(bool)), error=draw(_texts)),),
+            "dissent": tuple(
+                Dissent(
+                    agent_id=a,
+                    outcome=draw(_texts),
+                    confidence=draw(_floats),
+                    kind=draw(st.sampled_from(["full", "partial"])),
+                    reasoning=draw(_texts),
+                )
+                for a in agents
+            ),
+            "tensions": (
+                Tension(
+                    description=draw(_texts),
+                    agents_involved=tuple(agents),
+                    options=draw(texts),
+                    impact=draw(_texts),
+                    suggested_followup=draw(_texts),
+                ),
+            ),
+            "blind_spots": draw(texts),
+            "overlap": SourceOverlap(
+                average=draw(_floats),
+                max=draw(_floats),
+                pairs=tuple(
+                    OverlapPair(agents=(a, b), jaccard=draw(_floats))
+                    for a in agents
+                    for b in agents
+                    if a < b
+                ),
+                total_unique_sources=draw(st.integers(0, 2**53 - 1)),
+                band=draw(st.sampled_from(["low", "moderate", "high", "very high"])),
+            ),
+            "sources": tuple(
+                MergedSource(
+                    url=draw(_texts),
+                    title=draw(_texts),
+                    category=draw(_texts),
+                    credibility_score=draw(_floats),
+                    relevance_score=draw(_floats),
+                    published_at=draw(st.none() | st.datetimes(timezones=st.just(UTC))),
+                    cited_by=tuple(agents),
+                )
+                for _ in range(draw(st.integers(0, 4)))
+            ),
+        }
+    )
+    return consensus_input, result
+
+
+def _proof_as_the_dumps_are(
+    consensus_input: Any,
+    result: Any,
+    params: ConsensusParams,
+    thresholds: SourceThresholds,
+    *,
+    extras: dict[str, Any],
+    hidden_characters: int,
+) -> dict[str, Any]:
+    """A proof as documented, the plain way: every part `model_dump(mode="json")` of its
+    model, floats rounded, and the checksum over the reference encoder's bytes."""
+    dumped = result.model_dump(mode="json")
+    parts = ("votes", "excluded", "failures", "dissent", "tensions", "blind_spots", "overlap")
+    not_in_verdict = {*parts, "sources", "market_id", "required_agreement"}
+    reasoning = {r.agent_id: r.reasoning for r in consensus_input.results}
+    market = consensus_input.market.model_dump(mode="json")
+    body = proof_module.round_like_a_proof(
+        {
+            "version": 2,
+            "market": {
+                k: v
+                for k, v in market.items()
+                if v is not None or k not in ("window", "now", "invalid", "values")
+            }
+            | ({"hidden_characters": hidden_characters} if hidden_characters else {}),
+            "verdict": {k: v for k, v in dumped.items() if k not in not_in_verdict},
+            "votes": [
+                {k: v for k, v in vote.items() if k != "seen_not_read" or v}
+                | {"reasoning": reasoning[vote["agent_id"]]}
+                for vote in dumped["votes"]
+            ],
+            **{part: dumped[part] for part in parts[1:]},
+            "sources": dumped["sources"],
+            "config": {
+                "consensus": params.model_dump(mode="json"),
+                "sources": thresholds.model_dump(mode="json"),
+            },
+            **{name: extras[name] for name in ("debate", "majority", "timing") if name in extras},
+        }
+    )
+    checksum = hashlib.sha256(rfc8785.dumps(body)).hexdigest()
+    return {"proof_id": f"proof-{checksum[:16]}", **body, "checksum": checksum}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    _results(),
+    st.sampled_from([300.0, 12.5, 1e-7]),
+    st.fixed_dictionaries(
+        {}, optional={"debate": _json, "majority": _json, "timing": _json}
+    ).filter(lambda extras: all(isinstance(v, dict) for v in extras.values())),
+    st.sampled_from([0, 3]),
+)
+def test_a_proof_holds_each_part_as_its_models_dump_and_the_reference_encodes_it(
+    built: tuple[Any, Any], timeout: float, extras: dict[str, Any], hidden_characters: int
+) -> None:
+    """Equal to the plain way's proof, its JSON text (key order included) and checksum
+    too; the configuration kept from one proof to the next is never shared with it."""
+    consensus_input, result = built
+    params, thresholds = ConsensusParams(agent_timeout=timeout), SourceThresholds()
+    expected = _proof_as_the_dumps_are(
+        consensus_input,
+        result,
+        params,
+        thresholds,
+        extras=extras,
+        hidden_characters=hidden_characters,
+    )
+    for _ in range(2):
+        proof = build_proof(
+            consensus_input,
+            result,
+            params,
+            thresholds,
+            hidden_characters=hidden_characters,
+            **extras,
+        )
+        assert proof == expected
+        assert json.dumps(proof) == json.dumps(expected)
+        proof["config"]["consensus"]["agent_timeout"] = 1  # the caller's copy
