@@ -10,7 +10,7 @@ shared by all agents, as `document` builds them), from the same JSON text:
   `oracle.cli.consensus.run_consensus`: read and validated (`read_consensus_input`: every
   field as `parse_consensus_input` checks it, every URL read as a browser reads it),
   evaluated (`evaluate`), and the proof built with its RFC 8785 checksum (`build_proof`),
-  with the cyclic garbage collector paused as the command pauses it;
+  with the cyclic garbage collector paused, from the decoding on, as the command pauses it;
 - plain: `plain_consensus` below, the design document's algorithm
   (docs/consensus.md; seed: the consensus-algorithm document) done plainly:
   `json.loads`, the evidence checks, weights, the BFT head count and the merged sources and
@@ -42,7 +42,7 @@ from itertools import combinations
 from typing import Any
 
 from oracle import safe_json
-from oracle.cli.consensus import run_consensus
+from oracle.cli.consensus import collector_paused, run_consensus
 from oracle.core import ConsensusParams, SourceThresholds
 from oracle.core.urls import normalize_url, parse_web_url
 from oracle.testing import consensus_document, result_dict, source_dicts
@@ -68,7 +68,8 @@ def ours(text: str) -> str:
     """`oracle consensus FILE` in-process, from the file's text to the proof's checksum."""
     normalize_url.cache_clear()
     parse_web_url.cache_clear()
-    _, proof = run_consensus(safe_json.loads(text), PARAMS, THRESHOLDS)
+    with collector_paused():
+        _, proof = run_consensus(safe_json.loads(text), PARAMS, THRESHOLDS)
     return str(proof["checksum"])
 
 

@@ -15,8 +15,10 @@ import click
 import pytest
 import yaml
 from alembic.script import ScriptDirectory
+from click.testing import CliRunner
 
 import oracle.core as core_package
+from oracle import safe_json
 from oracle.cli import cli as command_tree
 from oracle.cli import main as entry_point
 from oracle.cli.consensus import run_consensus
@@ -681,6 +683,26 @@ def test_consensus_pauses_the_garbage_collector_only_while_it_computes(
         assert not gc.isenabled()  # left as it was found
     finally:
         gc.enable()
+
+
+def test_the_consensus_command_decodes_its_input_with_the_collector_paused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Decoding a large input builds as many objects as its verdict does."""
+    seen: list[bool] = []
+    decode = safe_json.loads
+
+    def watching(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return decode(*args, **kwargs)
+
+    monkeypatch.setattr(safe_json, "loads", watching)
+    document = tmp_path / "input.json"
+    document.write_text(
+        json.dumps(consensus_document([result_dict(f"agent-{i}", "YES", 0.8) for i in range(3)]))
+    )
+    outcome = CliRunner().invoke(command_tree, ["consensus", str(document)])
+    assert (outcome.exit_code, seen, gc.isenabled()) == (0, [False], True), outcome.output
 
 
 def test_consensus_moves_what_it_built_to_the_oldest_generation_unscanned() -> None:

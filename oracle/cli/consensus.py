@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector paused while a document's objects are built: they
     hold no cycles (reference counting frees them), yet every 700 allocations the collector
     would scan them, costing a fifth of the command's time on a large input
@@ -52,7 +52,7 @@ def run_consensus(
     from oracle.core import build_proof, evaluate
     from oracle.core.inputs import read_consensus_input
 
-    with _collector_paused():
+    with collector_paused():
         # As `parse_consensus_input` then `evaluate`, with the sources read as fields, not
         # models (`read_consensus_input`): the same verdict and proof, faster.
         read = read_consensus_input(document)
@@ -93,7 +93,9 @@ def consensus(
     params = validate_section(config_data, "consensus", ConsensusParams)
     thresholds = validate_section(config_data, "sources", SourceThresholds)
     try:
-        result, proof = run_consensus(read_json(input_file), params, thresholds)
+        # Decoding builds as many objects as the verdict: the collector is paused for both.
+        with collector_paused():
+            result, proof = run_consensus(read_json(input_file), params, thresholds)
     except InputError as error:
         fail(f"{'stdin' if input_file == '-' else input_file}: {error}")
     if proof_out is not None:
