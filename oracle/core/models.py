@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -234,21 +234,32 @@ class ConsensusInput(_Frozen):
         return self
 
 
-def _built_by_the_core(cls: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
-    """The schema of a named tuple the engine builds from values it has validated already
-    (a verdict's votes, exclusions, dissents, tensions, overlap pairs and merged sources):
-    in a model it is taken as it is, not validated again (building a model for each cost a
-    small verdict more than its arithmetic), and it is written as an object of its fields,
-    as a model would be."""
-    fields: Any = TypedDict(f"{cls.__name__}Fields", cls.__annotations__)  # type: ignore[misc]
-    return core_schema.is_instance_schema(
-        cls,
-        serialization=core_schema.plain_serializer_function_ser_schema(
-            cls._asdict, return_schema=handler.generate_schema(fields)
-        ),
-    )
+_Tuple = TypeVar("_Tuple", bound=tuple[Any, ...])
 
 
+def _built_by_the_core(cls: type[_Tuple]) -> type[_Tuple]:
+    """A named tuple the engine builds from values it has validated already (a verdict's
+    votes, exclusions, dissents, tensions, overlap pairs and merged sources): in a model it
+    is taken as it is, not validated again (building a model for each cost a small verdict
+    more than its arithmetic), and it is written as an object of its fields, as a model
+    would be."""
+
+    def schema(
+        named: type[Any], source: type[Any], handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        fields: Any = TypedDict(f"{named.__name__}Fields", named.__annotations__)  # type: ignore[misc]
+        return core_schema.is_instance_schema(
+            named,
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                named._asdict, return_schema=handler.generate_schema(fields)
+            ),
+        )
+
+    setattr(cls, "__get_pydantic_core_schema__", classmethod(schema))  # noqa: B010
+    return cls
+
+
+@_built_by_the_core
 class Vote(NamedTuple):
     """How one agent's answer entered the verdict.
 
@@ -266,26 +277,16 @@ class Vote(NamedTuple):
     # Normalized URLs the agent cited but did not read (seen, not read): shown, not counted.
     seen_not_read: tuple[str, ...] = ()
 
-    @classmethod
-    def __get_pydantic_core_schema__(
-        cls, source: type[Any], handler: GetCoreSchemaHandler
-    ) -> core_schema.CoreSchema:
-        return _built_by_the_core(cls, handler)
 
-
+@_built_by_the_core
 class ExcludedAgent(NamedTuple):
     """An agent whose answer did not count, with every reason (built by the engine)."""
 
     agent_id: str
     reasons: tuple[str, ...]
 
-    @classmethod
-    def __get_pydantic_core_schema__(
-        cls, source: type[Any], handler: GetCoreSchemaHandler
-    ) -> core_schema.CoreSchema:
-        return _built_by_the_core(cls, handler)
 
-
+@_built_by_the_core
 class MergedSource(NamedTuple):
     """A source after de-duplication by normalized URL, with the agents that cited it.
 
@@ -300,24 +301,13 @@ class MergedSource(NamedTuple):
     published_at: datetime | None = None
     cited_by: tuple[str, ...] = ()
 
-    @classmethod
-    def __get_pydantic_core_schema__(
-        cls, source: type[Any], handler: GetCoreSchemaHandler
-    ) -> core_schema.CoreSchema:
-        return _built_by_the_core(cls, handler)
 
-
+@_built_by_the_core
 class OverlapPair(NamedTuple):
     """Two agents' overlap: a named tuple, as `MergedSource` (21 in every 7-agent verdict)."""
 
     agents: tuple[str, str]
     jaccard: float
-
-    @classmethod
-    def __get_pydantic_core_schema__(
-        cls, source: type[Any], handler: GetCoreSchemaHandler
-    ) -> core_schema.CoreSchema:
-        return _built_by_the_core(cls, handler)
 
 
 OverlapBand = Literal["low", "moderate", "high", "very high"]
@@ -337,6 +327,7 @@ AgreementLevel = Literal["unanimous", "majority", "contested"]
 Action = Literal["submit", "review", "research_again"]
 
 
+@_built_by_the_core
 class Dissent(NamedTuple):
     """An agent that voted against the consensus, kept with its reasoning (built by the
     engine)."""
@@ -347,13 +338,8 @@ class Dissent(NamedTuple):
     kind: Literal["full", "partial"]
     reasoning: str
 
-    @classmethod
-    def __get_pydantic_core_schema__(
-        cls, source: type[Any], handler: GetCoreSchemaHandler
-    ) -> core_schema.CoreSchema:
-        return _built_by_the_core(cls, handler)
 
-
+@_built_by_the_core
 class Tension(NamedTuple):
     """An unresolved disagreement a reviewer should know about (built by the engine)."""
 
@@ -362,12 +348,6 @@ class Tension(NamedTuple):
     options: tuple[str, ...]
     impact: str
     suggested_followup: str
-
-    @classmethod
-    def __get_pydantic_core_schema__(
-        cls, source: type[Any], handler: GetCoreSchemaHandler
-    ) -> core_schema.CoreSchema:
-        return _built_by_the_core(cls, handler)
 
 
 class ConsensusResult(_Frozen):
