@@ -10,12 +10,11 @@ from operator import itemgetter
 from types import NoneType
 from typing import Annotated, Any, NamedTuple
 
-from annotated_types import MaxLen
 from pydantic import TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
 from oracle._pydantic_errors import describe
-from oracle.core.models import ConsensusInput, ResearchSource
+from oracle.core.models import QUOTE_MAX_CHARS, ConsensusInput, ResearchSource
 from oracle.core.sources import SourceFields
 from oracle.core.urls import in_normal_form, normalize_urls
 from oracle.errors import InputError
@@ -151,13 +150,9 @@ def _kept_scores(scores: set[float]) -> bool:
 
 
 def _kept_quotes(quotes: set[str]) -> bool:
-    return max(map(len, quotes), default=0) <= _QUOTE_CHARS and _is_unicode("".join(quotes))
+    return max(map(len, quotes), default=0) <= QUOTE_MAX_CHARS and _is_unicode("".join(quotes))
 
 
-# The model's limit on a quote's length (`MaxLen`).
-_QUOTE_CHARS: int = next(
-    c.max_length for c in ResearchSource.model_fields["quote"].metadata if isinstance(c, MaxLen)
-)
 # By `ResearchSource` field: the type of a value the model keeps as it is, and whether it
 # keeps each of a set of distinct values of that type (None: every one). (URLs are checked
 # as a set: `_quick_read`. A title is any string: the model does not read it, a lone

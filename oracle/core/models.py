@@ -53,6 +53,9 @@ REFERENCE = "reference"
 SOCIAL = "social"
 WEB = "web"
 
+# The longest quote a source may hold, in characters.
+QUOTE_MAX_CHARS = 2000
+
 Score = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 NonEmpty = Annotated[str, Field(min_length=1)]
 
@@ -158,7 +161,7 @@ class ResearchSource(_Frozen):
     relevance_score: Score
     published_at: datetime | None = None
     # The words on the page the agent relied on (untrusted: shown escaped, as quoted).
-    quote: str = Field("", max_length=2000)
+    quote: str = Field("", max_length=QUOTE_MAX_CHARS)
     # Read: the agent opened the page in that research and its quote is in the text it
     # was shown (`oracle.core.evidence`). A source seen only (a search hit never opened, a
     # quote not found) is kept for a person to see and counts for nothing. Recordings and
