@@ -15,7 +15,7 @@ from typing_extensions import TypedDict
 
 from oracle._pydantic_errors import describe
 from oracle.core.models import QUOTE_MAX_CHARS, ConsensusInput, ResearchSource
-from oracle.core.sources import SourceFields
+from oracle.core.sources import SourceColumns, SourceFields
 from oracle.core.urls import in_normal_form, normalize_urls
 from oracle.errors import InputError
 
@@ -35,9 +35,6 @@ def parse_consensus_input(data: Any) -> ConsensusInput:
         first = problems[0].removeprefix("(document): ")
         more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
         raise InputError(first + more) from None
-
-
-SourceColumns = tuple[list[str], list[str], list[float]]
 
 
 class ConsensusSources(TypedDict):

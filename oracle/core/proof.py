@@ -188,10 +188,9 @@ def _digest_v1(canonical_body: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _digest_v2(body: dict[str, Any], *, finite: bool = False) -> str:
-    """The checksum of `body`; `finite`: it is known to hold no NaN or infinity."""
-    encoded = _canonical_bytes(body) if finite else canonical_bytes(body)
-    return hashlib.sha256(encoded).hexdigest()
+def _digest_v2(body: dict[str, Any]) -> str:
+    """The checksum of `body`."""
+    return hashlib.sha256(canonical_bytes(body)).hexdigest()
 
 
 def _body(proof: dict[str, Any]) -> dict[str, Any]:
@@ -214,10 +213,9 @@ def compute_checksum(proof: dict[str, Any]) -> str:
     )
 
 
-def _sealed(body: dict[str, Any], *, finite: bool = False) -> dict[str, Any]:
-    """`body` (a version 2 proof without its derived fields) with checksum and proof_id;
-    `finite`: it is known to hold no NaN or infinity."""
-    checksum = _digest_v2(body, finite=finite)
+def _sealed(body: dict[str, Any]) -> dict[str, Any]:
+    """`body` (a version 2 proof without its derived fields) with checksum and proof_id."""
+    checksum = _digest_v2(body)
     return {"proof_id": f"proof-{checksum[:16]}", **body, "checksum": checksum}
 
 

@@ -37,6 +37,8 @@ _DIVERSITY_BONUS_CAP = 0.2
 # A source's fields by name, as `ResearchSource` has them; one left at its default may be
 # absent (`oracle.core.inputs.read_consensus_input` does not fill them in).
 SourceFields = Mapping[str, Any]
+# Sources' URLs, categories and credibility scores, each a list in the sources' order.
+SourceColumns = tuple[list[str], list[str], list[float]]
 _READ: bool = ResearchSource.model_fields["read"].default
 _TITLE: str = ResearchSource.model_fields["title"].default
 _URL = itemgetter("url")
@@ -62,7 +64,7 @@ class Evidence:
 def evidence(
     sources: Sequence[SourceFields],
     normalized: Callable[[str], str] | None,
-    columns: tuple[list[str], list[str], list[float]] | None = None,
+    columns: SourceColumns | None = None,
 ) -> Evidence:
     """`sources` (fields by name) as the verdict counts them; `normalized`: each URL's
     normalized form (`normalize_url`, or a lookup of it; None: every URL is its own);
