@@ -53,11 +53,12 @@ _NOT_STRUCTURE = bytes(byte for byte in range(256) if byte not in b'"\\[]{}')
 _LONG_DIGITS = b"0" * 19
 # One pass over a text's bytes for both of `loads`' scans: each digit as `0` (for a run of
 # `_LONG_DIGITS`), quotes, backslashes and brackets as they are (for the nesting), every
-# other byte a space.
+# other byte a space (`_UNSCANNED`: dropped instead).
 _SCAN = bytes(
     ord("0") if byte in b"0123456789" else byte if byte in b'"\\[]{}' else ord(" ")
     for byte in range(256)
 )
+_UNSCANNED = bytes(byte for byte in range(256) if _SCAN[byte] == ord(" "))
 
 
 def _steps(text: str) -> bytes:
@@ -152,17 +153,32 @@ def check_nesting(data: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> 
 
 
 def _check_text_nesting(
-    text: str, encoded: bytes, max_depth: int, scanned: bytes | None = None
+    text: str, encoded: bytes, max_depth: int, structure: bytes | None = None
 ) -> None:
     """`check_nesting(text)`, given `encoded`: `text` in UTF-8 with surrogates passed;
-    `scanned`: `encoded.translate(_SCAN)`, when the caller has it."""
+    `structure`: `_structure` of it, when the caller has it."""
     # Counting every bracket settles a short text; a long one is measured at once (the
     # count would seldom settle it, and costs a fifth of the measure).
-    if len(encoded) <= _SHORT and encoded.count(b"[") + encoded.count(b"{") <= max_depth:
+    counted = encoded if structure is None else structure
+    if len(encoded) <= _SHORT and counted.count(b"[") + counted.count(b"{") <= max_depth:
         return
-    structure = None if scanned is None else _structure(scanned)
     if not _nesting_within(_text_steps(text, encoded, structure), max_depth):
         raise JsonTooDeep(f"nested deeper than {max_depth} levels")
+
+
+def _scanned(encoded: bytes) -> tuple[bytes, bool]:
+    """`_structure(encoded)`, and whether `encoded` holds a run of digits as long as
+    `_LONG_DIGITS`."""
+    if b"\\" in encoded:
+        scanned = encoded.translate(_SCAN)
+        return _structure(scanned), _LONG_DIGITS in scanned
+    # With no backslash nothing is masked, so the digits and the structure are all that
+    # must be kept: one pass drops the rest, leaving a text a fraction as long to search.
+    # Digits may then join across what was dropped (`"a1b2"`): a run found there is
+    # looked for again in the full scan.
+    kept = encoded.translate(_SCAN, _UNSCANNED)
+    long_digits = _LONG_DIGITS in kept and _LONG_DIGITS in encoded.translate(_SCAN)
+    return kept.translate(None, b"0"), long_digits
 
 
 def valid_text(text: str) -> str:
@@ -191,12 +207,12 @@ def loads(data: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> Any:
     # Encoded once for the scans below (bytes are searched faster than text). Mending
     # surrogates below only ever shortens a run of digits, so the digits are counted here.
     encoded = text.encode("utf-8", "surrogatepass")
-    scanned = encoded.translate(_SCAN)
-    _check_text_nesting(text, encoded, max_depth, scanned)
+    structure, long_digits = _scanned(encoded)
+    _check_text_nesting(text, encoded, max_depth, structure)
     text = valid_text(text)
     if b"\\" in encoded and _SURROGATE_ESCAPE.search(text) is not None:
         text = _ESCAPE.sub(_escape, text)
-    if _LONG_DIGITS not in scanned:
+    if not long_digits:
         # orjson reads what is strictly JSON exactly as the standard decoder does, and
         # faster; it refuses the rest (NaN, a number beyond a double, a control character
         # in a string, ...), which the standard decoder then takes or refuses, naming the

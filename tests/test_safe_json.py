@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import subprocess
 import sys
 import time
@@ -143,8 +144,20 @@ def test_the_quick_measure_reads_strings_as_the_regular_expression_does(text: st
     if quick is not None:
         assert quick == safe_json._steps(text)
     # As `loads` measures it: from the one scan that also marks the digits.
-    scanned = text.encode("utf-8", "surrogatepass").translate(safe_json._SCAN)
-    assert safe_json._quick_steps(text, structure=safe_json._structure(scanned)) == quick
+    encoded = text.encode("utf-8", "surrogatepass")
+    structure, _ = safe_json._scanned(encoded)
+    assert structure == safe_json._structure(encoded.translate(safe_json._SCAN))
+    assert safe_json._quick_steps(text, structure=structure) == quick
+
+
+@given(st.text(alphabet='0123456789a"\\[ .-', max_size=80))
+@example("1" * 19)
+@example('"a' + "1" * 10 + "a" + "1" * 9 + '"')  # joined only once the letter is dropped
+@example("1" * 10 + "\\" + "1" * 9)
+def test_the_scan_finds_a_long_run_of_digits_exactly_where_there_is_one(text: str) -> None:
+    encoded = text.encode()
+    _, long_digits = safe_json._scanned(encoded)
+    assert long_digits == (re.search("[0-9]{19}", text) is not None)
 
 
 @pytest.mark.parametrize(

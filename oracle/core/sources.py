@@ -161,27 +161,29 @@ def merged(
     cited: Iterable[tuple[str, Sequence[SourceFields], Sequence[str]]],
 ) -> list[MergedSource]:
     """`merge_sources` of (agent id, its sources, their normalized URLs) triples."""
-    # By URL: [the best copy's score, that copy, the agents citing it].
-    merging: dict[str, list[Any]] = {}
+    # By URL: the best copy's score, that copy, the agents citing it (a tuple, most often
+    # of one, shared by all the agent's URLs).
+    best_score: dict[str, float] = {}
+    best: dict[str, SourceFields] = {}
+    citing_of: dict[str, tuple[str, ...]] = {}
     for agent_id, sources, urls in sorted(cited, key=lambda triple: triple[0]):
         # Each source's score worked out by C calls for the whole list (a third of the loop).
         scores = map(mul, map(_RELEVANCE, sources), map(_CREDIBILITY, sources))
+        alone = (agent_id,)
         for url, source, score in zip(urls, sources, scores, strict=True):
-            held = merging.get(url)
-            if held is None:
-                merging[url] = [score, source, [agent_id]]
+            citing = citing_of.get(url)
+            if citing is None:
+                best_score[url], best[url], citing_of[url] = score, source, alone
                 continue
-            if score > held[0]:
-                held[0], held[1] = score, source
-            citing = held[2]
+            if score > best_score[url]:
+                best_score[url], best[url] = score, source
             if citing[-1] != agent_id:
-                citing.append(agent_id)
+                citing_of[url] = citing + alone
     # By score, highest first, then by URL: sorted by URL, then (stably) by score. Two sorts
     # of plain strings then plain floats, each compared by a specialised routine, cost half
     # of one sort of (score, URL) pairs. (Scores are finite: `Score` refuses NaN.)
-    negated = {url: -held[0] for url, held in merging.items()}
-    order = sorted(merging)
-    order.sort(key=negated.__getitem__)
+    order = sorted(best)
+    order.sort(key=best_score.__getitem__, reverse=True)  # stable, reversed or not
     # Built from validated sources: the values are already what MergedSource holds.
     new = tuple.__new__
     return [
@@ -194,11 +196,12 @@ def merged(
                 source["credibility_score"],
                 source["relevance_score"],
                 source.get("published_at"),
-                tuple(citing),
+                citing,
             ),
         )
-        for url in order
-        for _, source, citing in (merging[url],)
+        for url, source, citing in zip(
+            order, map(best.__getitem__, order), map(citing_of.__getitem__, order), strict=True
+        )
     ]
 
 
