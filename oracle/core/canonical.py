@@ -191,6 +191,8 @@ def named_fragment(value: Any, numbers: Mapping[str, Collection[float]]) -> orjs
     if not part.isascii() and _ASTRAL_BYTES.search(part) is not None:
         return fragment(value)
     for name, held in numbers.items():
+        if written_alike(held):  # most names: nothing to mend
+            continue
         unlike = {number for number in held if not written_alike((number,))}
         forms = {orjson.dumps(number) for number in unlike}
         if 0.0 in unlike:  # a zero stands for 0.0 and -0.0 alike

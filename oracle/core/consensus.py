@@ -263,7 +263,11 @@ def _votes(
     votes, valid, excluded = [], [], []
     for result in results:
         sources = held[result.agent_id]
-        shortfalls = category_shortfalls(sources.categories, thresholds) if need_evidence else []
+        shortfalls = (
+            category_shortfalls(sources.categories, thresholds, sources.category_kinds)
+            if need_evidence
+            else []
+        )
         quality = sources.quality
         votes.append(
             Vote(

@@ -169,6 +169,10 @@ _KEPT: dict[str, tuple[type, _Kept]] = {
 # Fields with a Python validator of their own: a value not kept as it is goes to the model.
 _VALIDATED = frozenset({"url", "category"})
 _REQUIRED = frozenset(n for n, f in ResearchSource.model_fields.items() if f.is_required())
+# String fields whose distinct values are wanted anyway: their values' types are read from
+# those (no value of another type, as a document holds it, equals a string, so none is
+# hidden by the set).
+_TYPED_DISTINCT = frozenset({"url", "category"})
 # The columns the read hands on (`ConsensusSources.columns`), and `read`, which says when.
 _HANDED_ON = frozenset({"url", "category", "credibility_score", "read"})
 
@@ -216,18 +220,22 @@ def _plain_sources(cited: list[list[Any]]) -> _PlainSources | None:
             break
         else:
             column = list(map(dict.get, flat, repeat(name), repeat(_ABSENT)))
-        types = set(map(type, column))
+        typed = _column_types(name, column)
+        if typed is None:
+            return None
+        types, distinct = typed
         if _Absent in types:  # in some sources only: how many keys are left is not known
             keys = None
         read_keys += len(column)
         if name in _HANDED_ON:
             held[name] = column
         if types <= {kind, _Absent}:
-            if name == "url":
-                urls = set(column)
+            if name == "url" and distinct is not None:
+                urls = distinct
             if kept is None:
                 continue
-            distinct = set(column)
+            if distinct is None:
+                distinct = set(column)
             distinct.discard(_ABSENT)
             if kept(distinct):
                 continue
@@ -248,6 +256,19 @@ def _plain_sources(cited: list[list[Any]]) -> _PlainSources | None:
     if not copied:
         return _PlainSources(cited, urls, columns)
     return _PlainSources([flat[a:b] for a, b in spans], urls, columns)
+
+
+def _column_types(name: str, column: list[Any]) -> tuple[set[type], set[Any] | None] | None:
+    """The types of the values in `column` (field `name`), and the distinct values where
+    they were read from those (`_TYPED_DISTINCT`); None when a value is unhashable (a list,
+    ...: invalid)."""
+    if name not in _TYPED_DISTINCT:
+        return set(map(type, column)), None
+    try:
+        distinct = set(column)
+    except TypeError:
+        return None
+    return set(map(type, distinct)), distinct
 
 
 def _with_value(source: dict[str, Any], name: str, value: Any) -> dict[str, Any]:

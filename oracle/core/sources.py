@@ -15,10 +15,9 @@ normalizing a URL once per use, cost more than the algorithm. The functions on
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import combinations, repeat
 from operator import itemgetter, mul
-from typing import Any
+from typing import Any, NamedTuple
 
 from oracle.core.models import (
     AgentResult,
@@ -47,16 +46,17 @@ _CREDIBILITY = itemgetter("credibility_score")
 _RELEVANCE = itemgetter("relevance_score")
 
 
-@dataclass(frozen=True, slots=True)
-class Evidence:
+class Evidence(NamedTuple):
     """What one agent's sources count for: those read, each normalized URL once (the first
     citation kept), with their normalized URLs in the same order; and the normalized URLs
-    seen, not read (`seen_not_read`)."""
+    seen, not read (`seen_not_read`). (A named tuple: one is built per agent of every
+    verdict.)"""
 
     sources: list[SourceFields]
     urls: list[str]
     url_set: set[str]  # `urls`, as a set
     categories: list[str]  # each source's, in order
+    category_kinds: int  # distinct `categories`
     seen_not_read: tuple[str, ...]
     quality: float  # `source_quality` of `sources`
 
@@ -96,28 +96,31 @@ def evidence(
         for url, source in zip(kept_urls, kept, strict=True):
             first.setdefault(url, source)
         kept, kept_urls = list(first.values()), list(first)
+    credibility = None
     if all_kept and columns is not None:  # the columns are the kept sources'
         categories, credibility = columns[1], columns[2]
-        quality = _quality(kept, categories, credibility)
     else:
         categories = list(map(_CATEGORY, kept))
-        quality = _quality(kept, categories)
-    return Evidence(kept, kept_urls, url_set, categories, unread, quality)
+    kinds = len(set(categories))
+    quality = _quality(kept, credibility=credibility, kinds=kinds)
+    return Evidence(kept, kept_urls, url_set, categories, kinds, unread, quality)
 
 
 def _quality(
     sources: Sequence[SourceFields],
-    categories: Iterable[str] | None = None,
+    *,
     credibility: Iterable[float] | None = None,
+    kinds: int | None = None,
 ) -> float:
-    """`source_quality`; `categories`, `credibility`: the sources', when the caller has
-    them."""
+    """`source_quality`; `credibility`: the sources' scores, `kinds`: how many distinct
+    categories they have, when the caller has them."""
     if not sources:
         return 0.0
     scores = map(_CREDIBILITY, sources) if credibility is None else credibility
     average_credibility: float = sum(scores) / len(sources)
-    distinct = set(categories) if categories is not None else {s["category"] for s in sources}
-    bonus = min(len(distinct) * _DIVERSITY_BONUS_PER_CATEGORY, _DIVERSITY_BONUS_CAP)
+    if kinds is None:
+        kinds = len({s["category"] for s in sources})
+    bonus = min(kinds * _DIVERSITY_BONUS_PER_CATEGORY, _DIVERSITY_BONUS_CAP)
     return min(average_credibility + bonus, 1.0)
 
 

@@ -15,14 +15,17 @@ def evidence_shortfalls(
     return category_shortfalls([s.category for s in sources], thresholds)
 
 
-def category_shortfalls(categories: Sequence[str], thresholds: SourceThresholds) -> list[str]:
-    """`evidence_shortfalls` of sources with these categories, one per source."""
+def category_shortfalls(
+    categories: Sequence[str], thresholds: SourceThresholds, kinds: int | None = None
+) -> list[str]:
+    """`evidence_shortfalls` of sources with these categories, one per source; `kinds`:
+    how many distinct categories they are, when the caller has counted them."""
     reasons = []
     total = len(categories)
     if total < thresholds.min_total:
         reasons.append(f"only {total} distinct sources, need {thresholds.min_total}")
     # Only two categories are counted: a set and two C counts cost less than a Counter.
-    distinct = len(set(categories))
+    distinct = len(set(categories)) if kinds is None else kinds
     if distinct < thresholds.min_categories:
         reasons.append(f"only {distinct} source categories, need {thresholds.min_categories}")
     official = categories.count(OFFICIAL)

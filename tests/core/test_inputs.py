@@ -278,6 +278,12 @@ _EDGES = {
     "surrogate in a URL": lambda i, s: s | {"url": s["url"] + "\ud800"},
     "an empty URL": _on_some(url=""),
     "a list for a score": _on_some(credibility_score=[0.5]),
+    # URL and category types are read from their distinct values.
+    "a list for a URL": _on_some(url=["https://a.example/"]),
+    "a number for a URL": _on_some(url=1),
+    "None for a category": _on_some(category=None),
+    "a dict for a category": _on_some(category={"news": 1}),
+    "a number for a category": lambda i, s: s | {"category": [1, "news", 1.0, True][i % 4]},
     "a source not a dict": lambda i, s: [s] if i == 3 else s,
 }
 
