@@ -145,6 +145,9 @@ def test_many_urls_are_normalized_as_each_alone(many: list[str]) -> None:
 @example(["https://a.example/x/./y", "https://a.example/x/../y", "https://a.example/x/.."])
 @example(["https://a.example/.", "https://a.example/x/", "https://a.example", "https://a.1/x"])
 @example(["https://a.example/x\ud800"])
+@example(["https://a.example/" + "a" * urls.MAX_URL_CHARS])  # too long to be a page's
+@example(["https://a.example/x", "https://a.example/" + "a" * urls.MAX_URL_CHARS])
+@example([f"https://a.example/{i}" + "a" * (urls.MAX_URL_CHARS // 2) for i in range(3)])
 def test_urls_are_in_their_normal_form_exactly_when_each_is(many: list[str]) -> None:
     """The one match over all the URLs (its own engine, no look-around) says yes exactly
     when each URL is read without the parser and is its own normalized form."""
@@ -152,6 +155,8 @@ def test_urls_are_in_their_normal_form_exactly_when_each_is(many: list[str]) -> 
 
     def normal(url: str) -> bool:
         if "\n" in url or urls._PLAIN_URL.fullmatch(url) is None:
+            return False
+        if len(url) > urls.MAX_URL_CHARS:
             return False
         return urls.normalize_url.__wrapped__(url) == url
 
