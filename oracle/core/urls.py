@@ -192,7 +192,7 @@ def in_normal_form(urls: Collection[str]) -> bool:
     return bool(
         urls
         and lines.count("\n") == len(urls) - 1  # no URL holds a newline
-        # (None is longer than all of them: most often, none need be measured.)
+        # (No URL is longer than all of them together: most often none need be measured.)
         and (len(lines) <= MAX_URL_CHARS or max(map(len, urls)) <= MAX_URL_CHARS)
         and _normal_url_lines().isinstance_python(lines)
     )
